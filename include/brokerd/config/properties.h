@@ -1,0 +1,42 @@
+#pragma once
+// The table of every setting brokerd knows: broker properties (Kafka's names) and the
+// per-topic properties they default. Values are kept as validated strings so that
+// DescribeConfigs can report them exactly as Kafka does.
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+
+namespace brokerd::config {
+
+enum class PropertyType { boolean, int32, int64, ratio, string, list, choice };
+
+struct PropertyDef {
+  std::string_view name;
+  PropertyType type;
+  std::string_view default_value;
+  // Inclusive bounds for numbers; ignored for other types.
+  int64_t min = INT64_MIN;
+  int64_t max = INT64_MAX;
+  // For `choice` (and each element of a `list` when set): the allowed values, comma separated.
+  std::string_view choices = {};
+  // The topic-level property this broker property is the default of ("retention.ms"), if any.
+  std::string_view topic_name = {};
+  bool read_only = true;  // changing it needs a restart
+  std::string_view doc = {};
+};
+
+// Every broker property, in the order config/brokerd.yaml documents them.
+std::span<const PropertyDef> broker_properties();
+// Every topic-level property (cleanup.policy, retention.ms, ...).
+std::span<const PropertyDef> topic_properties();
+
+const PropertyDef* find_broker_property(std::string_view name);
+const PropertyDef* find_topic_property(std::string_view name);
+
+// Checks a value against its definition; returns an error sentence or nullopt. Lists and
+// choices are normalised ("compact, delete" -> "compact,delete") into `normalised`.
+std::optional<std::string> validate_value(const PropertyDef& def, std::string_view value,
+                                          std::string* normalised = nullptr);
+
+}  // namespace brokerd::config

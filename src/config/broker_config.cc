@@ -1,0 +1,165 @@
+#include "brokerd/config/broker_config.h"
+
+#include <fmt/format.h>
+#include <yaml-cpp/yaml.h>
+
+#include <thread>
+
+#include "brokerd/config/properties.h"
+
+namespace brokerd::config {
+
+Endpoint parse_endpoint(const std::string& key, const std::string& text) {
+  auto sep = text.find("://");
+  if (sep == std::string::npos || sep == 0)
+    throw ConfigError(fmt::format("{}: '{}' is not of the form NAME://host:port", key, text));
+  Endpoint ep;
+  ep.listener = text.substr(0, sep);
+  std::string rest = text.substr(sep + 3);
+  auto colon = rest.rfind(':');
+  if (colon == std::string::npos) throw ConfigError(fmt::format("{}: '{}' has no port", key, text));
+  ep.host = rest.substr(0, colon);
+  if (ep.host.size() >= 2 && ep.host.front() == '[' && ep.host.back() == ']') ep.host = ep.host.substr(1, ep.host.size() - 2);
+  std::string port = rest.substr(colon + 1);
+  char* end = nullptr;
+  long p = std::strtol(port.c_str(), &end, 10);
+  if (port.empty() || *end != '\0' || p < 0 || p > 65535)
+    throw ConfigError(fmt::format("{}: '{}' has an invalid port '{}'", key, text, port));
+  ep.port = static_cast<uint16_t>(p);
+  return ep;
+}
+
+BrokerConfig::BrokerConfig() {
+  for (const auto& def : broker_properties()) values_[std::string(def.name)] = {std::string(def.default_value), ConfigSource::default_value};
+}
+
+void BrokerConfig::set(const std::string& key, const std::string& value, ConfigSource source) {
+  const PropertyDef* def = find_broker_property(key);
+  if (!def) throw ConfigError(fmt::format("unknown setting '{}'", key));
+  std::string normalised;
+  if (auto err = validate_value(*def, value, &normalised)) throw ConfigError(*err);
+  values_[key] = {std::move(normalised), source};
+}
+
+const std::string& BrokerConfig::raw(const std::string& key) const {
+  auto it = values_.find(key);
+  if (it == values_.end()) throw std::logic_error("no broker property " + key);
+  return it->second.first;
+}
+
+ConfigSource BrokerConfig::source(const std::string& key) const { return values_.at(key).second; }
+int64_t BrokerConfig::integer(const std::string& key) const { return std::stoll(raw(key)); }
+bool BrokerConfig::boolean(const std::string& key) const { return raw(key) == "true"; }
+double BrokerConfig::ratio(const std::string& key) const { return std::stod(raw(key)); }
+
+std::vector<std::string> BrokerConfig::list(const std::string& key) const {
+  std::vector<std::string> out;
+  const std::string& s = raw(key);
+  size_t start = 0;
+  while (start < s.size()) {
+    size_t comma = s.find(',', start);
+    if (comma == std::string::npos) comma = s.size();
+    if (comma > start) out.push_back(s.substr(start, comma - start));
+    start = comma + 1;
+  }
+  return out;
+}
+
+std::vector<Endpoint> BrokerConfig::listeners() const {
+  std::vector<Endpoint> out;
+  for (const auto& l : list("listeners")) out.push_back(parse_endpoint("listeners", l));
+  return out;
+}
+
+std::vector<Endpoint> BrokerConfig::advertised_listeners() const {
+  auto adv = list("advertised.listeners");
+  if (adv.empty()) {
+    auto eps = listeners();
+    for (auto& ep : eps)
+      if (ep.host.empty() || ep.host == "0.0.0.0" || ep.host == "::") ep.host = "127.0.0.1";
+    return eps;
+  }
+  std::vector<Endpoint> out;
+  for (const auto& l : adv) out.push_back(parse_endpoint("advertised.listeners", l));
+  return out;
+}
+
+std::vector<std::filesystem::path> BrokerConfig::log_dirs() const {
+  std::vector<std::filesystem::path> out;
+  for (const auto& d : list("log.dirs")) out.emplace_back(d);
+  return out;
+}
+
+int BrokerConfig::reactor_threads() const {
+  auto n = static_cast<int>(integer("num.network.threads"));
+  if (n > 0) return n;
+  return std::max(1u, std::thread::hardware_concurrency());
+}
+
+std::map<std::string, std::string> BrokerConfig::topic_defaults() const {
+  std::map<std::string, std::string> out;
+  for (const auto& def : topic_properties()) out[std::string(def.name)] = std::string(def.default_value);
+  for (const auto& def : broker_properties())
+    if (!def.topic_name.empty()) out[std::string(def.topic_name)] = raw(std::string(def.name));
+  return out;
+}
+
+void BrokerConfig::validate() const {
+  auto ls = listeners();
+  if (ls.empty()) throw ConfigError("listeners: at least one listener is required");
+  auto adv = advertised_listeners();
+  for (const auto& a : adv) {
+    bool found = false;
+    for (const auto& l : ls) found = found || l.listener == a.listener;
+    if (!found) throw ConfigError(fmt::format("advertised.listeners: listener '{}' is not in listeners", a.listener));
+  }
+  if (log_dirs().empty()) throw ConfigError("log.dirs: at least one directory is required");
+}
+
+namespace {
+
+std::string yaml_value_text(const std::string& key, const YAML::Node& node) {
+  if (node.IsScalar()) return node.Scalar();
+  if (node.IsNull()) return "";
+  if (node.IsSequence()) {
+    std::string out;
+    for (const auto& item : node) {
+      if (!item.IsScalar()) throw ConfigError(fmt::format("{}: list entries must be plain values", key));
+      if (!out.empty()) out += ',';
+      out += item.Scalar();
+    }
+    return out;
+  }
+  throw ConfigError(fmt::format("{}: expected a value or a list, found a mapping", key));
+}
+
+}  // namespace
+
+BrokerConfig load_broker_config(const std::optional<std::filesystem::path>& file,
+                                const std::vector<std::string>& overrides) {
+  BrokerConfig cfg;
+  if (file) {
+    YAML::Node root;
+    try {
+      root = YAML::LoadFile(file->string());
+    } catch (const YAML::Exception& e) {
+      throw ConfigError(fmt::format("{}: {}", file->string(), e.what()));
+    }
+    if (root && !root.IsNull()) {
+      if (!root.IsMap()) throw ConfigError(fmt::format("{}: the top level must be a mapping of settings", file->string()));
+      for (const auto& kv : root) {
+        auto key = kv.first.as<std::string>();
+        cfg.set(key, yaml_value_text(key, kv.second), ConfigSource::static_file);
+      }
+    }
+  }
+  for (const auto& o : overrides) {
+    auto eq = o.find('=');
+    if (eq == std::string::npos || eq == 0) throw ConfigError(fmt::format("--override '{}' is not KEY=VALUE", o));
+    cfg.set(o.substr(0, eq), o.substr(eq + 1), ConfigSource::override_flag);
+  }
+  cfg.validate();
+  return cfg;
+}
+
+}  // namespace brokerd::config

@@ -1,0 +1,160 @@
+#include "brokerd/config/properties.h"
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <fmt/format.h>
+
+namespace brokerd::config {
+namespace {
+
+using T = PropertyType;
+constexpr int64_t kInt32Max = INT32_MAX;
+constexpr int64_t kWeekMs = 7LL * 24 * 3600 * 1000;
+
+// clang-format off
+constexpr PropertyDef kBroker[] = {
+  {"node.id", T::int32, "1", 0, kInt32Max, {}, {}, true, "This node's id, unique in the cluster."},
+  {"process.roles", T::list, "broker,controller", INT64_MIN, INT64_MAX, "broker,controller", {}, true, "Roles this process plays."},
+  {"broker.rack", T::string, "", INT64_MIN, INT64_MAX, {}, {}, true, "Rack or availability zone of this node."},
+  {"listeners", T::list, "PLAINTEXT://127.0.0.1:9092", INT64_MIN, INT64_MAX, {}, {}, true, "Addresses to listen on, NAME://host:port."},
+  {"advertised.listeners", T::list, "", INT64_MIN, INT64_MAX, {}, {}, true, "Addresses clients are told to use; defaults to listeners."},
+  {"log.dirs", T::list, "./data", INT64_MIN, INT64_MAX, {}, {}, true, "Directories holding partition logs."},
+  {"num.network.threads", T::int32, "0", 0, 256, {}, {}, true, "Reactor threads; 0 means one per CPU core."},
+  {"num.io.threads", T::int32, "4", 1, 256, {}, {}, true, "Threads for blocking disk work (cold reads, fsync)."},
+  {"socket.request.max.bytes", T::int32, "104857600", 1024, kInt32Max, {}, {}, true, "Largest request frame accepted."},
+  {"queued.max.request.bytes", T::int64, "536870912", 1048576, INT64_MAX, {}, {}, true, "Bytes of requests in flight on this node before reading pauses."},
+  {"connections.max.idle.ms", T::int64, "600000", 1000, INT64_MAX, {}, {}, true, "Idle connections are closed after this."},
+  {"num.partitions", T::int32, "1", 1, 100000, {}, {}, false, "Partitions of auto-created topics."},
+  {"default.replication.factor", T::int32, "1", 1, 32767, {}, {}, false, "Replication factor of auto-created topics."},
+  {"auto.create.topics.enable", T::boolean, "true", INT64_MIN, INT64_MAX, {}, {}, false, "Create unknown topics on Metadata requests."},
+  {"delete.topic.enable", T::boolean, "true", INT64_MIN, INT64_MAX, {}, {}, false, "Allow DeleteTopics."},
+  {"message.max.bytes", T::int32, "1048588", 0, kInt32Max, {}, "max.message.bytes", false, "Largest record batch accepted."},
+  {"log.segment.bytes", T::int32, "1073741824", 14, kInt32Max, {}, "segment.bytes", false, "Segment size before a roll."},
+  {"log.roll.ms", T::int64, "604800000", 1, INT64_MAX, {}, "segment.ms", false, "Segment age before a roll."},
+  {"log.retention.ms", T::int64, "604800000", -1, INT64_MAX, {}, "retention.ms", false, "Age after which closed segments are deleted; -1 keeps forever."},
+  {"log.retention.bytes", T::int64, "-1", -1, INT64_MAX, {}, "retention.bytes", false, "Partition size above which old segments are deleted; -1 means no limit."},
+  {"log.retention.check.interval.ms", T::int64, "300000", 1, INT64_MAX, {}, {}, true, "How often retention runs."},
+  {"log.index.interval.bytes", T::int32, "4096", 0, kInt32Max, {}, "index.interval.bytes", false, "Bytes between offset index entries."},
+  {"log.index.size.max.bytes", T::int32, "10485760", 4, kInt32Max, {}, "segment.index.bytes", false, "Largest offset index file."},
+  {"log.message.timestamp.type", T::choice, "CreateTime", INT64_MIN, INT64_MAX, "CreateTime,LogAppendTime", "message.timestamp.type", false, "Record timestamps: as sent, or the broker's append time."},
+  {"log.cleanup.policy", T::list, "delete", INT64_MIN, INT64_MAX, "delete,compact", "cleanup.policy", false, "delete, compact, or both."},
+  {"log.segment.delete.delay.ms", T::int64, "60000", 0, INT64_MAX, {}, "file.delete.delay.ms", false, "Delay before a removed segment's files are deleted."},
+  {"log.flush.interval.ms", T::int64, "1000", 1, INT64_MAX, {}, "flush.ms", false, "Dirty data is fsynced at least this often (grouped, off the reactor)."},
+  {"min.insync.replicas", T::int32, "1", 1, 32767, {}, "min.insync.replicas", false, "Replicas that must have a batch before acks=all completes."},
+  {"compression.type", T::choice, "producer", INT64_MIN, INT64_MAX, "producer", "compression.type", false, "Batches are stored as the producer compressed them."},
+  {"log.cleaner.delete.retention.ms", T::int64, "86400000", 0, INT64_MAX, {}, "delete.retention.ms", false, "How long tombstones survive compaction."},
+  {"log.cleaner.min.compaction.lag.ms", T::int64, "0", 0, INT64_MAX, {}, "min.compaction.lag.ms", false, "Records younger than this are not compacted."},
+  {"log.cleaner.max.compaction.lag.ms", T::int64, "9223372036854775807", 1, INT64_MAX, {}, "max.compaction.lag.ms", false, "Records older than this are compacted whatever the dirty ratio."},
+  {"log.cleaner.min.cleanable.ratio", T::ratio, "0.5", 0, 1, {}, "min.cleanable.dirty.ratio", false, "Dirty share of a log before it is compacted."},
+  {"log.level", T::choice, "info", INT64_MIN, INT64_MAX, "trace,debug,info,warn,error,critical,off", {}, false, "Log verbosity."},
+};
+
+constexpr PropertyDef kTopic[] = {
+  {"cleanup.policy", T::list, "delete", INT64_MIN, INT64_MAX, "delete,compact"},
+  {"compression.type", T::choice, "producer", INT64_MIN, INT64_MAX, "producer"},
+  {"delete.retention.ms", T::int64, "86400000", 0, INT64_MAX},
+  {"file.delete.delay.ms", T::int64, "60000", 0, INT64_MAX},
+  {"flush.ms", T::int64, "1000", 1, INT64_MAX},
+  {"index.interval.bytes", T::int32, "4096", 0, kInt32Max},
+  {"max.compaction.lag.ms", T::int64, "9223372036854775807", 1, INT64_MAX},
+  {"max.message.bytes", T::int32, "1048588", 0, kInt32Max},
+  {"message.timestamp.type", T::choice, "CreateTime", INT64_MIN, INT64_MAX, "CreateTime,LogAppendTime"},
+  {"min.cleanable.dirty.ratio", T::ratio, "0.5", 0, 1},
+  {"min.compaction.lag.ms", T::int64, "0", 0, INT64_MAX},
+  {"min.insync.replicas", T::int32, "1", 1, 32767},
+  {"retention.bytes", T::int64, "-1", -1, INT64_MAX},
+  {"retention.ms", T::int64, "604800000", -1, INT64_MAX},
+  {"segment.bytes", T::int32, "1073741824", 14, kInt32Max},
+  {"segment.index.bytes", T::int32, "10485760", 4, kInt32Max},
+  {"segment.ms", T::int64, "604800000", 1, INT64_MAX},
+};
+// clang-format on
+
+static_assert(kWeekMs == 604800000);
+
+template <size_t N>
+const PropertyDef* find_in(const PropertyDef (&table)[N], std::string_view name) {
+  auto it = std::find_if(std::begin(table), std::end(table), [&](const PropertyDef& d) { return d.name == name; });
+  return it == std::end(table) ? nullptr : &*it;
+}
+
+std::string_view trim(std::string_view s) {
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
+  return s;
+}
+
+bool in_choices(std::string_view choices, std::string_view v) {
+  while (!choices.empty()) {
+    auto comma = choices.find(',');
+    if (choices.substr(0, comma) == v) return true;
+    if (comma == std::string_view::npos) break;
+    choices.remove_prefix(comma + 1);
+  }
+  return false;
+}
+
+}  // namespace
+
+std::span<const PropertyDef> broker_properties() { return kBroker; }
+std::span<const PropertyDef> topic_properties() { return kTopic; }
+const PropertyDef* find_broker_property(std::string_view name) { return find_in(kBroker, name); }
+const PropertyDef* find_topic_property(std::string_view name) { return find_in(kTopic, name); }
+
+std::optional<std::string> validate_value(const PropertyDef& def, std::string_view raw, std::string* normalised) {
+  std::string_view value = trim(raw);
+  std::string out(value);
+  switch (def.type) {
+    case T::boolean:
+      if (value != "true" && value != "false") return fmt::format("{} must be true or false, not '{}'", def.name, value);
+      break;
+    case T::int32:
+    case T::int64: {
+      int64_t n = 0;
+      auto [p, ec] = std::from_chars(value.data(), value.data() + value.size(), n);
+      if (ec != std::errc() || p != value.data() + value.size() || value.empty())
+        return fmt::format("{} must be an integer, not '{}'", def.name, value);
+      if (n < def.min || n > def.max) {
+        return fmt::format("{} must be between {} and {}, not {}", def.name, def.min, def.max, n);
+      }
+      break;
+    }
+    case T::ratio: {
+      double d = 0;
+      auto [p, ec] = std::from_chars(value.data(), value.data() + value.size(), d);
+      if (ec != std::errc() || p != value.data() + value.size() || value.empty() || !std::isfinite(d))
+        return fmt::format("{} must be a number, not '{}'", def.name, value);
+      if (d < static_cast<double>(def.min) || d > static_cast<double>(def.max))
+        return fmt::format("{} must be between {} and {}, not {}", def.name, def.min, def.max, value);
+      break;
+    }
+    case T::string:
+      break;
+    case T::choice:
+      if (!in_choices(def.choices, value))
+        return fmt::format("{} must be one of [{}], not '{}'", def.name, def.choices, value);
+      break;
+    case T::list: {
+      out.clear();
+      std::string_view rest = value;
+      while (true) {
+        auto comma = rest.find(',');
+        auto item = trim(rest.substr(0, comma));
+        if (!item.empty()) {
+          if (!def.choices.empty() && !in_choices(def.choices, item))
+            return fmt::format("{} entries must be among [{}], not '{}'", def.name, def.choices, item);
+          if (!out.empty()) out += ',';
+          out += item;
+        }
+        if (comma == std::string_view::npos) break;
+        rest.remove_prefix(comma + 1);
+      }
+      break;
+    }
+  }
+  if (normalised) *normalised = std::move(out);
+  return std::nullopt;
+}
+
+}  // namespace brokerd::config
