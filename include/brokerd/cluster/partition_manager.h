@@ -1,0 +1,80 @@
+#pragma once
+// The partitions this node hosts, spread over the reactor shards: each partition has one
+// home shard where all its work runs. Also runs each shard's background duties: retention,
+// grouped fsync off the reactors, and deletion of expired segment files.
+#include <boost/asio/any_io_executor.hpp>
+#include <boost/asio/awaitable.hpp>
+
+#include <atomic>
+#include <filesystem>
+#include <memory>
+#include <unordered_map>
+#include <vector>
+
+#include "brokerd/cluster/metadata_image.h"
+#include "brokerd/cluster/partition.h"
+#include "brokerd/cluster/topic_config.h"
+#include "brokerd/cluster/topic_partition.h"
+
+namespace brokerd::net {
+class ReactorPool;
+class BlockingPool;
+}  // namespace brokerd::net
+
+namespace brokerd::cluster {
+
+class PartitionManager {
+ public:
+  struct Options {
+    std::vector<std::filesystem::path> log_dirs;
+    ConfigMap topic_defaults;             // broker-level defaults of topic properties
+    int64_t retention_check_interval_ms = 300000;
+  };
+
+  PartitionManager(net::ReactorPool& reactors, net::BlockingPool& blocking, Options options);
+  ~PartitionManager();
+
+  // Before the reactors run: opens the logs of every partition in `image` (creating the
+  // missing ones) and deletes directories of partitions the image no longer has.
+  void load(const MetadataImage& image);
+  // Starts each shard's retention and flush loops. The reactors must be running.
+  void start();
+  // After the reactors have stopped: flushes and closes every log and marks each log dir
+  // as cleanly shut down.
+  void shutdown();
+
+  size_t shard_of(const TopicPartition& tp) const;
+  boost::asio::any_io_executor executor_of(const TopicPartition& tp) const;
+  // The partition on its home shard, or nullptr if this node does not host it.
+  // Call only on tp's home shard.
+  Partition* local(const TopicPartition& tp);
+
+  // Brings the hosted partitions in line with `image` (create, delete, reconfigure) on
+  // every shard; returns once all shards have. Older images than one already applied are
+  // ignored, so concurrent callers cannot undo each other.
+  boost::asio::awaitable<void> reconcile(std::shared_ptr<const MetadataImage> image);
+
+  const ConfigMap& topic_defaults() const { return options_.topic_defaults; }
+
+ private:
+  struct Shard;
+  void reconcile_shard(Shard& shard, const MetadataImage& image);
+  std::unique_ptr<Partition> open_partition(const TopicPartition& tp, const TopicMetadata& topic,
+                                            const std::filesystem::path& dir, bool clean);
+  std::filesystem::path choose_log_dir();
+  boost::asio::awaitable<void> background_loop(size_t shard);
+  void flush_due(Shard& shard, size_t index, int64_t now_ms);
+
+  net::ReactorPool& reactors_;
+  net::BlockingPool& blocking_;
+  Options options_;
+  std::vector<std::unique_ptr<Shard>> shards_;
+  std::atomic<size_t> next_dir_{0};
+  std::atomic<bool> stopping_{false};
+};
+
+// Reads "<log dir>/<topic>-<partition>/partition.metadata" (topic id), if present.
+std::optional<protocol::Uuid> read_partition_metadata(const std::filesystem::path& partition_dir);
+void write_partition_metadata(const std::filesystem::path& partition_dir, const protocol::Uuid& topic_id);
+
+}  // namespace brokerd::cluster

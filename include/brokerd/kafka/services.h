@@ -1,0 +1,21 @@
+#pragma once
+// The narrow view of the node that API handlers get: configuration, metadata, partitions,
+// and the pools to run work on. Handlers never see the whole application.
+#include <cstdint>
+
+namespace brokerd::config { class BrokerConfig; }
+namespace brokerd::net { class BlockingPool; class ReactorPool; }
+namespace brokerd::cluster { class MetadataStore; class PartitionManager; }
+
+namespace brokerd::kafka {
+
+struct Services {
+  const config::BrokerConfig& config;
+  cluster::MetadataStore& metadata;
+  cluster::PartitionManager& partitions;
+  net::ReactorPool& reactors;
+  net::BlockingPool& blocking;
+  int32_t node_id;
+};
+
+}  // namespace brokerd::kafka

@@ -1,0 +1,37 @@
+#pragma once
+// A fixed set of reactor threads, one io_context each. Work that belongs to a partition runs
+// on that partition's home shard, so the data path needs no locks.
+#include <boost/asio/any_io_executor.hpp>
+
+#include <cstddef>
+#include <memory>
+
+namespace brokerd::net {
+
+// The shard index of the calling thread, or -1 when it is not a reactor thread.
+int current_shard();
+
+class ReactorPool {
+ public:
+  // threads == 0 means one per hardware core.
+  explicit ReactorPool(size_t threads = 0);
+  ~ReactorPool();  // stops and joins
+  ReactorPool(const ReactorPool&) = delete;
+  ReactorPool& operator=(const ReactorPool&) = delete;
+
+  size_t size() const;
+  boost::asio::any_io_executor executor(size_t shard) const;
+
+  // Starts the threads; each runs its io_context until stop(), even when it has no work.
+  void start();
+  // Asks every io_context to stop; pending handlers are dropped. Safe from any thread.
+  void stop();
+  // Waits for the threads to exit. Must not be called from a reactor thread.
+  void join();
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace brokerd::net

@@ -1,0 +1,60 @@
+#pragma once
+// The contract between a connection and the layer that answers requests.
+//
+// Ordering guarantee (Kafka clients pipeline requests and rely on it):
+//  - for one connection, dispatch() coroutines are started in arrival order on the
+//    connection's executor, and each one runs until its first suspension before the next one
+//    is started; so work a handler does before its first co_await (e.g. appending a produce
+//    batch on the partition's shard, or queueing it there) happens in request order;
+//  - responses are written in request order, whatever order the dispatches complete in;
+//    a Response with send == false keeps its place and writes nothing.
+#include <boost/asio/awaitable.hpp>
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "brokerd/common/bytes.h"
+
+namespace brokerd::net {
+
+// What a handler may know about the connection a request came on. Lives as long as any
+// request of the connection is being dispatched.
+struct ConnectionContext {
+  std::string peer;      // "ip:port" of the client
+  std::string listener;  // name of the listener that accepted it
+  uint64_t id = 0;       // unique within the process
+  size_t shard = 0;      // reactor shard the connection runs on
+};
+
+struct Request {
+  int16_t api_key = 0;
+  int16_t api_version = 0;
+  int32_t correlation_id = 0;
+  std::optional<std::string> client_id;
+  // The whole frame after the 4-byte size prefix; owned, so the request body may be kept
+  // (e.g. a produced batch) without copying.
+  brokerd::SharedBytes frame;
+  // Offset just after client_id. For flexible versions (request header v2) the header's
+  // tagged-field section starts here; only the dispatcher knows the version is flexible.
+  size_t header_end = 0;
+  ConnectionContext* connection = nullptr;
+};
+
+struct Response {
+  // Response header and body, without the 4-byte size prefix (the connection adds it).
+  std::vector<brokerd::OutChunk> chunks;
+  bool send = true;          // false: no response at all (Produce with acks=0)
+  bool close_after = false;  // close the connection after sending (or instead, if !send)
+};
+
+class Dispatcher {
+ public:
+  virtual ~Dispatcher() = default;
+  // Runs on the connection's executor. An exception closes that connection only.
+  virtual boost::asio::awaitable<Response> dispatch(Request req) = 0;
+};
+
+}  // namespace brokerd::net

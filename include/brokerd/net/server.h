@@ -1,0 +1,73 @@
+#pragma once
+// Kafka-protocol TCP listeners: accept connections, spread them over the reactor shards,
+// read framed requests, hand them to a Dispatcher and write responses in request order.
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "brokerd/net/request.h"
+
+namespace brokerd::net {
+
+class ReactorPool;
+class BlockingPool;
+
+struct Listener {
+  std::string name;  // e.g. "PLAINTEXT"
+  std::string host;  // address or host name; "" or "0.0.0.0" means every interface
+  uint16_t port = 0; // 0: any free port (read it back with Server::port())
+};
+
+struct ServerConfig {
+  // A frame larger than this (or smaller than the 8-byte header prefix) closes the connection.
+  int64_t socket_request_max_bytes = 100 * 1024 * 1024;
+  // A connection with no traffic and nothing in flight for this long is closed.
+  int64_t connections_max_idle_ms = 600000;
+  // Per connection: the reader pauses while this much request data or this many requests
+  // wait for their responses to be written.
+  int64_t max_inflight_bytes_per_connection = 64 * 1024 * 1024;
+  int64_t max_inflight_requests_per_connection = 100;
+  // Node-wide: request bytes read but not yet answered, over all connections.
+  int64_t queued_max_request_bytes = 512 * 1024 * 1024;
+  // stop(): how long in-flight requests may take to finish before connections are cut.
+  int64_t shutdown_drain_ms = 10000;
+};
+
+class Server {
+ public:
+  // The pools and the dispatcher must outlive the server; destroy the server before the pool.
+  Server(ReactorPool& reactors, BlockingPool& blocking, Dispatcher& dispatcher,
+         std::vector<Listener> listeners, ServerConfig config = {});
+  ~Server();  // stop()
+  Server(const Server&) = delete;
+  Server& operator=(const Server&) = delete;
+
+  // Binds every listener (throws std::system_error if one cannot be bound) and starts
+  // accepting. The reactor pool must be running.
+  void start();
+  // Stops accepting, lets in-flight requests finish and their responses be written (at most
+  // shutdown_drain_ms), then closes every connection. Call from outside the reactor threads;
+  // from a reactor thread it only initiates the shutdown.
+  void stop();
+
+  // The bound port of a listener, known after start().
+  uint16_t port(std::string_view listener_name) const;
+  uint16_t port(size_t listener_index = 0) const;
+
+  // Connections currently open (for tests and metrics).
+  size_t connection_count() const;
+  // Request bytes queued node-wide (for tests and metrics).
+  int64_t queued_request_bytes() const;
+
+  struct State;
+
+ private:
+  std::shared_ptr<State> state_;
+  bool started_ = false;
+  bool stopped_ = false;
+};
+
+}  // namespace brokerd::net

@@ -1,0 +1,53 @@
+#pragma once
+// Request and response headers, and whole frames for clients and tests.
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "brokerd/protocol/wire.h"
+
+namespace brokerd::protocol {
+
+struct DecodedRequestHeader {
+  int16_t api_key = 0;
+  int16_t api_version = 0;
+  int32_t correlation_id = 0;
+  std::optional<std::string> client_id;
+};
+
+// Reads header v0/v1/v2 as the api table says; for an unknown key, the v1 part only (so the
+// broker can still answer with the correlation id).
+DecodedRequestHeader decode_request_header(Reader& r);
+void encode_request_header(Writer& w, int16_t api_key, int16_t api_version,
+                           int32_t correlation_id, std::optional<std::string_view> client_id);
+void encode_response_header(Writer& w, int16_t api_key, int16_t api_version,
+                            int32_t correlation_id);
+// Returns the correlation id.
+int32_t decode_response_header(Reader& r, int16_t api_key, int16_t api_version);
+
+// Header + body, without the 4-byte size (the network layer writes it).
+template <class Msg>
+std::vector<OutChunk> encode_response(int16_t api_key, int16_t version, int32_t correlation_id,
+                                      const Msg& msg) {
+  Writer w;
+  encode_response_header(w, api_key, version, correlation_id);
+  msg.encode(w, version);
+  return std::move(w).finish();
+}
+
+// Bytes with the 4-byte size prefix first.
+Bytes with_size_prefix(Bytes body);
+
+// A complete request frame, size prefix included.
+template <class Msg>
+Bytes encode_request(const Msg& msg, int16_t version, int32_t correlation_id,
+                     std::string_view client_id) {
+  Writer w;
+  encode_request_header(w, Msg::api_key, version, correlation_id, client_id);
+  msg.encode(w, version);
+  return with_size_prefix(std::move(w).finish_bytes());
+}
+
+}  // namespace brokerd::protocol

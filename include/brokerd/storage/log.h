@@ -1,0 +1,126 @@
+#pragma once
+// The log of one partition: a directory `<topic>-<partition>/` of segments. Offsets are
+// assigned here, batches are stored exactly as received, reads return file slices.
+//
+// Threading: a Log is used from one thread at a time (its partition's home thread). Only
+// fdatasync may run elsewhere: take flush_target() on the owner thread, sync the handles
+// on a blocking pool, then call mark_flushed() back on the owner thread.
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "brokerd/common/bytes.h"
+#include "brokerd/protocol/error_code.h"
+#include "brokerd/protocol/records.h"
+#include "brokerd/storage/log_config.h"
+#include "brokerd/storage/segment.h"
+
+namespace brokerd::storage {
+
+struct AppendResult {
+  ErrorCode error = ErrorCode::none;
+  std::string message;  // why, when error != none
+  int64_t base_offset = -1;
+  int64_t last_offset = -1;
+  int64_t log_append_time = -1;  // -1 unless the topic uses LogAppendTime
+  int64_t log_start_offset = -1;
+  int64_t record_count = 0;
+};
+
+struct ReadResult {
+  ErrorCode error = ErrorCode::none;
+  brokerd::protocol::Records records = brokerd::protocol::Records::empty();
+  int64_t log_start_offset = -1;
+  int64_t log_end_offset = -1;
+};
+
+struct FlushTarget {
+  std::vector<std::shared_ptr<const FileHandle>> files;  // to fdatasync
+  int64_t offset = 0;                                    // everything below is durable after the sync
+};
+
+class Log {
+ public:
+  static constexpr const char* kCheckpointFile = "partition.checkpoint";
+
+  // Opens or creates the partition directory. After an unclean shutdown the segments past
+  // the last recovery point are scanned and cut at the first invalid batch.
+  // Throws std::system_error when the directory cannot be used.
+  static std::unique_ptr<Log> open(std::filesystem::path dir, LogConfig cfg, bool clean_shutdown);
+  ~Log();
+  Log(const Log&) = delete;
+  Log& operator=(const Log&) = delete;
+
+  // Validates the batches, assigns offsets, leader epoch and (if configured) LogAppendTime in
+  // place, and writes them with one write. Rolls first when the active segment is full.
+  AppendResult append(std::span<std::byte> batches, int32_t leader_epoch, int64_t now_ms);
+
+  // Whole batches from the one holding `offset`, at most max_bytes (the first batch whole
+  // when min_one_batch), stopping before max_offset_exclusive.
+  ReadResult read(int64_t offset, int32_t max_bytes, bool min_one_batch, int64_t max_offset_exclusive) const;
+
+  int64_t log_start_offset() const { return log_start_offset_; }
+  int64_t log_end_offset() const;
+  uint64_t size_bytes() const;
+  size_t segment_count() const { return segments_.size(); }
+  int64_t recovery_point() const { return recovery_point_; }
+  const std::filesystem::path& dir() const { return dir_; }
+  const LogConfig& config() const { return cfg_; }
+
+  struct TimestampAndOffset {
+    int64_t timestamp = -1;
+    int64_t offset = -1;
+  };
+  // The record with the largest timestamp (the first such record); nullopt when empty.
+  std::optional<TimestampAndOffset> max_timestamp_and_offset() const;
+  // The first record with timestamp >= ts, at or after log start.
+  std::optional<TimestampAndOffset> offset_for_timestamp(int64_t ts) const;
+
+  // Moves log start forward (DeleteRecords) and deletes segments wholly below it.
+  ErrorCode delete_records_before(int64_t offset, int64_t now_ms = -1);
+  // Applies retention.ms and retention.bytes; returns the number of segments deleted.
+  size_t enforce_retention(int64_t now_ms);
+  // Unlinks files whose file.delete.delay.ms has passed.
+  void delete_expired_files(int64_t now_ms);
+
+  void roll(int64_t now_ms);
+  ErrorCode flush();
+  FlushTarget flush_target() const;
+  void mark_flushed(int64_t offset);
+  void close();
+  void update_config(LogConfig cfg);
+  // Removes everything at and above `offset` (whole batches; replication truncation).
+  void truncate_to(int64_t offset);
+
+  // Segments in offset order, for tools and tests.
+  std::vector<const Segment*> segments() const;
+
+ private:
+  Log(std::filesystem::path dir, LogConfig cfg);
+  void load(bool clean_shutdown);
+  Segment& active() const { return *segments_.rbegin()->second; }
+  bool should_roll(size_t incoming_bytes, int64_t first_max_ts, int64_t last_offset, int64_t now_ms) const;
+  void delete_segment(std::map<int64_t, std::unique_ptr<Segment>>::iterator it, int64_t now_ms);
+  void write_checkpoint();
+  void read_checkpoint();
+  int64_t now() const;
+
+  std::filesystem::path dir_;
+  LogConfig cfg_;
+  std::map<int64_t, std::unique_ptr<Segment>> segments_;
+  int64_t log_start_offset_ = 0;
+  int64_t recovery_point_ = 0;
+  bool closed_ = false;
+  struct PendingDelete {
+    std::vector<std::filesystem::path> files;
+    int64_t deadline_ms;
+  };
+  std::vector<PendingDelete> pending_deletes_;
+};
+
+}  // namespace brokerd::storage

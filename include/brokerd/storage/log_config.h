@@ -1,0 +1,27 @@
+#pragma once
+// Per-partition storage settings, named after Kafka's topic configs.
+#include <cstdint>
+
+#include "brokerd/storage/record_batch.h"
+
+namespace brokerd::storage {
+
+struct CleanupPolicy {
+  bool remove = true;    // "delete": retention by time and size
+  bool compact = false;  // "compact": keep the latest record per key (cleaner comes later)
+};
+
+struct LogConfig {
+  int64_t segment_bytes = 1LL << 30;              // segment.bytes
+  int64_t segment_ms = 7LL * 24 * 3600 * 1000;    // segment.ms
+  int64_t retention_ms = 7LL * 24 * 3600 * 1000;  // retention.ms, -1 = forever
+  int64_t retention_bytes = -1;                   // retention.bytes, -1 = unlimited
+  int32_t max_message_bytes = 1048588;            // max.message.bytes
+  int32_t index_interval_bytes = 4096;            // index.interval.bytes
+  int32_t segment_index_bytes = 10 * 1024 * 1024; // segment.index.bytes
+  TimestampType message_timestamp_type = TimestampType::create_time;  // message.timestamp.type
+  CleanupPolicy cleanup_policy;                   // cleanup.policy
+  int64_t file_delete_delay_ms = 60000;           // file.delete.delay.ms
+};
+
+}  // namespace brokerd::storage

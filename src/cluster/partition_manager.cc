@@ -1,0 +1,263 @@
+#include "brokerd/cluster/partition_manager.h"
+
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <unistd.h>
+
+#include <fstream>
+
+#include "brokerd/cluster/fan_out.h"
+#include "brokerd/common/logger.h"
+#include "brokerd/net/blocking_pool.h"
+#include "brokerd/net/reactor_pool.h"
+
+namespace brokerd::cluster {
+namespace fs = std::filesystem;
+namespace {
+
+constexpr const char* kCleanShutdownMarker = ".brokerd-clean-shutdown";
+constexpr const char* kPartitionMetadata = "partition.metadata";
+
+int64_t wall_ms() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+// "<topic>-<n>" -> {topic, n}; nullopt for anything else (temporary or deleted dirs).
+std::optional<TopicPartition> parse_dir_name(const std::string& name) {
+  auto dash = name.rfind('-');
+  if (dash == std::string::npos || dash == 0 || dash + 1 >= name.size()) return std::nullopt;
+  int32_t p = 0;
+  for (size_t i = dash + 1; i < name.size(); ++i) {
+    if (name[i] < '0' || name[i] > '9' || p > 100000000) return std::nullopt;
+    p = p * 10 + (name[i] - '0');
+  }
+  std::string topic = name.substr(0, dash);
+  if (!valid_topic_name(topic)) return std::nullopt;
+  return TopicPartition{topic, p};
+}
+
+}  // namespace
+
+std::optional<protocol::Uuid> read_partition_metadata(const fs::path& dir) {
+  std::ifstream in(dir / kPartitionMetadata);
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.starts_with("topic_id: ")) return protocol::Uuid::from_string(line.substr(10));
+  }
+  return std::nullopt;
+}
+
+void write_partition_metadata(const fs::path& dir, const protocol::Uuid& topic_id) {
+  auto tmp = dir / (std::string(kPartitionMetadata) + ".tmp");
+  {
+    std::ofstream out(tmp, std::ios::trunc);
+    out << "version: 0\ntopic_id: " << topic_id.to_string() << "\n";
+  }
+  fs::rename(tmp, dir / kPartitionMetadata);
+}
+
+struct PartitionManager::Shard {
+  std::unordered_map<TopicPartition, std::unique_ptr<Partition>> partitions;
+  int64_t applied_offset = -1;
+  ConfigMap defaults;
+};
+
+PartitionManager::PartitionManager(net::ReactorPool& reactors, net::BlockingPool& blocking, Options options)
+    : reactors_(reactors), blocking_(blocking), options_(std::move(options)) {
+  for (size_t i = 0; i < reactors_.size(); ++i) shards_.push_back(std::make_unique<Shard>());
+}
+
+PartitionManager::~PartitionManager() = default;
+
+size_t PartitionManager::shard_of(const TopicPartition& tp) const {
+  return std::hash<TopicPartition>{}(tp) % shards_.size();
+}
+
+boost::asio::any_io_executor PartitionManager::executor_of(const TopicPartition& tp) const {
+  return reactors_.executor(shard_of(tp));
+}
+
+Partition* PartitionManager::local(const TopicPartition& tp) {
+  auto& parts = shards_[shard_of(tp)]->partitions;
+  auto it = parts.find(tp);
+  return it == parts.end() ? nullptr : it->second.get();
+}
+
+fs::path PartitionManager::choose_log_dir() {
+  return options_.log_dirs[next_dir_++ % options_.log_dirs.size()];
+}
+
+std::unique_ptr<Partition> PartitionManager::open_partition(const TopicPartition& tp, const TopicMetadata& topic,
+                                                            const fs::path& dir, bool clean) {
+  auto effective = effective_topic_config(options_.topic_defaults, topic.configs);
+  auto log = storage::Log::open(dir, make_log_config(effective), clean);
+  if (!read_partition_metadata(dir)) write_partition_metadata(dir, topic.id);
+  auto p = std::make_unique<Partition>(tp, topic.id, std::move(log));
+  p->last_flush_ms = wall_ms();
+  p->flush_ms = std::stoll(effective.at("flush.ms"));
+  return p;
+}
+
+void PartitionManager::load(const MetadataImage& image) {
+  auto log = module_logger("cluster");
+  for (const auto& dir : options_.log_dirs) {
+    fs::create_directories(dir);
+    bool clean = fs::exists(dir / kCleanShutdownMarker);
+    fs::remove(dir / kCleanShutdownMarker);
+    if (!clean) log->info("log dir {} was not shut down cleanly: recovering its logs", dir.string());
+    for (const auto& entry : fs::directory_iterator(dir)) {
+      if (!entry.is_directory()) continue;
+      auto name = entry.path().filename().string();
+      if (name.starts_with("__cluster_metadata")) continue;
+      auto tp = parse_dir_name(name);
+      if (!tp) {
+        if (name.ends_with("-delete")) fs::remove_all(entry.path());
+        continue;
+      }
+      const TopicMetadata* topic = image.topic(tp->topic);
+      auto on_disk_id = read_partition_metadata(entry.path());
+      if (!topic || tp->partition >= topic->partitions || (on_disk_id && *on_disk_id != topic->id)) {
+        log->info("deleting {}: its topic no longer has this partition", entry.path().string());
+        fs::remove_all(entry.path());
+        continue;
+      }
+      auto& shard = *shards_[shard_of(*tp)];
+      if (shard.partitions.contains(*tp)) {
+        throw std::runtime_error("partition " + name + " exists in more than one log dir");
+      }
+      shard.partitions[*tp] = open_partition(*tp, *topic, entry.path(), clean);
+    }
+  }
+  // Partitions the metadata has but the disks do not (e.g. a log dir was replaced).
+  for (auto& shard : shards_) shard->applied_offset = -2;
+  for (auto& shard : shards_) reconcile_shard(*shard, image);
+}
+
+void PartitionManager::reconcile_shard(Shard& shard, const MetadataImage& image) {
+  if (image.offset < shard.applied_offset) return;
+  shard.applied_offset = image.offset;
+  // Remove partitions whose topic is gone (or was recreated with a new id).
+  for (auto it = shard.partitions.begin(); it != shard.partitions.end();) {
+    const TopicMetadata* topic = image.topic(it->first.topic);
+    if (!topic || topic->id != it->second->topic_id() || it->first.partition >= topic->partitions) {
+      auto log = it->second->release_log();
+      auto dir = log->dir();
+      log->close();
+      log.reset();
+      auto doomed = dir;
+      doomed += "." + it->second->topic_id().to_string() + "-delete";
+      std::error_code ec;
+      fs::rename(dir, doomed, ec);
+      blocking_.post([doomed = ec ? dir : doomed] {
+        std::error_code ignored;
+        fs::remove_all(doomed, ignored);
+      });
+      it = shard.partitions.erase(it);
+    } else {
+      ++it;
+    }
+  }
+  // Create the missing ones and apply config changes.
+  for (const auto& [name, topic] : image.topics()) {
+    for (int32_t p = 0; p < topic->partitions; ++p) {
+      TopicPartition tp{name, p};
+      if (&*shards_[shard_of(tp)] != &shard) continue;
+      auto it = shard.partitions.find(tp);
+      if (it == shard.partitions.end()) {
+        auto dir = choose_log_dir() / tp.dir_name();
+        shard.partitions[tp] = open_partition(tp, *topic, dir, true);
+      } else {
+        auto effective = effective_topic_config(options_.topic_defaults, topic->configs);
+        it->second->log().update_config(make_log_config(effective));
+        it->second->flush_ms = std::stoll(effective.at("flush.ms"));
+      }
+    }
+  }
+}
+
+boost::asio::awaitable<void> PartitionManager::reconcile(std::shared_ptr<const MetadataImage> image) {
+  std::vector<FanOutTask<bool>> tasks;
+  for (size_t i = 0; i < shards_.size(); ++i) {
+    tasks.push_back({reactors_.executor(i), [this, i, image] {
+                       reconcile_shard(*shards_[i], *image);
+                       return true;
+                     }});
+  }
+  co_await fan_out(std::move(tasks));
+}
+
+void PartitionManager::start() {
+  for (size_t i = 0; i < shards_.size(); ++i) {
+    boost::asio::co_spawn(reactors_.executor(i), background_loop(i), boost::asio::detached);
+  }
+}
+
+void PartitionManager::flush_due(Shard& shard, size_t index, int64_t now_ms) {
+  for (auto& [tp, p] : shard.partitions) {
+    if (p->flush_in_progress) continue;
+    if (now_ms - p->last_flush_ms < p->flush_ms) continue;
+    auto target = p->log().flush_target();
+    p->last_flush_ms = now_ms;
+    if (target.offset <= p->log().recovery_point()) continue;
+    p->flush_in_progress = true;
+    blocking_.post([this, index, tp = tp, target = std::move(target)] {
+      for (const auto& f : target.files) ::fdatasync(f->fd());
+      boost::asio::post(reactors_.executor(index), [this, tp, offset = target.offset] {
+        if (auto* part = local(tp)) {
+          part->log().mark_flushed(offset);
+          part->flush_in_progress = false;
+        }
+      });
+    });
+  }
+}
+
+boost::asio::awaitable<void> PartitionManager::background_loop(size_t index) {
+  Shard& shard = *shards_[index];
+  boost::asio::steady_timer timer(co_await boost::asio::this_coro::executor);
+  int64_t next_retention = wall_ms() + options_.retention_check_interval_ms;
+  while (!stopping_) {
+    timer.expires_after(std::chrono::milliseconds(100));
+    auto [ec] = co_await timer.async_wait(boost::asio::as_tuple(boost::asio::use_awaitable));
+    if (stopping_) break;
+    int64_t now = wall_ms();
+    flush_due(shard, index, now);
+    bool retention_due = now >= next_retention;
+    if (retention_due) next_retention = now + options_.retention_check_interval_ms;
+    for (auto& [tp, p] : shard.partitions) {
+      try {
+        if (retention_due) p->log().enforce_retention(now);
+        p->log().delete_expired_files(now);
+      } catch (const std::exception& e) {
+        module_logger("cluster")->error("retention on {} failed: {}", tp.dir_name(), e.what());
+      }
+    }
+  }
+}
+
+void PartitionManager::shutdown() {
+  stopping_ = true;
+  auto log = module_logger("cluster");
+  bool ok = true;
+  for (auto& shard : shards_) {
+    for (auto& [tp, p] : shard->partitions) {
+      try {
+        p->log().flush();
+        p->log().close();
+      } catch (const std::exception& e) {
+        ok = false;
+        log->error("closing {} failed: {}", tp.dir_name(), e.what());
+      }
+    }
+    shard->partitions.clear();
+  }
+  if (!ok) return;  // the next start recovers
+  for (const auto& dir : options_.log_dirs) std::ofstream(dir / kCleanShutdownMarker) << "clean\n";
+}
+
+}  // namespace brokerd::cluster

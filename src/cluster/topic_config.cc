@@ -1,0 +1,52 @@
+#include "brokerd/cluster/topic_config.h"
+
+#include <fmt/format.h>
+
+#include "brokerd/cluster/metadata_store.h"
+#include "brokerd/config/properties.h"
+
+namespace brokerd::cluster {
+
+ConfigMap effective_topic_config(const ConfigMap& broker_defaults, const ConfigMap& overrides) {
+  ConfigMap out = broker_defaults;
+  for (const auto& [k, v] : overrides) out[k] = v;
+  return out;
+}
+
+storage::LogConfig make_log_config(const ConfigMap& c) {
+  auto num = [&](const char* key, int64_t fallback) {
+    auto it = c.find(key);
+    return it == c.end() ? fallback : std::stoll(it->second);
+  };
+  storage::LogConfig cfg;
+  cfg.segment_bytes = num("segment.bytes", cfg.segment_bytes);
+  cfg.segment_ms = num("segment.ms", cfg.segment_ms);
+  cfg.retention_ms = num("retention.ms", cfg.retention_ms);
+  cfg.retention_bytes = num("retention.bytes", cfg.retention_bytes);
+  cfg.max_message_bytes = static_cast<int32_t>(num("max.message.bytes", cfg.max_message_bytes));
+  cfg.index_interval_bytes = static_cast<int32_t>(num("index.interval.bytes", cfg.index_interval_bytes));
+  cfg.segment_index_bytes = static_cast<int32_t>(num("segment.index.bytes", cfg.segment_index_bytes));
+  cfg.file_delete_delay_ms = num("file.delete.delay.ms", cfg.file_delete_delay_ms);
+  if (auto it = c.find("message.timestamp.type"); it != c.end())
+    cfg.message_timestamp_type =
+        it->second == "LogAppendTime" ? storage::TimestampType::log_append_time : storage::TimestampType::create_time;
+  if (auto it = c.find("cleanup.policy"); it != c.end()) {
+    cfg.cleanup_policy.remove = it->second.find("delete") != std::string::npos;
+    cfg.cleanup_policy.compact = it->second.find("compact") != std::string::npos;
+  }
+  return cfg;
+}
+
+std::pair<protocol::ErrorCode, std::string> validate_topic_configs(ConfigMap& configs) {
+  for (auto& [key, value] : configs) {
+    const auto* def = config::find_topic_property(key);
+    if (!def) return {protocol::ErrorCode::invalid_config, fmt::format("Unknown topic config name: {}", key)};
+    std::string normalised;
+    if (auto err = config::validate_value(*def, value, &normalised))
+      return {protocol::ErrorCode::invalid_config, *err};
+    value = std::move(normalised);
+  }
+  return {protocol::ErrorCode::none, {}};
+}
+
+}  // namespace brokerd::cluster

@@ -1,0 +1,53 @@
+#pragma once
+// What every API handler sees, and the declarations of the handlers (one file each under
+// handlers/). A handler decodes its request from `body`, does its work through `services`,
+// and returns the encoded response with per-partition error codes.
+#include <boost/asio/awaitable.hpp>
+
+#include "brokerd/kafka/services.h"
+#include "brokerd/net/request.h"
+#include "brokerd/protocol/error_code.h"
+#include "brokerd/protocol/framing.h"
+#include "brokerd/protocol/wire.h"
+
+namespace brokerd::kafka {
+
+struct HandlerContext {
+  const net::Request& request;
+  protocol::Reader& body;
+  int16_t version;
+  Services& services;
+
+  template <typename Msg>
+  Msg decode() const {
+    Msg m;
+    m.decode(body, version);
+    return m;
+  }
+  template <typename Msg>
+  net::Response respond(const Msg& msg) const {
+    return net::Response{protocol::encode_response(request.api_key, version, request.correlation_id, msg)};
+  }
+};
+
+using Handler = boost::asio::awaitable<net::Response> (*)(HandlerContext&);
+
+boost::asio::awaitable<net::Response> handle_produce(HandlerContext& ctx);
+boost::asio::awaitable<net::Response> handle_fetch(HandlerContext& ctx);
+boost::asio::awaitable<net::Response> handle_list_offsets(HandlerContext& ctx);
+boost::asio::awaitable<net::Response> handle_metadata(HandlerContext& ctx);
+boost::asio::awaitable<net::Response> handle_api_versions(HandlerContext& ctx);
+boost::asio::awaitable<net::Response> handle_create_topics(HandlerContext& ctx);
+boost::asio::awaitable<net::Response> handle_delete_topics(HandlerContext& ctx);
+boost::asio::awaitable<net::Response> handle_delete_records(HandlerContext& ctx);
+boost::asio::awaitable<net::Response> handle_describe_configs(HandlerContext& ctx);
+boost::asio::awaitable<net::Response> handle_alter_configs(HandlerContext& ctx);
+boost::asio::awaitable<net::Response> handle_create_partitions(HandlerContext& ctx);
+boost::asio::awaitable<net::Response> handle_incremental_alter_configs(HandlerContext& ctx);
+boost::asio::awaitable<net::Response> handle_describe_cluster(HandlerContext& ctx);
+
+// The ApiVersions answer to a version this broker does not know (KIP-511): a v0 body with
+// UNSUPPORTED_VERSION and the supported ranges, so the client can pick a version.
+net::Response api_versions_unsupported(const net::Request& req);
+
+}  // namespace brokerd::kafka

@@ -1,0 +1,146 @@
+#include "kafka/handlers/config_resources.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <charconv>
+
+#include "brokerd/cluster/metadata_store.h"
+#include "brokerd/cluster/partition_manager.h"
+#include "brokerd/config/broker_config.h"
+#include "brokerd/config/properties.h"
+#include "brokerd/kafka/services.h"
+#include "brokerd/net/blocking_pool.h"
+
+namespace brokerd::kafka {
+namespace {
+
+using config::PropertyDef;
+using config::PropertyType;
+using protocol::ErrorCode;
+
+int8_t config_type_of(PropertyType t) {
+  switch (t) {
+    case PropertyType::boolean: return 1;
+    case PropertyType::string: return 2;
+    case PropertyType::choice: return 2;
+    case PropertyType::int32: return 3;
+    case PropertyType::int64: return 5;
+    case PropertyType::ratio: return 6;
+    case PropertyType::list: return 7;
+  }
+  return 0;
+}
+
+int8_t source_of(const config::BrokerConfig& broker, const std::string& name) {
+  return broker.source(name) == config::ConfigSource::default_value ? config_source::default_config
+                                                                     : config_source::static_broker;
+}
+
+// The synonyms a broker property contributes: its static value (file or flag) when set, then
+// its built-in default.
+void add_broker_synonyms(const config::BrokerConfig& broker, const PropertyDef& def, std::vector<ConfigSynonym>& out) {
+  std::string name(def.name);
+  if (source_of(broker, name) == config_source::static_broker)
+    out.push_back({name, broker.raw(name), config_source::static_broker});
+  out.push_back({name, std::string(def.default_value), config_source::default_config});
+}
+
+const PropertyDef* broker_synonym_of(std::string_view topic_property) {
+  for (const auto& def : config::broker_properties())
+    if (def.topic_name == topic_property) return &def;
+  return nullptr;
+}
+
+}  // namespace
+
+std::vector<ConfigEntry> topic_config_entries(const config::BrokerConfig& broker,
+                                              const std::map<std::string, std::string>& topic_defaults,
+                                              const std::map<std::string, std::string>& overrides) {
+  std::vector<ConfigEntry> out;
+  for (const auto& def : config::topic_properties()) {
+    ConfigEntry e;
+    e.name = std::string(def.name);
+    e.type = config_type_of(def.type);
+    e.read_only = false;
+    const PropertyDef* synonym = broker_synonym_of(def.name);
+    e.doc = !def.doc.empty() ? def.doc : synonym ? synonym->doc : std::string_view{};
+    if (auto it = overrides.find(e.name); it != overrides.end())
+      e.synonyms.push_back({e.name, it->second, config_source::dynamic_topic});
+    if (synonym) add_broker_synonyms(broker, *synonym, e.synonyms);
+    if (!e.synonyms.empty()) {
+      e.value = e.synonyms.front().value;
+      e.source = e.synonyms.front().source;
+    } else {
+      auto it = topic_defaults.find(e.name);
+      e.value = it != topic_defaults.end() ? it->second : std::string(def.default_value);
+      e.source = config_source::default_config;
+    }
+    out.push_back(std::move(e));
+  }
+  std::sort(out.begin(), out.end(), [](const ConfigEntry& a, const ConfigEntry& b) { return a.name < b.name; });
+  return out;
+}
+
+std::vector<ConfigEntry> broker_config_entries(const config::BrokerConfig& broker) {
+  std::vector<ConfigEntry> out;
+  for (const auto& def : config::broker_properties()) {
+    ConfigEntry e;
+    e.name = std::string(def.name);
+    e.value = broker.raw(e.name);
+    e.type = config_type_of(def.type);
+    e.read_only = def.read_only;
+    e.doc = def.doc;
+    e.source = source_of(broker, e.name);
+    add_broker_synonyms(broker, def, e.synonyms);
+    out.push_back(std::move(e));
+  }
+  std::sort(out.begin(), out.end(), [](const ConfigEntry& a, const ConfigEntry& b) { return a.name < b.name; });
+  return out;
+}
+
+std::optional<std::string> check_broker_resource_name(std::string_view name, int32_t node_id) {
+  if (name.empty()) return std::nullopt;
+  int32_t id = 0;
+  auto [p, ec] = std::from_chars(name.data(), name.data() + name.size(), id);
+  if (ec != std::errc() || p != name.data() + name.size())
+    return fmt::format("Broker id must be an integer, but it is: {}", name);
+  if (id != node_id)
+    return fmt::format("Unexpected broker id, expected {} or empty string, but received {}", node_id, name);
+  return std::nullopt;
+}
+
+std::string resource_type_name(int8_t type) {
+  switch (type) {
+    case 0: return "UNKNOWN";
+    case 1: return "ANY";
+    case resource_type::topic: return "TOPIC";
+    case 3: return "GROUP";
+    case resource_type::broker: return "BROKER";
+    case resource_type::broker_logger: return "BROKER_LOGGER";
+    case 16: return "CLIENT_METRICS";
+    default: return std::to_string(type);
+  }
+}
+
+ConfigResult refuse_broker_alteration(std::string_view name, int32_t node_id) {
+  if (auto bad = check_broker_resource_name(name, node_id)) return {ErrorCode::invalid_request, *bad};
+  return {ErrorCode::invalid_request,
+          "This broker has no dynamic broker configs: broker properties are set in its config file or "
+          "with --override flags and take effect at restart."};
+}
+
+std::optional<ConfigResult> unsupported_alter_resource(int8_t type) {
+  if (type == resource_type::topic || type == resource_type::broker) return std::nullopt;
+  return ConfigResult{ErrorCode::invalid_request, fmt::format("Unsupported resource type: {}", resource_type_name(type))};
+}
+
+boost::asio::awaitable<ConfigResult> write_topic_configs(Services& svc, const std::string& topic,
+                                                         std::map<std::string, std::string> overrides,
+                                                         bool validate_only) {
+  auto change = co_await svc.blocking.run([&] { return svc.metadata.set_topic_configs(topic, overrides, validate_only); });
+  if (change.error == ErrorCode::none && change.image && !validate_only) co_await svc.partitions.reconcile(change.image);
+  co_return ConfigResult{change.error, std::move(change.message)};
+}
+
+}  // namespace brokerd::kafka

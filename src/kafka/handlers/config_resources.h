@@ -1,0 +1,82 @@
+#pragma once
+// What the config APIs (DescribeConfigs, AlterConfigs, IncrementalAlterConfigs) and
+// CreateTopics v5+ share: Kafka's ids for resource types, config sources and config types,
+// the described entries of a topic or of this broker, and the write of a topic's overrides.
+#include <boost/asio/awaitable.hpp>
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "brokerd/protocol/error_code.h"
+
+namespace brokerd::config { class BrokerConfig; }
+namespace brokerd::kafka {
+
+struct Services;
+
+// ConfigResource.Type
+namespace resource_type {
+constexpr int8_t topic = 2;
+constexpr int8_t broker = 4;
+constexpr int8_t broker_logger = 8;
+}  // namespace resource_type
+
+// DescribeConfigsResponse.ConfigSource
+namespace config_source {
+constexpr int8_t dynamic_topic = 1;
+constexpr int8_t static_broker = 4;
+constexpr int8_t default_config = 5;
+}  // namespace config_source
+
+struct ConfigSynonym {
+  std::string name;
+  std::string value;
+  int8_t source = config_source::default_config;
+};
+
+struct ConfigEntry {
+  std::string name;
+  std::string value;
+  bool read_only = false;
+  int8_t source = config_source::default_config;
+  int8_t type = 0;  // ConfigType: BOOLEAN=1 STRING=2 INT=3 SHORT=4 LONG=5 DOUBLE=6 LIST=7
+  std::string_view doc;
+  // Every place the value could come from, the one in force first (Kafka's order).
+  std::vector<ConfigSynonym> synonyms;
+};
+
+// Every topic property of a topic with `overrides`, by name.
+std::vector<ConfigEntry> topic_config_entries(const config::BrokerConfig& broker,
+                                              const std::map<std::string, std::string>& topic_defaults,
+                                              const std::map<std::string, std::string>& overrides);
+// Every broker property, by name.
+std::vector<ConfigEntry> broker_config_entries(const config::BrokerConfig& broker);
+
+// A broker resource name must be this node's id; empty names the cluster-wide dynamic
+// defaults. Returns the INVALID_REQUEST message for anything else.
+std::optional<std::string> check_broker_resource_name(std::string_view name, int32_t node_id);
+
+std::string resource_type_name(int8_t type);
+
+struct ConfigResult {
+  protocol::ErrorCode error = protocol::ErrorCode::none;
+  std::string message;
+};
+
+// The answer to an alteration of a broker resource: this broker has no dynamic configs.
+ConfigResult refuse_broker_alteration(std::string_view name, int32_t node_id);
+// The answer to a resource type no config API here serves (empty when `type` is served).
+std::optional<ConfigResult> unsupported_alter_resource(int8_t type);
+
+// Replaces a topic's overrides (off the reactor), and brings the partition logs in line
+// with the new image before returning.
+boost::asio::awaitable<ConfigResult> write_topic_configs(Services& svc, const std::string& topic,
+                                                         std::map<std::string, std::string> overrides,
+                                                         bool validate_only);
+
+}  // namespace brokerd::kafka

@@ -1,0 +1,105 @@
+// CreatePartitions: raises a topic's partition count; a manual assignment of the new
+// partitions may name only this node. The answer goes once the new logs exist.
+#include <fmt/format.h>
+
+#include <map>
+#include <set>
+
+#include "brokerd/cluster/metadata_store.h"
+#include "brokerd/cluster/partition_manager.h"
+#include "brokerd/net/blocking_pool.h"
+#include "brokerd/protocol/messages/create_partitions_request.h"
+#include "brokerd/protocol/messages/create_partitions_response.h"
+#include "kafka/handler.h"
+
+namespace brokerd::kafka {
+namespace {
+
+using protocol::CreatePartitionsRequest;
+using protocol::CreatePartitionsResponse;
+using protocol::ErrorCode;
+
+struct Check {
+  ErrorCode error = ErrorCode::none;
+  std::string message;
+};
+
+Check check(const CreatePartitionsRequest::CreatePartitionsTopic& req, const cluster::MetadataImage& image,
+            int32_t node_id) {
+  const cluster::TopicMetadata* t = image.topic(req.name);
+  if (!t) return {ErrorCode::unknown_topic_or_partition, fmt::format("The topic '{}' does not exist.", req.name)};
+  if (req.count == t->partitions)
+    return {ErrorCode::invalid_partitions, fmt::format("Topic already has {} partition(s).", t->partitions)};
+  if (req.count < t->partitions)
+    return {ErrorCode::invalid_partitions,
+            fmt::format("The topic {} currently has {} partition(s); {} would not be an increase.", req.name,
+                        t->partitions, req.count)};
+  if (!req.assignments) return {};
+  int32_t added = req.count - t->partitions;
+  if (static_cast<int32_t>(req.assignments->size()) != added)
+    return {ErrorCode::invalid_replica_assignment,
+            fmt::format("Attempted to add {} additional partition(s), but only {} assignment(s) were specified.", added,
+                        req.assignments->size())};
+  for (const auto& a : *req.assignments) {
+    if (static_cast<int32_t>(a.broker_ids.size()) != t->replication_factor)
+      return {ErrorCode::invalid_replica_assignment,
+              fmt::format("The manual partition assignment includes a partition with {} replica(s), but this is not "
+                          "consistent with previous partitions, which have {} replica(s).",
+                          a.broker_ids.size(), t->replication_factor)};
+    std::set<int32_t> seen;
+    for (int32_t b : a.broker_ids) {
+      if (!seen.insert(b).second)
+        return {ErrorCode::invalid_replica_assignment,
+                fmt::format("The manual partition assignment includes the broker {} more than once.", b)};
+      if (b != node_id)
+        return {ErrorCode::invalid_replica_assignment,
+                fmt::format("The manual partition assignment includes broker {}, but no such broker is registered.", b)};
+    }
+  }
+  return {};
+}
+
+}  // namespace
+
+boost::asio::awaitable<net::Response> handle_create_partitions(HandlerContext& ctx) {
+  auto req = ctx.decode<CreatePartitionsRequest>();
+  auto& svc = ctx.services;
+  auto image = svc.metadata.image();
+
+  std::map<std::string, int> count;
+  for (const auto& t : req.topics) ++count[t.name];
+
+  // A name given twice is refused, once, in place of all its entries (as Kafka does).
+  std::vector<std::pair<const CreatePartitionsRequest::CreatePartitionsTopic*, Check>> slots;
+  std::set<std::string> answered;
+  for (const auto& t : req.topics) {
+    if (!answered.insert(t.name).second) continue;
+    Check c = count[t.name] > 1 ? Check{ErrorCode::invalid_request, "Duplicate topic name."} : check(t, *image, svc.node_id);
+    slots.emplace_back(&t, std::move(c));
+  }
+
+  bool validate_only = req.validate_only;
+  auto newest = co_await svc.blocking.run([&] {
+    std::shared_ptr<const cluster::MetadataImage> last;
+    for (auto& [t, c] : slots) {
+      if (c.error != ErrorCode::none) continue;
+      auto change = svc.metadata.create_partitions(t->name, t->count, validate_only);
+      c = {change.error, change.message};
+      if (change.image) last = change.image;
+    }
+    return last;
+  });
+  if (newest) co_await svc.partitions.reconcile(newest);
+
+  CreatePartitionsResponse resp;
+  for (const auto& [t, c] : slots) {
+    CreatePartitionsResponse::CreatePartitionsTopicResult r;
+    r.name = t->name;
+    r.error_code = protocol::code(c.error);
+    if (c.error != ErrorCode::none) r.error_message = c.message;
+    resp.results.push_back(std::move(r));
+  }
+  co_return ctx.respond(resp);
+}
+
+}  // namespace brokerd::kafka

@@ -1,0 +1,177 @@
+// CreateTopics: validates each topic (counts or a manual assignment, configs), creates the
+// valid ones in one pass off the reactor, and answers once their partition logs exist.
+// From v5 a created topic's answer carries its partition count, replication factor and
+// every config with its source.
+#include <fmt/format.h>
+
+#include <map>
+#include <set>
+
+#include "brokerd/cluster/metadata_store.h"
+#include "brokerd/cluster/partition_manager.h"
+#include "brokerd/config/broker_config.h"
+#include "brokerd/net/blocking_pool.h"
+#include "brokerd/protocol/messages/create_topics_request.h"
+#include "brokerd/protocol/messages/create_topics_response.h"
+#include "kafka/handler.h"
+#include "kafka/handlers/config_resources.h"
+
+namespace brokerd::kafka {
+namespace {
+
+using protocol::CreateTopicsRequest;
+using protocol::CreateTopicsResponse;
+using protocol::ErrorCode;
+
+struct Plan {
+  ErrorCode error = ErrorCode::none;
+  std::string message;
+  int32_t partitions = 0;
+  int32_t replication_factor = 0;
+  std::map<std::string, std::string> configs;
+};
+
+Plan refuse(ErrorCode e, std::string message) {
+  Plan p;
+  p.error = e;
+  p.message = std::move(message);
+  return p;
+}
+
+// A manual assignment may name only this node, once per partition, for partitions 0..n-1.
+Plan plan_assignment(const CreateTopicsRequest::CreatableTopic& t, int32_t node_id) {
+  if (t.num_partitions != -1 || t.replication_factor != -1)
+    return refuse(ErrorCode::invalid_request,
+                  "Both numPartitions or replicationFactor and replicasAssignments were set. "
+                  "Both cannot be used at the same time.");
+  std::set<int32_t> indexes;
+  size_t replicas = t.assignments.front().broker_ids.size();
+  for (const auto& a : t.assignments) {
+    if (!indexes.insert(a.partition_index).second || a.partition_index < 0)
+      return refuse(ErrorCode::invalid_replica_assignment,
+                    "Partitions should be a consecutive 0-based integer sequence.");
+    if (a.broker_ids.empty())
+      return refuse(ErrorCode::invalid_replica_assignment,
+                    fmt::format("The manual partition assignment specifies an empty replica list for partition {}.",
+                                a.partition_index));
+    if (a.broker_ids.size() != replicas)
+      return refuse(ErrorCode::invalid_replica_assignment, "All partitions should have the same number of replicas.");
+    std::set<int32_t> brokers;
+    for (int32_t b : a.broker_ids) {
+      if (!brokers.insert(b).second)
+        return refuse(ErrorCode::invalid_replica_assignment,
+                      fmt::format("The manual partition assignment includes the broker {} more than once.", b));
+      if (b != node_id)
+        return refuse(ErrorCode::invalid_replica_assignment,
+                      fmt::format("The manual partition assignment includes broker {}, but no such broker is registered.", b));
+    }
+  }
+  if (*indexes.rbegin() != static_cast<int32_t>(indexes.size()) - 1)
+    return refuse(ErrorCode::invalid_replica_assignment, "Partitions should be a consecutive 0-based integer sequence.");
+  Plan p;
+  p.partitions = static_cast<int32_t>(indexes.size());
+  p.replication_factor = static_cast<int32_t>(replicas);
+  return p;
+}
+
+Plan plan(const CreateTopicsRequest::CreatableTopic& t, const Services& svc) {
+  Plan p;
+  if (!t.assignments.empty()) {
+    p = plan_assignment(t, svc.node_id);
+    if (p.error != ErrorCode::none) return p;
+  } else {
+    if (t.num_partitions == 0 || t.num_partitions < -1)
+      return refuse(ErrorCode::invalid_partitions, "Number of partitions was set to an invalid non-positive value.");
+    if (t.replication_factor == 0 || t.replication_factor < -1)
+      return refuse(ErrorCode::invalid_replication_factor,
+                    "Replication factor must be larger than 0, or -1 to use the default value.");
+    p.partitions = t.num_partitions == -1 ? static_cast<int32_t>(svc.config.integer("num.partitions")) : t.num_partitions;
+    p.replication_factor = t.replication_factor == -1
+                               ? static_cast<int32_t>(svc.config.integer("default.replication.factor"))
+                               : t.replication_factor;
+  }
+  std::string nulls;
+  for (const auto& c : t.configs) {
+    if (!c.value) {
+      nulls += (nulls.empty() ? "" : ",") + c.name;
+      continue;
+    }
+    p.configs[c.name] = *c.value;
+  }
+  if (!nulls.empty()) return refuse(ErrorCode::invalid_config, "Null value not supported for topic configs: " + nulls);
+  return p;
+}
+
+}  // namespace
+
+boost::asio::awaitable<net::Response> handle_create_topics(HandlerContext& ctx) {
+  auto req = ctx.decode<CreateTopicsRequest>();
+  auto& svc = ctx.services;
+
+  // A name given twice is refused, once, in place of all its entries (as Kafka does).
+  std::map<std::string, int> count;
+  for (const auto& t : req.topics) ++count[t.name];
+
+  struct Slot {
+    const CreateTopicsRequest::CreatableTopic* topic;
+    Plan plan;
+    cluster::TopicChange change;
+  };
+  std::vector<Slot> slots;
+  std::set<std::string> answered;
+  for (const auto& t : req.topics) {
+    if (!answered.insert(t.name).second) continue;
+    Plan p = count[t.name] > 1 ? refuse(ErrorCode::invalid_request, "Duplicate topic name.") : plan(t, svc);
+    slots.push_back({&t, std::move(p), {}});
+  }
+
+  bool validate_only = req.validate_only;
+  co_await svc.blocking.run([&] {
+    for (auto& s : slots) {
+      if (s.plan.error != ErrorCode::none) continue;
+      s.change = svc.metadata.create_topic(s.topic->name, s.plan.partitions, s.plan.replication_factor, s.plan.configs,
+                                           validate_only);
+    }
+    return 0;
+  });
+  // Each published image includes the earlier ones: reconciling the newest covers them all.
+  std::shared_ptr<const cluster::MetadataImage> newest;
+  for (const auto& s : slots)
+    if (s.change.image && (!newest || s.change.image->offset > newest->offset)) newest = s.change.image;
+  if (newest) co_await svc.partitions.reconcile(newest);
+
+  CreateTopicsResponse resp;
+  for (auto& s : slots) {
+    CreateTopicsResponse::CreatableTopicResult r;
+    r.name = s.topic->name;
+    ErrorCode error = s.plan.error != ErrorCode::none ? s.plan.error : s.change.error;
+    r.error_code = protocol::code(error);
+    if (error != ErrorCode::none) {
+      r.error_message = s.plan.error != ErrorCode::none ? s.plan.message : s.change.message;
+      if (r.error_message->empty()) r.error_message = std::string(protocol::error_name(error));
+      resp.topics.push_back(std::move(r));
+      continue;
+    }
+    r.error_message = std::nullopt;
+    const auto& topic = *s.change.topic;
+    r.topic_id = topic.id;
+    r.num_partitions = topic.partitions;
+    r.replication_factor = static_cast<int16_t>(topic.replication_factor);
+    r.topic_config_error_code = 0;
+    std::vector<CreateTopicsResponse::CreatableTopicConfigs> configs;
+    for (const auto& e : topic_config_entries(svc.config, svc.partitions.topic_defaults(), topic.configs)) {
+      CreateTopicsResponse::CreatableTopicConfigs c;
+      c.name = e.name;
+      c.value = e.value;
+      c.read_only = e.read_only;
+      c.config_source = e.source;
+      c.is_sensitive = false;
+      configs.push_back(std::move(c));
+    }
+    r.configs = std::move(configs);
+    resp.topics.push_back(std::move(r));
+  }
+  co_return ctx.respond(resp);
+}
+
+}  // namespace brokerd::kafka

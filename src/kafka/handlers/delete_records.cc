@@ -1,0 +1,99 @@
+// DeleteRecords: moves each partition's log start forward on its home shard. Offset -1
+// means the high watermark; the answer carries the new log start (the low watermark).
+#include <chrono>
+#include <map>
+
+#include "brokerd/cluster/fan_out.h"
+#include "brokerd/cluster/metadata_store.h"
+#include "brokerd/cluster/partition_manager.h"
+#include "brokerd/protocol/messages/delete_records_request.h"
+#include "brokerd/protocol/messages/delete_records_response.h"
+#include "kafka/handler.h"
+
+namespace brokerd::kafka {
+namespace {
+
+using protocol::DeleteRecordsRequest;
+using protocol::DeleteRecordsResponse;
+using protocol::ErrorCode;
+
+constexpr int64_t kHighWatermark = -1;
+
+struct Outcome {
+  ErrorCode error = ErrorCode::none;
+  int64_t low_watermark = -1;
+};
+
+Outcome delete_before(cluster::Partition* p, int64_t requested) {
+  if (!p) return {ErrorCode::not_leader_or_follower};
+  auto& log = p->log();
+  // A compacted-only topic keeps its records by key: deleting by offset would defeat it.
+  if (!log.config().cleanup_policy.remove) return {ErrorCode::policy_violation};
+  int64_t hw = p->high_watermark();
+  int64_t offset = requested == kHighWatermark ? hw : requested;
+  if (offset < 0 || offset > hw) return {ErrorCode::offset_out_of_range};
+  auto now = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch());
+  if (auto e = log.delete_records_before(offset, now.count()); e != ErrorCode::none) return {e};
+  return {ErrorCode::none, log.log_start_offset()};
+}
+
+}  // namespace
+
+boost::asio::awaitable<net::Response> handle_delete_records(HandlerContext& ctx) {
+  auto req = ctx.decode<DeleteRecordsRequest>();
+  auto& svc = ctx.services;
+  auto image = svc.metadata.image();
+
+  // One answer per partition: a partition named twice takes its last offset (as Kafka's
+  // map of requested offsets does), answered where it first appeared.
+  DeleteRecordsResponse resp;
+  std::map<std::string, size_t> topic_slot;
+  std::map<std::pair<std::string, int32_t>, std::pair<size_t, size_t>> part_slot;
+  std::map<std::pair<std::string, int32_t>, int64_t> offsets;
+  for (const auto& topic : req.topics) {
+    auto [tit, new_topic] = topic_slot.try_emplace(topic.name, resp.topics.size());
+    if (new_topic) {
+      DeleteRecordsResponse::DeleteRecordsTopicResult tr;
+      tr.name = topic.name;
+      resp.topics.push_back(std::move(tr));
+    }
+    auto& tr = resp.topics[tit->second];
+    for (const auto& part : topic.partitions) {
+      std::pair key{topic.name, part.partition_index};
+      offsets[key] = part.offset;
+      if (part_slot.try_emplace(key, tit->second, tr.partitions.size()).second) {
+        DeleteRecordsResponse::DeleteRecordsPartitionResult pr;
+        pr.partition_index = part.partition_index;
+        pr.low_watermark = -1;
+        tr.partitions.push_back(std::move(pr));
+      }
+    }
+  }
+
+  std::vector<std::pair<size_t, size_t>> slots;
+  std::vector<cluster::FanOutTask<Outcome>> tasks;
+  for (const auto& [key, slot] : part_slot) {
+    auto& pr = resp.topics[slot.first].partitions[slot.second];
+    const cluster::TopicMetadata* meta = image->topic(key.first);
+    if (!meta || key.second < 0 || key.second >= meta->partitions) {
+      pr.error_code = protocol::code(ErrorCode::unknown_topic_or_partition);
+    } else if (cluster::is_internal_topic(key.first)) {
+      pr.error_code = protocol::code(ErrorCode::invalid_topic_exception);
+    } else {
+      cluster::TopicPartition tp{key.first, key.second};
+      slots.push_back(slot);
+      tasks.push_back({svc.partitions.executor_of(tp), [pm = &svc.partitions, tp, offset = offsets[key]] {
+                         return delete_before(pm->local(tp), offset);
+                       }});
+    }
+  }
+  auto outcomes = co_await cluster::fan_out(std::move(tasks));
+  for (size_t i = 0; i < outcomes.size(); ++i) {
+    auto& pr = resp.topics[slots[i].first].partitions[slots[i].second];
+    pr.error_code = protocol::code(outcomes[i].error);
+    pr.low_watermark = outcomes[i].low_watermark;
+  }
+  co_return ctx.respond(resp);
+}
+
+}  // namespace brokerd::kafka

@@ -1,0 +1,57 @@
+// DescribeCluster: the cluster id, the controller a client may talk to, and the brokers.
+// A broker listener serves the brokers endpoint type only.
+#include <fmt/format.h>
+
+#include "brokerd/cluster/metadata_store.h"
+#include "brokerd/protocol/messages/describe_cluster_request.h"
+#include "brokerd/protocol/messages/describe_cluster_response.h"
+#include "kafka/handler.h"
+
+namespace brokerd::kafka {
+namespace {
+
+using protocol::DescribeClusterRequest;
+using protocol::DescribeClusterResponse;
+using protocol::ErrorCode;
+
+constexpr int8_t kBrokers = 1, kControllers = 2;
+
+// Without an authorizer Kafka grants every operation the CLUSTER resource supports:
+// CREATE(5), ALTER(7), DESCRIBE(8), CLUSTER_ACTION(9), DESCRIBE_CONFIGS(10),
+// ALTER_CONFIGS(11), IDEMPOTENT_WRITE(12).
+constexpr int32_t kClusterOperations = (1 << 5) | (1 << 7) | (1 << 8) | (1 << 9) | (1 << 10) | (1 << 11) | (1 << 12);
+
+}  // namespace
+
+boost::asio::awaitable<net::Response> handle_describe_cluster(HandlerContext& ctx) {
+  auto req = ctx.decode<DescribeClusterRequest>();
+  DescribeClusterResponse resp;
+  resp.endpoint_type = kBrokers;
+  int8_t asked = ctx.version >= 1 ? req.endpoint_type : kBrokers;
+  if (asked != kBrokers && asked != kControllers) {
+    resp.error_code = protocol::code(ErrorCode::unsupported_endpoint_type);
+    resp.error_message = fmt::format("Unsupported endpoint type {}", asked);
+    co_return ctx.respond(resp);
+  }
+  if (asked == kControllers) {
+    resp.error_code = protocol::code(ErrorCode::mismatched_endpoint_type);
+    resp.error_message = "The request was sent to an endpoint of type BROKER, but we wanted an endpoint of type CONTROLLER";
+    co_return ctx.respond(resp);
+  }
+
+  auto image = ctx.services.metadata.image();
+  resp.cluster_id = image->cluster_id;
+  resp.controller_id = image->controller_id;
+  for (const auto& b : image->brokers) {
+    DescribeClusterResponse::DescribeClusterBroker out;
+    out.broker_id = b.node_id;
+    out.host = b.host;
+    out.port = b.port;
+    if (!b.rack.empty()) out.rack = b.rack;
+    resp.brokers.push_back(std::move(out));
+  }
+  if (req.include_cluster_authorized_operations) resp.cluster_authorized_operations = kClusterOperations;
+  co_return ctx.respond(resp);
+}
+
+}  // namespace brokerd::kafka

@@ -1,0 +1,166 @@
+// Fetch: reads file slices from each partition's log on its home shard (no copies: the
+// response is sent with sendfile), and parks in the purgatory until min_bytes have
+// arrived or max_wait_ms has passed. Fetch sessions (KIP-227) are declined by answering
+// session id 0, which every client handles by sending full fetches.
+#include <chrono>
+
+#include "brokerd/cluster/fan_out.h"
+#include "brokerd/cluster/fetch_waiter.h"
+#include "brokerd/cluster/metadata_store.h"
+#include "brokerd/cluster/partition_manager.h"
+#include "brokerd/protocol/messages/fetch_request.h"
+#include "brokerd/protocol/messages/fetch_response.h"
+#include "kafka/handler.h"
+
+namespace brokerd::kafka {
+namespace {
+
+using protocol::ErrorCode;
+using protocol::FetchRequest;
+using protocol::FetchResponse;
+using Clock = std::chrono::steady_clock;
+
+struct Wanted {
+  cluster::TopicPartition tp;
+  size_t topic_index;  // in the response
+  int64_t offset;
+  int32_t max_bytes;
+  ErrorCode error = ErrorCode::none;  // set when the partition cannot be read at all
+};
+
+struct ReadOutcome {
+  ErrorCode error = ErrorCode::none;
+  protocol::Records records = protocol::Records::empty();
+  int64_t high_watermark = -1;
+  int64_t log_start_offset = -1;
+};
+
+ReadOutcome read_partition(cluster::PartitionManager& pm, const Wanted& w) {
+  ReadOutcome out;
+  cluster::Partition* p = pm.local(w.tp);
+  if (!p) {
+    out.error = ErrorCode::not_leader_or_follower;
+    return out;
+  }
+  auto& log = p->log();
+  out.high_watermark = p->high_watermark();
+  out.log_start_offset = log.log_start_offset();
+  if (w.offset == out.high_watermark) return out;
+  if (w.offset < out.log_start_offset || w.offset > log.log_end_offset()) {
+    out.error = ErrorCode::offset_out_of_range;
+    return out;
+  }
+  auto rr = log.read(w.offset, std::max(w.max_bytes, 1), true, out.high_watermark);
+  out.error = rr.error;
+  out.records = std::move(rr.records);
+  return out;
+}
+
+}  // namespace
+
+boost::asio::awaitable<net::Response> handle_fetch(HandlerContext& ctx) {
+  auto req = ctx.decode<FetchRequest>();
+  auto& svc = ctx.services;
+  const int32_t replica_id = ctx.version >= 15 ? req.replica_state.replica_id : req.replica_id;
+
+  FetchResponse resp;
+  resp.session_id = 0;
+  if (req.session_id != 0) {
+    resp.error_code = protocol::code(ErrorCode::fetch_session_id_not_found);
+    co_return ctx.respond(resp);
+  }
+  if (req.session_epoch > 0) {
+    resp.error_code = protocol::code(ErrorCode::invalid_fetch_session_epoch);
+    co_return ctx.respond(resp);
+  }
+
+  auto image = svc.metadata.image();
+  std::vector<Wanted> wanted;
+  for (const auto& topic : req.topics) {
+    FetchResponse::FetchableTopicResponse tr;
+    const cluster::TopicMetadata* meta = ctx.version >= 13 ? image->topic(topic.topic_id) : image->topic(topic.topic);
+    tr.topic = meta ? meta->name : topic.topic;
+    tr.topic_id = topic.topic_id;
+    size_t topic_index = resp.responses.size();
+    resp.responses.push_back(std::move(tr));
+    for (const auto& part : topic.partitions) {
+      Wanted w{{meta ? meta->name : topic.topic, part.partition}, topic_index, part.fetch_offset, part.partition_max_bytes};
+      if (!meta) {
+        w.error = ctx.version >= 13 ? ErrorCode::unknown_topic_id : ErrorCode::unknown_topic_or_partition;
+      } else if (part.partition < 0 || part.partition >= meta->partitions) {
+        w.error = ErrorCode::unknown_topic_or_partition;
+      } else if (replica_id >= 0) {
+        // This node has no followers: a replica fetch has no partition to follow here.
+        w.error = ErrorCode::not_leader_or_follower;
+      }
+      wanted.push_back(std::move(w));
+    }
+  }
+
+  const auto deadline = Clock::now() + std::chrono::milliseconds(std::max(req.max_wait_ms, 0));
+  const int64_t max_bytes = req.max_bytes > 0 ? req.max_bytes : INT32_MAX;
+  std::vector<ReadOutcome> reads(wanted.size());
+  std::shared_ptr<cluster::FetchWaiter> waiter;
+  while (true) {
+    std::vector<size_t> slots;
+    std::vector<cluster::FanOutTask<ReadOutcome>> tasks;
+    for (size_t i = 0; i < wanted.size(); ++i) {
+      if (wanted[i].error != ErrorCode::none) continue;
+      slots.push_back(i);
+      tasks.push_back({svc.partitions.executor_of(wanted[i].tp),
+                       [pm = &svc.partitions, w = wanted[i]] { return read_partition(*pm, w); }});
+    }
+    auto results = co_await cluster::fan_out(std::move(tasks));
+    for (size_t i = 0; i < results.size(); ++i) reads[slots[i]] = std::move(results[i]);
+
+    // Keep partitions in request order while the response budget allows; the first
+    // non-empty one always goes whole so that a batch larger than max_bytes still moves.
+    int64_t total = 0;
+    bool any_error = false;
+    for (size_t i = 0; i < wanted.size(); ++i) {
+      auto& r = reads[i];
+      if (wanted[i].error != ErrorCode::none || r.error != ErrorCode::none) any_error = true;
+      auto size = static_cast<int64_t>(r.records.size());
+      if (size == 0) continue;
+      bool fits = total + size <= max_bytes && size <= std::max<int64_t>(wanted[i].max_bytes, 0);
+      if (total == 0 || fits) {
+        total += size;
+      } else {
+        r.records = protocol::Records::empty();
+      }
+    }
+    if (total >= req.min_bytes || any_error || Clock::now() >= deadline) break;
+
+    // Park until one of the partitions gets data, or the deadline.
+    if (!waiter) waiter = std::make_shared<cluster::FetchWaiter>(co_await boost::asio::this_coro::executor);
+    waiter->reset();
+    std::vector<cluster::FanOutTask<bool>> watches;
+    for (size_t i = 0; i < wanted.size(); ++i) {
+      if (wanted[i].error != ErrorCode::none) continue;
+      auto seen = std::max(reads[i].high_watermark, wanted[i].offset);
+      watches.push_back({svc.partitions.executor_of(wanted[i].tp), [pm = &svc.partitions, tp = wanted[i].tp, waiter, seen] {
+                           if (auto* p = pm->local(tp)) p->watch(waiter, seen);
+                           return true;
+                         }});
+    }
+    if (watches.empty()) break;
+    co_await cluster::fan_out(std::move(watches));
+    co_await waiter->wait_until(deadline);
+  }
+
+  for (size_t i = 0; i < wanted.size(); ++i) {
+    FetchResponse::PartitionData pd;
+    pd.partition_index = wanted[i].tp.partition;
+    auto& r = reads[i];
+    pd.error_code = protocol::code(wanted[i].error != ErrorCode::none ? wanted[i].error : r.error);
+    pd.high_watermark = r.high_watermark;
+    pd.last_stable_offset = r.high_watermark;
+    pd.log_start_offset = r.log_start_offset;
+    pd.aborted_transactions.emplace();
+    pd.records = std::move(r.records);
+    resp.responses[wanted[i].topic_index].partitions.push_back(std::move(pd));
+  }
+  co_return ctx.respond(resp);
+}
+
+}  // namespace brokerd::kafka

@@ -1,0 +1,137 @@
+// IncrementalAlterConfigs: SET, DELETE, APPEND and SUBTRACT on a topic's overrides, applied
+// to the current overrides and written as a whole. APPEND/SUBTRACT work on list properties
+// only. Broker resources are refused: this broker has no dynamic broker configs.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+#include "brokerd/cluster/metadata_store.h"
+#include "brokerd/cluster/partition_manager.h"
+#include "brokerd/config/properties.h"
+#include "brokerd/protocol/messages/incremental_alter_configs_request.h"
+#include "brokerd/protocol/messages/incremental_alter_configs_response.h"
+#include "kafka/handler.h"
+#include "kafka/handlers/config_resources.h"
+
+namespace brokerd::kafka {
+namespace {
+
+using protocol::ErrorCode;
+using protocol::IncrementalAlterConfigsRequest;
+using protocol::IncrementalAlterConfigsResponse;
+using Resource = IncrementalAlterConfigsRequest::AlterConfigsResource;
+
+enum Op : int8_t { kSet = 0, kDelete = 1, kAppend = 2, kSubtract = 3 };
+
+std::vector<std::string> split(const std::string& s) {
+  std::vector<std::string> out;
+  size_t start = 0;
+  while (start <= s.size()) {
+    size_t comma = s.find(',', start);
+    if (comma == std::string::npos) comma = s.size();
+    std::string item = s.substr(start, comma - start);
+    item.erase(0, item.find_first_not_of(" \t"));
+    item.erase(item.find_last_not_of(" \t") + 1);
+    if (!item.empty()) out.push_back(std::move(item));
+    start = comma + 1;
+  }
+  return out;
+}
+
+std::string join(const std::vector<std::string>& items) {
+  std::string out;
+  for (const auto& i : items) out += (out.empty() ? "" : ",") + i;
+  return out;
+}
+
+// The topic's overrides after the operations, or the error that stops them all.
+std::pair<ConfigResult, std::map<std::string, std::string>> apply(const Resource& res, const cluster::TopicMetadata& topic,
+                                                                  const cluster::ConfigMap& topic_defaults) {
+  auto overrides = topic.configs;
+  for (const auto& c : res.configs) {
+    const auto* def = config::find_topic_property(c.name);
+    if (!def) return {{ErrorCode::invalid_config, fmt::format("Unknown topic config name: {}", c.name)}, {}};
+    if (c.config_operation < kSet || c.config_operation > kSubtract)
+      return {{ErrorCode::invalid_request, fmt::format("Unknown alter config operation type {}", c.config_operation)}, {}};
+    if (c.config_operation != kDelete && !c.value)
+      return {{ErrorCode::invalid_request, fmt::format("Null value not supported for : {}", c.name)}, {}};
+    switch (c.config_operation) {
+      case kSet:
+        overrides[c.name] = *c.value;
+        break;
+      case kDelete:
+        overrides.erase(c.name);
+        break;
+      case kAppend:
+      case kSubtract: {
+        if (def->type != config::PropertyType::list)
+          return {{ErrorCode::invalid_config, fmt::format("Can't {} to key {} because its type is not LIST.",
+                                                          c.config_operation == kAppend ? "APPEND" : "SUBTRACT", c.name)},
+                  {}};
+        // Starts from the value in force: the override, else the broker's default.
+        auto current = overrides.contains(c.name) ? overrides.at(c.name)
+                       : topic_defaults.contains(c.name) ? topic_defaults.at(c.name)
+                                                         : std::string(def->default_value);
+        auto items = split(current);
+        for (const auto& v : split(*c.value)) {
+          auto it = std::find(items.begin(), items.end(), v);
+          if (c.config_operation == kAppend && it == items.end()) items.push_back(v);
+          if (c.config_operation == kSubtract && it != items.end()) items.erase(it);
+        }
+        overrides[c.name] = join(items);
+        break;
+      }
+    }
+  }
+  return {{}, std::move(overrides)};
+}
+
+}  // namespace
+
+boost::asio::awaitable<net::Response> handle_incremental_alter_configs(HandlerContext& ctx) {
+  auto req = ctx.decode<IncrementalAlterConfigsRequest>();
+  auto& svc = ctx.services;
+
+  std::map<std::pair<int8_t, std::string>, int> seen;
+  for (const auto& res : req.resources) ++seen[{res.resource_type, res.resource_name}];
+
+  IncrementalAlterConfigsResponse resp;
+  for (const auto& res : req.resources) {
+    ConfigResult result;
+    std::set<std::string> names;
+    bool duplicate_keys = false;
+    for (const auto& c : res.configs) duplicate_keys |= !names.insert(c.name).second;
+
+    if (seen[{res.resource_type, res.resource_name}] > 1) {
+      result = {ErrorCode::invalid_request, "Each resource must appear at most once."};
+    } else if (auto unsupported = unsupported_alter_resource(res.resource_type)) {
+      result = *unsupported;
+    } else if (duplicate_keys) {
+      result = {ErrorCode::invalid_request, "Error due to duplicate config keys"};
+    } else if (res.resource_type == resource_type::broker) {
+      result = refuse_broker_alteration(res.resource_name, svc.node_id);
+    } else {
+      auto image = svc.metadata.image();
+      const auto* topic = image->topic(res.resource_name);
+      if (!topic) {
+        result = {ErrorCode::unknown_topic_or_partition, fmt::format("The topic '{}' does not exist.", res.resource_name)};
+      } else {
+        auto applied = apply(res, *topic, svc.partitions.topic_defaults());
+        result = applied.first;
+        if (result.error == ErrorCode::none)
+          result = co_await write_topic_configs(svc, res.resource_name, std::move(applied.second), req.validate_only);
+      }
+    }
+    IncrementalAlterConfigsResponse::AlterConfigsResourceResponse out;
+    out.error_code = protocol::code(result.error);
+    out.error_message = result.error == ErrorCode::none ? std::nullopt : std::optional<std::string>(result.message);
+    out.resource_type = res.resource_type;
+    out.resource_name = res.resource_name;
+    resp.responses.push_back(std::move(out));
+  }
+  co_return ctx.respond(resp);
+}
+
+}  // namespace brokerd::kafka

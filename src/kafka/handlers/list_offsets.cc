@@ -1,0 +1,107 @@
+// ListOffsets: earliest, latest, max-timestamp, or the first offset at or after a timestamp
+// (through the time index), per partition on its home shard.
+#include "brokerd/cluster/fan_out.h"
+#include "brokerd/cluster/metadata_store.h"
+#include "brokerd/cluster/partition_manager.h"
+#include "brokerd/protocol/messages/list_offsets_request.h"
+#include "brokerd/protocol/messages/list_offsets_response.h"
+#include "kafka/handler.h"
+
+namespace brokerd::kafka {
+namespace {
+
+using protocol::ErrorCode;
+using protocol::ListOffsetsRequest;
+using protocol::ListOffsetsResponse;
+
+constexpr int64_t kLatest = -1, kEarliest = -2, kMaxTimestamp = -3, kEarliestLocal = -4, kLatestTiered = -5;
+
+struct Answer {
+  ErrorCode error = ErrorCode::none;
+  int64_t timestamp = -1;
+  int64_t offset = -1;
+  int32_t leader_epoch = -1;
+};
+
+Answer lookup(cluster::Partition* p, int64_t ts) {
+  Answer a;
+  if (!p) {
+    a.error = ErrorCode::not_leader_or_follower;
+    return a;
+  }
+  const auto& log = p->log();
+  a.leader_epoch = p->leader_epoch();
+  switch (ts) {
+    case kLatest:
+      a.offset = p->high_watermark();
+      break;
+    case kEarliest:
+    case kEarliestLocal:
+      a.offset = log.log_start_offset();
+      break;
+    case kLatestTiered:
+      // Nothing is tiered: no offset (as Kafka answers without remote storage).
+      a.leader_epoch = -1;
+      break;
+    case kMaxTimestamp:
+      if (auto m = log.max_timestamp_and_offset()) {
+        a.timestamp = m->timestamp;
+        a.offset = m->offset;
+      }
+      break;
+    default:
+      if (ts < 0) {
+        a.error = ErrorCode::invalid_request;
+      } else if (auto m = log.offset_for_timestamp(ts); m && m->offset < p->high_watermark()) {
+        a.timestamp = m->timestamp;
+        a.offset = m->offset;
+      } else {
+        a.leader_epoch = -1;
+      }
+  }
+  return a;
+}
+
+}  // namespace
+
+boost::asio::awaitable<net::Response> handle_list_offsets(HandlerContext& ctx) {
+  auto req = ctx.decode<ListOffsetsRequest>();
+  auto& svc = ctx.services;
+  auto image = svc.metadata.image();
+
+  ListOffsetsResponse resp;
+  std::vector<std::pair<size_t, size_t>> slots;  // (topic, partition) index in resp
+  std::vector<cluster::FanOutTask<Answer>> tasks;
+  for (const auto& topic : req.topics) {
+    const cluster::TopicMetadata* meta = image->topic(topic.name);
+    ListOffsetsResponse::ListOffsetsTopicResponse tr;
+    tr.name = topic.name;
+    for (const auto& part : topic.partitions) {
+      ListOffsetsResponse::ListOffsetsPartitionResponse pr;
+      pr.partition_index = part.partition_index;
+      if (!meta || part.partition_index < 0 || part.partition_index >= meta->partitions) {
+        pr.error_code = protocol::code(ErrorCode::unknown_topic_or_partition);
+      } else if (req.replica_id >= 0 && req.replica_id != svc.node_id) {
+        pr.error_code = protocol::code(ErrorCode::not_leader_or_follower);
+      } else {
+        cluster::TopicPartition tp{topic.name, part.partition_index};
+        slots.emplace_back(resp.topics.size(), tr.partitions.size());
+        tasks.push_back({svc.partitions.executor_of(tp),
+                         [pm = &svc.partitions, tp, ts = part.timestamp] { return lookup(pm->local(tp), ts); }});
+      }
+      tr.partitions.push_back(std::move(pr));
+    }
+    resp.topics.push_back(std::move(tr));
+  }
+  auto answers = co_await cluster::fan_out(std::move(tasks));
+  for (size_t i = 0; i < answers.size(); ++i) {
+    auto& pr = resp.topics[slots[i].first].partitions[slots[i].second];
+    pr.error_code = protocol::code(answers[i].error);
+    pr.timestamp = answers[i].timestamp;
+    pr.offset = answers[i].offset;
+    if (ctx.version >= 4) pr.leader_epoch = answers[i].leader_epoch;
+  }
+  co_return ctx.respond(resp);
+}
+
+}  // namespace brokerd::kafka

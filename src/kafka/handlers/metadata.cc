@@ -1,0 +1,109 @@
+// Metadata: brokers, and topics with their partitions, leaders and replicas; creates
+// unknown topics when the request and auto.create.topics.enable allow it.
+#include "brokerd/cluster/metadata_store.h"
+#include "brokerd/cluster/partition_manager.h"
+#include "brokerd/config/broker_config.h"
+#include "brokerd/net/blocking_pool.h"
+#include "brokerd/protocol/messages/metadata_request.h"
+#include "brokerd/protocol/messages/metadata_response.h"
+#include "kafka/handler.h"
+
+namespace brokerd::kafka {
+namespace {
+
+using protocol::ErrorCode;
+using protocol::MetadataRequest;
+using protocol::MetadataResponse;
+
+MetadataResponse::MetadataResponseTopic describe_topic(const cluster::TopicMetadata& t, int32_t node_id) {
+  MetadataResponse::MetadataResponseTopic out;
+  out.name = t.name;
+  out.topic_id = t.id;
+  out.is_internal = t.internal;
+  for (int32_t p = 0; p < t.partitions; ++p) {
+    MetadataResponse::MetadataResponsePartition part;
+    part.partition_index = p;
+    part.leader_id = node_id;
+    part.leader_epoch = 0;
+    part.replica_nodes = {node_id};
+    part.isr_nodes = {node_id};
+    out.partitions.push_back(std::move(part));
+  }
+  return out;
+}
+
+MetadataResponse::MetadataResponseTopic topic_error(std::optional<std::string> name, protocol::Uuid id, ErrorCode e) {
+  MetadataResponse::MetadataResponseTopic out;
+  out.name = std::move(name);
+  out.topic_id = id;
+  out.error_code = protocol::code(e);
+  return out;
+}
+
+}  // namespace
+
+boost::asio::awaitable<net::Response> handle_metadata(HandlerContext& ctx) {
+  auto req = ctx.decode<MetadataRequest>();
+  auto& svc = ctx.services;
+  auto image = svc.metadata.image();
+
+  MetadataResponse resp;
+  for (const auto& b : image->brokers) {
+    MetadataResponse::MetadataResponseBroker broker;
+    broker.node_id = b.node_id;
+    broker.host = b.host;
+    broker.port = b.port;
+    if (!b.rack.empty()) broker.rack = b.rack;
+    resp.brokers.push_back(std::move(broker));
+  }
+  resp.cluster_id = image->cluster_id;
+  resp.controller_id = image->controller_id;
+
+  // v0 sends an empty list for "all topics"; later versions send null.
+  bool all_topics = !req.topics.has_value() || (ctx.version == 0 && req.topics->empty());
+  if (all_topics) {
+    for (const auto& [name, t] : image->topics()) resp.topics.push_back(describe_topic(*t, svc.node_id));
+    co_return ctx.respond(resp);
+  }
+
+  bool may_create = svc.config.boolean("auto.create.topics.enable") && (ctx.version < 4 || req.allow_auto_topic_creation);
+  for (const auto& requested : *req.topics) {
+    if (!requested.name.has_value()) {
+      // Lookup by topic id (v10+).
+      const auto* t = image->topic(requested.topic_id);
+      if (t) {
+        resp.topics.push_back(describe_topic(*t, svc.node_id));
+      } else {
+        resp.topics.push_back(topic_error(std::nullopt, requested.topic_id, ErrorCode::unknown_topic_id));
+      }
+      continue;
+    }
+    const std::string& name = *requested.name;
+    if (const auto* t = image->topic(name)) {
+      resp.topics.push_back(describe_topic(*t, svc.node_id));
+      continue;
+    }
+    if (!cluster::valid_topic_name(name)) {
+      resp.topics.push_back(topic_error(name, {}, ErrorCode::invalid_topic_exception));
+      continue;
+    }
+    if (!may_create || cluster::is_internal_topic(name)) {
+      resp.topics.push_back(topic_error(name, {}, ErrorCode::unknown_topic_or_partition));
+      continue;
+    }
+    auto partitions = static_cast<int32_t>(svc.config.integer("num.partitions"));
+    auto rf = static_cast<int32_t>(svc.config.integer("default.replication.factor"));
+    auto change = co_await svc.blocking.run([&] { return svc.metadata.create_topic(name, partitions, rf, {}, false); });
+    if (change.error == ErrorCode::topic_already_exists) change.topic = nullptr, image = svc.metadata.image();
+    if (change.image) co_await svc.partitions.reconcile(change.image);
+    const cluster::TopicMetadata* created = change.topic ? change.topic.get() : svc.metadata.image()->topic(name);
+    if (created) {
+      resp.topics.push_back(describe_topic(*created, svc.node_id));
+    } else {
+      resp.topics.push_back(topic_error(name, {}, change.error == ErrorCode::none ? ErrorCode::leader_not_available : change.error));
+    }
+  }
+  co_return ctx.respond(resp);
+}
+
+}  // namespace brokerd::kafka

@@ -1,0 +1,128 @@
+// Produce: validates and appends each partition's batches on the partition's home shard.
+// All appends are posted before the handler first suspends, which keeps per-partition
+// order for pipelined requests (see net/request.h).
+#include <chrono>
+
+#include "brokerd/cluster/fan_out.h"
+#include "brokerd/cluster/metadata_store.h"
+#include "brokerd/cluster/partition_manager.h"
+#include "brokerd/protocol/messages/produce_request.h"
+#include "brokerd/protocol/messages/produce_response.h"
+#include "kafka/handler.h"
+
+namespace brokerd::kafka {
+namespace {
+
+using protocol::ErrorCode;
+using protocol::ProduceRequest;
+using protocol::ProduceResponse;
+
+struct Outcome {
+  ErrorCode error = ErrorCode::none;
+  std::string message;
+  int64_t base_offset = -1;
+  int64_t log_append_time = -1;
+  int64_t log_start_offset = -1;
+};
+
+int64_t wall_ms() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+// The request frame is owned by this request alone, so its batches may be rewritten in
+// place (offsets, leader epoch) before they are written: no copy on the produce path.
+std::span<std::byte> writable(const SharedBytes& b) {
+  return {const_cast<std::byte*>(b.data.data()), b.data.size()};
+}
+
+int64_t min_insync(const cluster::TopicMetadata& t, const Services& svc) {
+  auto it = t.configs.find("min.insync.replicas");
+  return std::stoll(it != t.configs.end() ? it->second : svc.partitions.topic_defaults().at("min.insync.replicas"));
+}
+
+}  // namespace
+
+boost::asio::awaitable<net::Response> handle_produce(HandlerContext& ctx) {
+  auto req = ctx.decode<ProduceRequest>();
+  auto& svc = ctx.services;
+  auto image = svc.metadata.image();
+  const bool acks_valid = req.acks == 0 || req.acks == 1 || req.acks == -1;
+
+  // One slot per partition in request order; a task for each partition that can be appended.
+  std::vector<Outcome> outcomes;
+  std::vector<size_t> task_slot;
+  std::vector<cluster::FanOutTask<Outcome>> tasks;
+  for (auto& topic : req.topic_data) {
+    const cluster::TopicMetadata* meta = image->topic(topic.name);
+    for (auto& part : topic.partition_data) {
+      Outcome o;
+      if (!acks_valid) {
+        o.error = ErrorCode::invalid_required_acks;
+      } else if (!meta || part.index < 0 || part.index >= meta->partitions) {
+        o.error = ErrorCode::unknown_topic_or_partition;
+      } else if (req.acks == -1 && min_insync(*meta, svc) > 1) {
+        // One replica is all this node has: acks=all cannot be met (NOT_ENOUGH_REPLICAS).
+        o.error = ErrorCode::not_enough_replicas;
+      } else if (part.records.is_null || part.records.parts.size() != 1 ||
+                 !std::holds_alternative<SharedBytes>(part.records.parts[0]) || part.records.size() == 0) {
+        o.error = ErrorCode::corrupt_message;
+        o.message = "the partition carries no record batches";
+      } else {
+        cluster::TopicPartition tp{topic.name, part.index};
+        auto data = writable(std::get<SharedBytes>(part.records.parts[0]));
+        auto* pm = &svc.partitions;
+        task_slot.push_back(outcomes.size());
+        tasks.push_back({pm->executor_of(tp), [pm, tp, data]() -> Outcome {
+                           Outcome r;
+                           cluster::Partition* p = pm->local(tp);
+                           if (!p) {
+                             r.error = ErrorCode::not_leader_or_follower;
+                             return r;
+                           }
+                           auto res = p->append(data, wall_ms());
+                           r.error = res.error;
+                           r.message = std::move(res.message);
+                           r.base_offset = res.base_offset;
+                           r.log_append_time = res.log_append_time;
+                           r.log_start_offset = res.log_start_offset;
+                           return r;
+                         }});
+      }
+      outcomes.push_back(std::move(o));
+    }
+  }
+
+  auto results = co_await cluster::fan_out(std::move(tasks));
+  for (size_t i = 0; i < results.size(); ++i) outcomes[task_slot[i]] = std::move(results[i]);
+
+  bool any_error = false;
+  ProduceResponse resp;
+  size_t slot = 0;
+  for (const auto& topic : req.topic_data) {
+    ProduceResponse::TopicProduceResponse tr;
+    tr.name = topic.name;
+    for (const auto& part : topic.partition_data) {
+      const Outcome& o = outcomes[slot++];
+      ProduceResponse::PartitionProduceResponse pr;
+      pr.index = part.index;
+      pr.error_code = protocol::code(o.error);
+      pr.base_offset = o.base_offset;
+      pr.log_append_time_ms = o.log_append_time;
+      pr.log_start_offset = o.log_start_offset;
+      if (o.error != ErrorCode::none) {
+        any_error = true;
+        if (!o.message.empty()) pr.error_message = o.message;
+      }
+      tr.partition_responses.push_back(std::move(pr));
+    }
+    resp.responses.push_back(std::move(tr));
+  }
+  if (req.acks == 0) {
+    // No response is expected; closing the connection is the only way to report a failure.
+    co_return net::Response{{}, false, any_error};
+  }
+  co_return ctx.respond(resp);
+}
+
+}  // namespace brokerd::kafka

@@ -1,0 +1,88 @@
+#include "brokerd/net/reactor_pool.h"
+
+#include <boost/asio/executor_work_guard.hpp>
+#include <boost/asio/io_context.hpp>
+
+#include <pthread.h>
+#include <signal.h>
+
+#include <optional>
+#include <stdexcept>
+#include <thread>
+#include <vector>
+
+#include "brokerd/common/logger.h"
+
+namespace brokerd::net {
+
+namespace {
+thread_local int tls_shard = -1;
+}
+
+int current_shard() { return tls_shard; }
+
+struct ReactorPool::Impl {
+  using Guard = boost::asio::executor_work_guard<boost::asio::io_context::executor_type>;
+  std::vector<std::unique_ptr<boost::asio::io_context>> contexts;
+  std::vector<std::optional<Guard>> guards;
+  std::vector<std::thread> threads;
+};
+
+ReactorPool::ReactorPool(size_t threads) : impl_(std::make_unique<Impl>()) {
+  if (threads == 0) threads = std::max(1u, std::thread::hardware_concurrency());
+  for (size_t i = 0; i < threads; ++i) {
+    // Concurrency hint 1: each context is only ever run by its own thread.
+    impl_->contexts.push_back(std::make_unique<boost::asio::io_context>(1));
+    impl_->guards.emplace_back(impl_->contexts.back()->get_executor());
+  }
+}
+
+ReactorPool::~ReactorPool() {
+  stop();
+  join();
+}
+
+size_t ReactorPool::size() const { return impl_->contexts.size(); }
+
+boost::asio::any_io_executor ReactorPool::executor(size_t shard) const {
+  return impl_->contexts.at(shard)->get_executor();
+}
+
+void ReactorPool::start() {
+  if (!impl_->threads.empty()) throw std::logic_error("ReactorPool already started");
+  for (size_t i = 0; i < impl_->contexts.size(); ++i) {
+    impl_->threads.emplace_back([this, i] {
+      tls_shard = static_cast<int>(i);
+      // sendfile() to a peer that has gone raises SIGPIPE (it has no MSG_NOSIGNAL); blocked
+      // here, the call fails with EPIPE instead and the process lives on.
+      sigset_t pipe;
+      sigemptyset(&pipe);
+      sigaddset(&pipe, SIGPIPE);
+      pthread_sigmask(SIG_BLOCK, &pipe, nullptr);
+      auto& ctx = *impl_->contexts[i];
+      for (;;) {
+        try {
+          ctx.run();
+          break;
+        } catch (const std::exception& e) {
+          // A handler let an exception escape: keep the shard alive, it serves others too.
+          module_logger("net")->error("reactor {}: unhandled exception: {}", i, e.what());
+        }
+      }
+      tls_shard = -1;
+    });
+  }
+}
+
+void ReactorPool::stop() {
+  for (auto& g : impl_->guards) g.reset();
+  for (auto& c : impl_->contexts) c->stop();
+}
+
+void ReactorPool::join() {
+  for (auto& t : impl_->threads) {
+    if (t.joinable()) t.join();
+  }
+}
+
+}  // namespace brokerd::net

@@ -1,0 +1,43 @@
+// Follower and observer duties: keep one fetch outstanding to the leader, notice when the
+// leader is gone, and (observers) find the leader by asking the voters.
+#include "brokerd/raft/node.h"
+
+namespace brokerd::raft {
+
+void RaftNode::follower_tick(int64_t now) {
+  if (role_ == Role::follower && now >= fetch_deadline_) {
+    if (is_voter()) {
+      become_prospective(now);
+    } else {
+      become_unattached(epoch_, now);
+    }
+    return;
+  }
+  if (inflight_ != 0 && now < inflight_deadline_) return;
+  if (now < next_fetch_at_) return;
+  // Report only flushed entries: what the leader counts toward the high watermark must
+  // survive our crash.
+  if (log_.flushed_end_offset() < log_.end_offset() &&
+      !config_.has_bug(Bug::fetch_before_flush))
+    return;
+  ReplicaId target = leader_id_;
+  if (role_ != Role::follower) {
+    if (config_.voters.empty()) return;
+    target = config_.voters[discover_index_++ % config_.voters.size()];
+  }
+  send_fetch(target, now);
+}
+
+void RaftNode::send_fetch(ReplicaId to, int64_t now) {
+  if (snapshot_fetch_) {
+    inflight_ = send(to, FetchSnapshotRequest{config_.node_id, epoch_, snapshot_fetch_->id,
+                                              static_cast<int64_t>(snapshot_fetch_->data.size()),
+                                              config_.snapshot_chunk_bytes});
+  } else {
+    inflight_ = send(to, FetchRequest{config_.node_id, epoch_, log_.end_offset(),
+                                      log_.last_epoch(), config_.max_fetch_entries});
+  }
+  inflight_deadline_ = now + config_.request_timeout_ms;
+}
+
+}  // namespace brokerd::raft

@@ -1,0 +1,90 @@
+#include "index_file.h"
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <system_error>
+
+namespace brokerd::storage::detail {
+namespace {
+[[noreturn]] void throw_errno(const char* what, const std::filesystem::path& p) {
+  throw std::system_error(errno, std::generic_category(), std::string(what) + " " + p.string());
+}
+}  // namespace
+
+IndexFile::~IndexFile() { close(); }
+
+void IndexFile::open(size_t max_bytes, bool writable) {
+  close();
+  writable_ = writable;
+  fd_ = ::open(path_.c_str(), (writable ? O_RDWR | O_CREAT : O_RDONLY) | O_CLOEXEC, 0644);
+  if (fd_ < 0) throw_errno("open", path_);
+  struct stat st {};
+  if (::fstat(fd_, &st) != 0) throw_errno("fstat", path_);
+  size_at_open_ = static_cast<size_t>(st.st_size);
+  entries_ = size_at_open_ / entry_size_;
+  if (writable) {
+    size_t cap = std::max(max_bytes / entry_size_, entries_);
+    capacity_ = cap;
+    if (cap * entry_size_ != size_at_open_ && ::ftruncate(fd_, static_cast<off_t>(cap * entry_size_)) != 0)
+      throw_errno("ftruncate", path_);
+    if (cap > 0) map(cap * entry_size_, true);
+  } else {
+    capacity_ = entries_;
+  }
+}
+
+void IndexFile::map(size_t bytes, bool writable) const {
+  void* p = ::mmap(nullptr, bytes, writable ? PROT_READ | PROT_WRITE : PROT_READ, MAP_SHARED, fd_, 0);
+  if (p == MAP_FAILED) throw_errno("mmap", path_);
+  map_ = static_cast<std::byte*>(p);
+  map_size_ = bytes;
+}
+
+void IndexFile::unmap() const {
+  if (map_) ::munmap(map_, map_size_);
+  map_ = nullptr;
+  map_size_ = 0;
+}
+
+const std::byte* IndexFile::entry(size_t i) const {
+  if (!map_) map(entries_ * entry_size_, false);  // closed segments map lazily
+  return map_ + i * entry_size_;
+}
+
+std::byte* IndexFile::append_slot() {
+  std::byte* p = map_ + entries_ * entry_size_;
+  ++entries_;
+  return p;
+}
+
+void IndexFile::make_read_only() {
+  if (fd_ < 0) return;
+  unmap();
+  if (writable_ && ::ftruncate(fd_, static_cast<off_t>(entries_ * entry_size_)) != 0) throw_errno("ftruncate", path_);
+  writable_ = false;
+  capacity_ = entries_;
+}
+
+void IndexFile::flush() {
+  if (map_ && writable_) ::msync(map_, map_size_, MS_SYNC);
+}
+
+void IndexFile::close() {
+  if (fd_ < 0) return;
+  if (writable_) make_read_only();
+  unmap();
+  ::close(fd_);
+  fd_ = -1;
+}
+
+void IndexFile::rename_to(const std::filesystem::path& p) {
+  std::error_code ec;
+  std::filesystem::rename(path_, p, ec);
+  path_ = p;
+}
+
+}  // namespace brokerd::storage::detail

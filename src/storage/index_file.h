@@ -1,0 +1,53 @@
+#pragma once
+// A file of fixed-size index entries, preallocated and memory-mapped while it is written,
+// trimmed to its entries when its segment stops being active.
+#include <cstddef>
+#include <cstdint>
+#include <filesystem>
+
+namespace brokerd::storage::detail {
+
+class IndexFile {
+ public:
+  IndexFile(std::filesystem::path path, size_t entry_size) : path_(std::move(path)), entry_size_(entry_size) {}
+  ~IndexFile();
+  IndexFile(const IndexFile&) = delete;
+  IndexFile& operator=(const IndexFile&) = delete;
+
+  // Opens or creates the file. A writable index is grown to `max_bytes` (sparse) so
+  // appends need no syscall. Throws std::system_error on I/O failure.
+  void open(size_t max_bytes, bool writable);
+  // Drops the preallocated tail, unmaps, and reopens read-only on demand.
+  void make_read_only();
+  void flush();
+  void close();
+  // Renames the file (suffix change on delete); the mapping stays valid.
+  void rename_to(const std::filesystem::path& p);
+
+  size_t entries() const { return entries_; }
+  size_t capacity() const { return capacity_; }
+  bool full() const { return entries_ >= capacity_; }
+  const std::byte* entry(size_t i) const;
+  std::byte* append_slot();  // caller fills entry_size bytes
+  void truncate_entries(size_t n) { entries_ = std::min(n, entries_); }
+  // Keeps only leading entries accepted by the caller's sanity check.
+  const std::filesystem::path& path() const { return path_; }
+  // Size in bytes the file had when opened (before preallocation).
+  size_t file_size_at_open() const { return size_at_open_; }
+
+ private:
+  void map(size_t bytes, bool writable) const;
+  void unmap() const;
+
+  std::filesystem::path path_;
+  size_t entry_size_;
+  int fd_ = -1;
+  bool writable_ = false;
+  size_t entries_ = 0;
+  size_t capacity_ = 0;
+  size_t size_at_open_ = 0;
+  mutable std::byte* map_ = nullptr;
+  mutable size_t map_size_ = 0;
+};
+
+}  // namespace brokerd::storage::detail

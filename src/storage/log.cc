@@ -1,0 +1,450 @@
+#include "brokerd/storage/log.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstring>
+#include <fstream>
+#include <system_error>
+
+#include "brokerd/common/logger.h"
+#include "brokerd/storage/record_batch.h"
+
+namespace brokerd::storage {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+std::optional<int64_t> parse_stem(const std::string& stem) {
+  if (stem.size() != 20) return std::nullopt;
+  int64_t v = 0;
+  for (char c : stem) {
+    if (c < '0' || c > '9') return std::nullopt;
+    v = v * 10 + (c - '0');
+  }
+  return v;
+}
+
+bool ends_with(const std::string& s, std::string_view suffix) {
+  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+}  // namespace
+
+Log::Log(fs::path dir, LogConfig cfg) : dir_(std::move(dir)), cfg_(cfg) {}
+
+Log::~Log() { close(); }
+
+int64_t Log::now() const {
+  using namespace std::chrono;
+  return duration_cast<milliseconds>(system_clock::now().time_since_epoch()).count();
+}
+
+std::unique_ptr<Log> Log::open(fs::path dir, LogConfig cfg, bool clean_shutdown) {
+  fs::create_directories(dir);
+  std::unique_ptr<Log> log(new Log(std::move(dir), cfg));
+  log->load(clean_shutdown);
+  return log;
+}
+
+void Log::load(bool clean_shutdown) {
+  auto logger = module_logger("storage");
+  std::vector<int64_t> bases;
+  for (const auto& e : fs::directory_iterator(dir_)) {
+    std::string name = e.path().filename().string();
+    // Leftovers of an interrupted delete or write: never part of the log.
+    if (ends_with(name, ".deleted") || ends_with(name, ".tmp") || ends_with(name, ".cleaned") ||
+        ends_with(name, ".swap")) {
+      fs::remove(e.path());
+      continue;
+    }
+    if (e.path().extension() == ".log") {
+      if (auto b = parse_stem(e.path().stem().string())) bases.push_back(*b);
+    }
+  }
+  // Index files whose segment is gone.
+  for (const auto& e : fs::directory_iterator(dir_)) {
+    auto ext = e.path().extension();
+    if (ext != ".index" && ext != ".timeindex") continue;
+    fs::path log_file = e.path();
+    log_file.replace_extension(".log");
+    if (!fs::exists(log_file)) fs::remove(e.path());
+  }
+  std::sort(bases.begin(), bases.end());
+  read_checkpoint();
+  int64_t t = now();
+
+  if (bases.empty()) {
+    segments_.emplace(log_start_offset_, Segment::create(dir_, log_start_offset_, cfg_, t));
+    recovery_point_ = log_start_offset_;
+    return;
+  }
+  // Recovery starts at the segment holding the recovery point (at least the last one).
+  size_t recover_from = bases.size() - 1;
+  if (!clean_shutdown) {
+    while (recover_from > 0 && bases[recover_from] > recovery_point_) --recover_from;
+  }
+  for (size_t i = 0; i < bases.size(); ++i) {
+    bool last = i + 1 == bases.size();
+    bool recover = !clean_shutdown && i >= recover_from;
+    auto seg = Segment::open(dir_, bases[i], cfg_, last || recover, t);
+    if (recover) {
+      uint64_t cut = seg->recover(cfg_.max_message_bytes);
+      if (cut > 0) {
+        logger->warn("{}: recovered segment {} cut {} bytes of invalid data", dir_.string(), bases[i], cut);
+        if (!last) {
+          // Data after a torn segment cannot be trusted to follow on: drop it.
+          for (size_t j = i + 1; j < bases.size(); ++j) {
+            auto stem = dir_ / segment_file_stem(bases[j]);
+            for (const char* ext : {".log", ".index", ".timeindex"}) fs::remove(stem.string() + ext);
+          }
+          bases.resize(i + 1);
+          last = true;
+        }
+      }
+    } else if (!seg->load_state()) {
+      logger->warn("{}: rebuilding indexes of segment {}", dir_.string(), bases[i]);
+      seg.reset();
+      seg = Segment::open(dir_, bases[i], cfg_, true, t);
+      seg->recover(cfg_.max_message_bytes);
+    }
+    if (!last) seg->make_inactive();
+    segments_.emplace(bases[i], std::move(seg));
+    if (last) break;
+  }
+  int64_t leo = log_end_offset();
+  log_start_offset_ = std::clamp(log_start_offset_, segments_.begin()->first, leo);
+  recovery_point_ = leo;  // clean, or just validated by recovery
+}
+
+int64_t Log::log_end_offset() const { return active().next_offset(); }
+
+uint64_t Log::size_bytes() const {
+  uint64_t n = 0;
+  for (const auto& [_, s] : segments_) n += s->size();
+  return n;
+}
+
+std::vector<const Segment*> Log::segments() const {
+  std::vector<const Segment*> out;
+  for (const auto& [_, s] : segments_) out.push_back(s.get());
+  return out;
+}
+
+bool Log::should_roll(size_t incoming_bytes, int64_t incoming_max_ts, int64_t last_offset, int64_t now_ms) const {
+  const Segment& s = active();
+  if (s.empty()) return false;
+  if (s.size() + incoming_bytes > static_cast<uint64_t>(cfg_.segment_bytes)) return true;
+  if (s.time_waited_for_roll(now_ms, incoming_max_ts) > cfg_.segment_ms) return true;
+  if (s.indexes_full()) return true;
+  return last_offset - s.base_offset() > INT32_MAX;
+}
+
+AppendResult Log::append(std::span<std::byte> batches, int32_t leader_epoch, int64_t now_ms) {
+  AppendResult res;
+  res.log_start_offset = log_start_offset_;
+  if (closed_) {
+    res.error = ErrorCode::kafka_storage_error;
+    res.message = "log is closed";
+    return res;
+  }
+  BatchLimits limits;
+  limits.max_batch_bytes = static_cast<size_t>(cfg_.max_message_bytes);
+  std::vector<BatchInfo> infos;
+  auto v = validate_batches(batches, limits, &infos);
+  if (!v.ok()) {
+    res.error = v.error;
+    res.message = std::move(v.message);
+    return res;
+  }
+  const bool log_append_time = cfg_.message_timestamp_type == TimestampType::log_append_time;
+  int64_t offsets = 0, incoming_max_ts = -1;
+  for (const auto& i : infos) {
+    offsets += int64_t{i.last_offset_delta} + 1;
+    incoming_max_ts = std::max(incoming_max_ts, log_append_time ? now_ms : i.max_timestamp);
+  }
+  int64_t base = log_end_offset();
+  if (should_roll(batches.size(), incoming_max_ts, base + offsets - 1, now_ms)) {
+    roll(now_ms);
+  }
+
+  std::vector<AppendBatch> metas;
+  metas.reserve(infos.size());
+  int64_t next = base;
+  for (const auto& i : infos) {
+    MutableRecordBatchView b(batches.subspan(i.position, i.size));
+    b.set_base_offset(next);
+    b.set_partition_leader_epoch(leader_epoch);
+    int64_t max_ts = i.max_timestamp;
+    if (log_append_time) {
+      b.set_log_append_time(now_ms);
+      max_ts = now_ms;
+    }
+    int64_t last = next + i.last_offset_delta;
+    metas.push_back(AppendBatch{i.position, i.size, next, last, max_ts});
+    next = last + 1;
+  }
+  if (int err = active().append(batches, metas); err != 0) {
+    res.error = ErrorCode::kafka_storage_error;
+    res.message = std::string("write failed: ") + std::strerror(err);
+    module_logger("storage")->error("{}: {}", dir_.string(), res.message);
+    return res;
+  }
+  res.base_offset = base;
+  res.last_offset = next - 1;
+  res.log_append_time = log_append_time ? now_ms : -1;
+  res.record_count = v.record_count;
+  return res;
+}
+
+ReadResult Log::read(int64_t offset, int32_t max_bytes, bool min_one_batch, int64_t max_offset_exclusive) const {
+  ReadResult res;
+  res.log_start_offset = log_start_offset_;
+  res.log_end_offset = log_end_offset();
+  if (offset < log_start_offset_ || offset > res.log_end_offset) {
+    res.error = ErrorCode::offset_out_of_range;
+    return res;
+  }
+  if (offset >= max_offset_exclusive || offset == res.log_end_offset) return res;
+
+  uint64_t remaining = max_bytes > 0 ? static_cast<uint64_t>(max_bytes) : 0;
+  bool first = true;
+  bool done = false;
+  auto it = segments_.upper_bound(offset);
+  if (it != segments_.begin()) --it;
+  for (; it != segments_.end() && !done; ++it) {
+    const Segment& seg = *it->second;
+    std::optional<BatchPosition> b = first ? seg.find_batch(offset) : seg.batch_at(0);
+    uint64_t start = b ? b->position : 0;
+    uint64_t len = 0;
+    while (b) {
+      if (b->base_offset >= max_offset_exclusive || (b->size > remaining && !(first && min_one_batch))) {
+        done = true;
+        break;
+      }
+      len += b->size;
+      remaining -= std::min<uint64_t>(b->size, remaining);
+      first = false;
+      b = seg.batch_at(b->position + b->size);
+    }
+    if (len > 0) res.records.parts.emplace_back(FileSlice{seg.file(), start, static_cast<uint32_t>(len)});
+    if (remaining == 0) done = true;
+  }
+  return res;
+}
+
+std::optional<Log::TimestampAndOffset> Log::max_timestamp_and_offset() const {
+  const Segment* best = nullptr;
+  for (const auto& [_, s] : segments_) {
+    if (s->max_timestamp() >= 0 && (!best || s->max_timestamp() > best->max_timestamp())) best = s.get();
+  }
+  if (!best) return std::nullopt;
+  TimestampAndOffset r{best->max_timestamp(), best->offset_of_max_timestamp()};
+  // The segment knows the batch; the exact record is the first one carrying the maximum.
+  if (auto b = best->find_batch(best->offset_of_max_timestamp())) {
+    Bytes buf(b->size);
+    if (best->read_bytes(b->position, buf)) {
+      RecordReader reader{RecordBatchView(buf)};
+      Record rec;
+      while (reader.next(rec)) {
+        if (rec.timestamp == r.timestamp) {
+          r.offset = rec.offset;
+          break;
+        }
+      }
+    }
+  }
+  return r;
+}
+
+std::optional<Log::TimestampAndOffset> Log::offset_for_timestamp(int64_t ts) const {
+  for (const auto& [_, s] : segments_) {
+    if (s->max_timestamp() < ts || s->next_offset() <= log_start_offset_) continue;
+    const Segment& seg = *s;
+    uint64_t pos = 0;
+    auto& seg_mut = const_cast<Segment&>(seg);  // index lookups do not modify
+    if (auto e = seg_mut.time_index().lookup_below(ts)) pos = seg_mut.offset_index().lookup(e->offset + 1).position;
+    for (auto b = seg.batch_at(pos); b; b = seg.batch_at(b->position + b->size)) {
+      if (b->max_timestamp < ts || b->last_offset < log_start_offset_) continue;
+      Bytes buf(b->size);
+      if (!seg.read_bytes(b->position, buf)) break;
+      RecordReader reader{RecordBatchView(buf)};
+      Record rec;
+      while (reader.next(rec)) {
+        if (rec.timestamp >= ts && rec.offset >= log_start_offset_) return TimestampAndOffset{rec.timestamp, rec.offset};
+      }
+    }
+  }
+  return std::nullopt;
+}
+
+void Log::delete_segment(std::map<int64_t, std::unique_ptr<Segment>>::iterator it, int64_t now_ms) {
+  auto files = it->second->rename_for_delete();
+  segments_.erase(it);
+  if (cfg_.file_delete_delay_ms <= 0) {
+    for (const auto& f : files) fs::remove(f);
+  } else {
+    pending_deletes_.push_back({std::move(files), now_ms + cfg_.file_delete_delay_ms});
+  }
+}
+
+void Log::delete_expired_files(int64_t now_ms) {
+  std::erase_if(pending_deletes_, [&](const PendingDelete& d) {
+    if (d.deadline_ms > now_ms) return false;
+    std::error_code ec;
+    for (const auto& f : d.files) fs::remove(f, ec);
+    return true;
+  });
+}
+
+ErrorCode Log::delete_records_before(int64_t offset, int64_t now_ms) {
+  if (now_ms < 0) now_ms = now();
+  if (offset > log_end_offset() || offset < 0) return ErrorCode::offset_out_of_range;
+  if (offset <= log_start_offset_) return ErrorCode::none;
+  log_start_offset_ = offset;
+  while (!segments_.empty()) {
+    auto it = segments_.begin();
+    auto next = std::next(it);
+    int64_t upper = next == segments_.end() ? log_end_offset() : next->first;
+    if (upper > log_start_offset_) break;
+    if (next == segments_.end()) {
+      if (it->second->empty()) break;
+      roll(now_ms);  // the active segment goes too: start a fresh one first
+      continue;
+    }
+    delete_segment(it, now_ms);
+  }
+  write_checkpoint();
+  return ErrorCode::none;
+}
+
+size_t Log::enforce_retention(int64_t now_ms) {
+  size_t deleted = 0;
+  auto delete_first_while = [&](auto pred, bool may_roll_active) {
+    while (!segments_.empty()) {
+      auto it = segments_.begin();
+      bool is_active = std::next(it) == segments_.end();
+      if (!pred(*it->second)) break;
+      if (is_active) {
+        if (!may_roll_active || it->second->empty()) break;
+        roll(now_ms);
+        continue;
+      }
+      delete_segment(it, now_ms);
+      ++deleted;
+    }
+  };
+  if (cfg_.cleanup_policy.remove && cfg_.retention_ms >= 0) {
+    delete_first_while([&](const Segment& s) { return now_ms - s.largest_timestamp() > cfg_.retention_ms; }, true);
+  }
+  if (cfg_.cleanup_policy.remove && cfg_.retention_bytes >= 0) {
+    int64_t excess = static_cast<int64_t>(size_bytes()) - cfg_.retention_bytes;
+    delete_first_while(
+        [&](const Segment& s) {
+          if (excess < static_cast<int64_t>(s.size())) return false;
+          excess -= static_cast<int64_t>(s.size());
+          return true;
+        },
+        false);
+  }
+  // Segments wholly below a log start moved by DeleteRecords.
+  delete_first_while(
+      [&](const Segment& s) { return s.next_offset() <= log_start_offset_ && s.base_offset() < log_start_offset_; },
+      false);
+  int64_t first_base = segments_.begin()->first;
+  if (first_base > log_start_offset_) {
+    log_start_offset_ = first_base;
+    write_checkpoint();
+  }
+  delete_expired_files(now_ms);
+  return deleted;
+}
+
+void Log::roll(int64_t now_ms) {
+  Segment& cur = active();
+  if (cur.empty()) return;
+  int64_t base = cur.next_offset();
+  cur.make_inactive();
+  segments_.emplace(base, Segment::create(dir_, base, cfg_, now_ms));
+}
+
+ErrorCode Log::flush() {
+  int64_t leo = log_end_offset();
+  for (auto& [_, s] : segments_) {
+    if (s->next_offset() <= recovery_point_ && !s->empty()) continue;
+    if (s->flush() != 0) return ErrorCode::kafka_storage_error;
+  }
+  recovery_point_ = leo;
+  return ErrorCode::none;
+}
+
+FlushTarget Log::flush_target() const {
+  FlushTarget t;
+  t.offset = log_end_offset();
+  for (const auto& [_, s] : segments_) {
+    if (s->next_offset() > recovery_point_) t.files.push_back(s->file());
+  }
+  return t;
+}
+
+void Log::mark_flushed(int64_t offset) { recovery_point_ = std::max(recovery_point_, std::min(offset, log_end_offset())); }
+
+void Log::close() {
+  if (closed_) return;
+  flush();
+  for (auto& [_, s] : segments_) s->close();
+  write_checkpoint();
+  closed_ = true;
+}
+
+void Log::update_config(LogConfig cfg) { cfg_ = cfg; }
+
+void Log::truncate_to(int64_t offset) {
+  if (offset >= log_end_offset()) return;
+  int64_t t = now();
+  while (segments_.size() > 1 && segments_.rbegin()->first >= offset) {
+    auto it = std::prev(segments_.end());
+    for (const auto& f : it->second->rename_for_delete()) fs::remove(f);
+    segments_.erase(it);
+  }
+  // The remaining last segment becomes the active one again, with writable indexes.
+  auto it = std::prev(segments_.end());
+  int64_t base = it->first;
+  it->second->close();
+  it->second = Segment::open(dir_, base, cfg_, true, t);
+  it->second->truncate_to(offset, cfg_.max_message_bytes);
+  int64_t leo = log_end_offset();
+  recovery_point_ = std::min(recovery_point_, leo);
+  if (log_start_offset_ > leo) log_start_offset_ = leo;
+  write_checkpoint();
+}
+
+void Log::write_checkpoint() {
+  fs::path tmp = dir_ / (std::string(kCheckpointFile) + ".tmp");
+  {
+    std::ofstream out(tmp, std::ios::trunc);
+    out << "1\n" << log_start_offset_ << "\n" << recovery_point_ << "\n";
+    if (!out) return;
+  }
+  int fd = ::open(tmp.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd >= 0) {
+    ::fsync(fd);
+    ::close(fd);
+  }
+  std::error_code ec;
+  fs::rename(tmp, dir_ / kCheckpointFile, ec);
+}
+
+void Log::read_checkpoint() {
+  std::ifstream in(dir_ / kCheckpointFile);
+  int version = 0;
+  int64_t start = 0, rp = 0;
+  if (in >> version >> start >> rp && version == 1) {
+    log_start_offset_ = start;
+    recovery_point_ = rp;
+  }
+}
+
+}  // namespace brokerd::storage

@@ -1,0 +1,251 @@
+#include "brokerd/storage/segment.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <system_error>
+
+#include "brokerd/storage/record_batch.h"
+#include "varint.h"
+
+namespace brokerd::storage {
+
+namespace fs = std::filesystem;
+namespace L = batch_layout;
+using namespace detail;
+
+std::string segment_file_stem(int64_t base_offset) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%020lld", static_cast<long long>(base_offset));
+  return buf;
+}
+
+Segment::Segment(const fs::path& dir, int64_t base_offset, const LogConfig& cfg)
+    : dir_(dir), base_offset_(base_offset), cfg_(cfg), next_offset_(base_offset) {
+  log_path_ = dir_ / (segment_file_stem(base_offset) + ".log");
+}
+
+Segment::~Segment() { close(); }
+
+std::unique_ptr<Segment> Segment::create(const fs::path& dir, int64_t base_offset, const LogConfig& cfg, int64_t now_ms) {
+  std::unique_ptr<Segment> s(new Segment(dir, base_offset, cfg));
+  s->open_files(true, true, now_ms);
+  return s;
+}
+
+std::unique_ptr<Segment> Segment::open(const fs::path& dir, int64_t base_offset, const LogConfig& cfg, bool active,
+                                       int64_t now_ms) {
+  std::unique_ptr<Segment> s(new Segment(dir, base_offset, cfg));
+  s->open_files(false, active, now_ms);
+  return s;
+}
+
+void Segment::open_files(bool create, bool active, int64_t now_ms) {
+  active_ = active;
+  created_ms_ = now_ms;
+  int flags = O_RDWR | O_CLOEXEC | (create ? O_CREAT | O_TRUNC : 0);
+  int fd = ::open(log_path_.c_str(), flags, 0644);
+  if (fd < 0) throw std::system_error(errno, std::generic_category(), "open " + log_path_.string());
+  file_ = std::make_shared<const FileHandle>(fd);
+  struct stat st {};
+  ::fstat(fd, &st);
+  size_ = static_cast<uint64_t>(st.st_size);
+  auto stem = dir_ / segment_file_stem(base_offset_);
+  if (create) {
+    fs::remove(stem.string() + ".index");
+    fs::remove(stem.string() + ".timeindex");
+  }
+  size_t max_index = static_cast<size_t>(cfg_.segment_index_bytes);
+  // A missing index is created empty and rebuilt by the caller (load_state() fails).
+  indexes_missing_ = !fs::exists(stem.string() + ".index") || !fs::exists(stem.string() + ".timeindex");
+  bool writable = active || indexes_missing_;
+  offset_index_ = std::make_unique<OffsetIndex>(stem.string() + ".index", base_offset_, max_index, writable);
+  time_index_ = std::make_unique<TimeIndex>(stem.string() + ".timeindex", base_offset_, max_index, writable);
+  if (create) indexes_missing_ = false;
+  active_ = writable;
+}
+
+int64_t Segment::largest_timestamp() const {
+  if (max_timestamp_ >= 0) return max_timestamp_;
+  struct stat st {};
+  if (::stat(log_path_.c_str(), &st) == 0) return static_cast<int64_t>(st.st_mtim.tv_sec) * 1000 + st.st_mtim.tv_nsec / 1000000;
+  return created_ms_;
+}
+
+void Segment::index_batch(const BatchPosition& b) {
+  if (next_offset_ == base_offset_ && b.position == 0) first_batch_timestamp_ = b.max_timestamp;
+  if (b.max_timestamp > max_timestamp_) {
+    max_timestamp_ = b.max_timestamp;
+    offset_of_max_timestamp_ = b.last_offset;
+  }
+  if (bytes_since_index_ > static_cast<uint64_t>(cfg_.index_interval_bytes)) {
+    offset_index_->append(b.last_offset, static_cast<uint32_t>(b.position));
+    if (max_timestamp_ >= 0) time_index_->maybe_append(max_timestamp_, offset_of_max_timestamp_);
+    bytes_since_index_ = 0;
+  }
+  bytes_since_index_ += b.size;
+  next_offset_ = b.last_offset + 1;
+}
+
+int Segment::append(std::span<const std::byte> payload, std::span<const AppendBatch> batches) {
+  const std::byte* p = payload.data();
+  size_t left = payload.size();
+  uint64_t at = size_;
+  while (left > 0) {
+    ssize_t n = ::pwrite(file_->fd(), p, left, static_cast<off_t>(at));
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      int err = n < 0 ? errno : EIO;
+      // Leave no partial batch behind: the next append must start at a batch boundary.
+      while (::ftruncate(file_->fd(), static_cast<off_t>(size_)) != 0 && errno == EINTR) {
+      }
+      return err;
+    }
+    p += n;
+    left -= static_cast<size_t>(n);
+    at += static_cast<uint64_t>(n);
+  }
+  for (const auto& b : batches) {
+    index_batch(BatchPosition{size_ + b.position, static_cast<uint32_t>(b.size), b.base_offset, b.last_offset,
+                              b.max_timestamp});
+  }
+  size_ = at;
+  return 0;
+}
+
+bool Segment::read_bytes(uint64_t position, std::span<std::byte> out) const {
+  size_t done = 0;
+  while (done < out.size()) {
+    ssize_t n = ::pread(file_->fd(), out.data() + done, out.size() - done, static_cast<off_t>(position + done));
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;
+    done += static_cast<size_t>(n);
+  }
+  return true;
+}
+
+std::optional<BatchPosition> Segment::batch_at(uint64_t position) const {
+  if (position + L::header_size > size_) return std::nullopt;
+  std::byte h[L::header_size];
+  if (!read_bytes(position, h)) return std::nullopt;
+  int32_t len = static_cast<int32_t>(load_be32(h + L::batch_length));
+  if (len < static_cast<int32_t>(L::header_size - L::log_overhead)) return std::nullopt;
+  uint64_t size = static_cast<uint64_t>(len) + L::log_overhead;
+  if (position + size > size_ || static_cast<int8_t>(h[L::magic]) != 2) return std::nullopt;
+  BatchPosition b;
+  b.position = position;
+  b.size = static_cast<uint32_t>(size);
+  b.base_offset = static_cast<int64_t>(load_be64(h + L::base_offset));
+  b.last_offset = b.base_offset + static_cast<int32_t>(load_be32(h + L::last_offset_delta));
+  b.max_timestamp = static_cast<int64_t>(load_be64(h + L::max_timestamp));
+  return b;
+}
+
+std::optional<BatchPosition> Segment::find_batch(int64_t offset) const {
+  uint64_t pos = offset_index_->lookup(offset).position;
+  while (auto b = batch_at(pos)) {
+    if (b->last_offset >= offset) return b;
+    pos += b->size;
+  }
+  return std::nullopt;
+}
+
+uint64_t Segment::recover(int32_t max_message_bytes) {
+  offset_index_->reset();
+  time_index_->truncate_to(base_offset_);
+  next_offset_ = base_offset_;
+  max_timestamp_ = offset_of_max_timestamp_ = first_batch_timestamp_ = -1;
+  bytes_since_index_ = 0;
+  BatchLimits limits;
+  limits.max_batch_bytes = SIZE_MAX;  // a lowered max.message.bytes must not cut old data
+  uint64_t file_size = size_;
+  uint64_t pos = 0;
+  Bytes buf;
+  while (auto b = batch_at(pos)) {
+    if (b->base_offset < next_offset_ || b->last_offset < b->base_offset) break;
+    buf.resize(b->size);
+    if (!read_bytes(pos, buf)) break;
+    if (!validate_batch(buf, limits).ok()) break;
+    index_batch(*b);
+    pos += b->size;
+  }
+  if (pos < file_size) {
+    ::ftruncate(file_->fd(), static_cast<off_t>(pos));
+    size_ = pos;
+  }
+  return file_size - pos;
+}
+
+bool Segment::load_state() {
+  if (indexes_missing_) return false;
+  auto last = offset_index_->last_entry();
+  if (last && last->position >= size_) return false;
+  if (auto t = time_index_->last_entry()) {
+    max_timestamp_ = t->timestamp;
+    offset_of_max_timestamp_ = t->offset;
+  }
+  if (auto first = batch_at(0)) first_batch_timestamp_ = first->max_timestamp;
+  else if (size_ > 0) return false;
+  uint64_t pos = last ? last->position : 0;
+  while (pos < size_) {
+    auto b = batch_at(pos);
+    if (!b || (last && pos == last->position && b->last_offset != last->offset)) return false;
+    if (b->max_timestamp > max_timestamp_) {
+      max_timestamp_ = b->max_timestamp;
+      offset_of_max_timestamp_ = b->last_offset;
+    }
+    next_offset_ = b->last_offset + 1;
+    pos += b->size;
+  }
+  bytes_since_index_ = size_ - (last ? last->position : 0);
+  if (auto t = time_index_->last_entry(); t && t->offset >= next_offset_) return false;
+  return true;
+}
+
+void Segment::truncate_to(int64_t offset, int32_t max_message_bytes) {
+  auto b = find_batch(offset);
+  if (!b) return;
+  uint64_t cut = b->position;  // as Kafka: a batch is never split, the one holding `offset` goes
+  ::ftruncate(file_->fd(), static_cast<off_t>(cut));
+  size_ = cut;
+  recover(max_message_bytes);
+}
+
+void Segment::make_inactive() {
+  if (!active_) return;
+  if (max_timestamp_ >= 0) time_index_->maybe_append(max_timestamp_, offset_of_max_timestamp_);
+  offset_index_->make_read_only();
+  time_index_->make_read_only();
+  active_ = false;
+}
+
+int Segment::flush() {
+  if (::fdatasync(file_->fd()) != 0) return errno;
+  offset_index_->flush();
+  time_index_->flush();
+  return 0;
+}
+
+void Segment::close() {
+  if (!offset_index_) return;
+  make_inactive();
+  offset_index_->close();
+  time_index_->close();
+}
+
+std::vector<fs::path> Segment::rename_for_delete() {
+  close();
+  std::vector<fs::path> out;
+  for (const fs::path& p : {log_path_, offset_index_->path(), time_index_->path()}) {
+    fs::path to = p.string() + ".deleted";
+    std::error_code ec;
+    fs::rename(p, to, ec);
+    if (!ec) out.push_back(to);
+  }
+  return out;
+}
+
+}  // namespace brokerd::storage

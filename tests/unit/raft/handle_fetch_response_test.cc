@@ -1,0 +1,142 @@
+// Fetch on the follower and the observer.
+#include <gtest/gtest.h>
+
+#include "raft_harness.h"
+
+namespace brokerd::raft::testing {
+namespace {
+
+Entry entry(Offset o, Epoch e, std::string p = "x") { return Entry{o, e, false, std::move(p)}; }
+
+struct FollowerFixture : ::testing::Test {
+  Harness h;
+  int64_t corr = 0;
+  void SetUp() override {
+    h.start();
+    h.become_follower(2, 5);
+    corr = pending();
+  }
+  int64_t pending() {
+    auto f = h.sent<FetchRequest>();
+    return f.empty() ? 0 : f.back().first.correlation_id;
+  }
+  RaftOutput& answer(FetchResponse r) {
+    r.leader_id = 2;
+    r.leader_epoch = r.leader_epoch == 0 ? 5 : r.leader_epoch;
+    return h.receive(2, std::move(r), corr);
+  }
+};
+
+TEST_F(FollowerFixture, AppendsFlushesThenFetchesAgain) {
+  FetchResponse r;
+  r.high_watermark = 1;
+  r.entries = {entry(0, 5), entry(1, 5)};
+  auto& o = answer(r);
+  EXPECT_EQ(h.log.end_offset(), 2);
+  ASSERT_TRUE(o.flush_up_to);
+  EXPECT_EQ(*o.flush_up_to, 2);
+  EXPECT_TRUE(h.sent<FetchRequest>().empty());  // not before the flush
+  ASSERT_EQ(o.committed.size(), 1u);
+  EXPECT_EQ(h.node->high_watermark(), 1);
+  auto& after = h.flush();
+  auto f = h.sent<FetchRequest>(after);
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_EQ(f[0].second.fetch_offset, 2);
+  EXPECT_EQ(f[0].second.last_fetched_epoch, 5);
+}
+
+TEST_F(FollowerFixture, HighWatermarkLimitedByLocalLog) {
+  FetchResponse r;
+  r.high_watermark = 10;
+  r.entries = {entry(0, 5)};
+  answer(r);
+  EXPECT_EQ(h.node->high_watermark(), 1);
+}
+
+TEST_F(FollowerFixture, IgnoresLateAndDuplicatedResponses) {
+  FetchResponse r;
+  r.high_watermark = 0;
+  r.entries = {entry(0, 5)};
+  answer(r);
+  h.flush();
+  h.receive(2, r, corr);  // the same answer again
+  EXPECT_EQ(h.log.end_offset(), 1);
+  h.receive(2, r, 12345);  // an answer to nothing we asked
+  EXPECT_EQ(h.log.end_offset(), 1);
+}
+
+TEST_F(FollowerFixture, TruncatesOnDivergence) {
+  h.seed_log({1, 1, 3, 3, 3});
+  FetchResponse r;
+  r.diverging_epoch = OffsetAndEpoch{3, 3};  // leader's epoch 3 ends at 3
+  auto& o = answer(r);
+  EXPECT_EQ(h.log.end_offset(), 3);
+  auto f = h.sent<FetchRequest>(o);
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_EQ(f[0].second.fetch_offset, 3);
+  EXPECT_EQ(f[0].second.last_fetched_epoch, 3);
+}
+
+TEST_F(FollowerFixture, TruncatesToLocalEndOfOlderEpoch) {
+  h.seed_log({1, 1, 3, 3});
+  FetchResponse r;
+  r.diverging_epoch = OffsetAndEpoch{5, 2};  // leader has epoch 2 up to 5; we have no epoch 2
+  answer(r);
+  EXPECT_EQ(h.log.end_offset(), 2);
+}
+
+TEST_F(FollowerFixture, FencedErrorMovesToNewEpoch) {
+  FetchResponse r;
+  r.error = Errc::fenced_leader_epoch;
+  r.leader_epoch = 7;
+  r.leader_id = 3;
+  h.receive(2, r, corr);
+  EXPECT_EQ(h.node->epoch(), 7);
+  EXPECT_EQ(h.node->leader_id(), 3);
+}
+
+TEST_F(FollowerFixture, LeaderResignedStartsPreVote) {
+  FetchResponse r;
+  r.error = Errc::not_leader_or_follower;
+  r.leader_epoch = 5;
+  r.leader_id = kNoReplica;
+  h.receive(2, r, corr);
+  EXPECT_EQ(h.node->role(), Role::prospective);
+}
+
+TEST_F(FollowerFixture, SilentLeaderTriggersPreVote) {
+  h.tick_until(h.now + h.config.fetch_timeout_ms + 20);
+  EXPECT_EQ(h.node->role(), Role::prospective);
+  EXPECT_EQ(h.node->epoch(), 5);
+  EXPECT_FALSE(h.sent<VoteRequest>().empty());
+}
+
+TEST_F(FollowerFixture, RetriesUnansweredFetch) {
+  h.tick_until(h.now + h.config.request_timeout_ms + 20);
+  EXPECT_EQ(h.sent<FetchRequest>().size(), 1u);
+}
+
+TEST(ObserverFetch, DiscoversLeaderThroughAVoter) {
+  Harness h(4, {1, 2, 3});
+  h.start();
+  h.tick_until(10);
+  auto f = h.sent<FetchRequest>();
+  ASSERT_EQ(f.size(), 1u);
+  FetchResponse r;
+  r.error = Errc::not_leader_or_follower;
+  r.leader_id = 2;
+  r.leader_epoch = 3;
+  h.receive(f[0].first.to, r, f[0].first.correlation_id);
+  EXPECT_EQ(h.node->role(), Role::follower);
+  EXPECT_EQ(h.node->leader_id(), 2);
+  auto next = h.sent<FetchRequest>();
+  ASSERT_EQ(next.size(), 1u);
+  EXPECT_EQ(next[0].first.to, 2);
+  // An observer never runs for election, even when its leader goes silent.
+  h.tick_until(h.now + 3 * h.config.fetch_timeout_ms);
+  EXPECT_NE(h.node->role(), Role::prospective);
+  EXPECT_NE(h.node->role(), Role::candidate);
+}
+
+}  // namespace
+}  // namespace brokerd::raft::testing

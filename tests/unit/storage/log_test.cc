@@ -1,0 +1,299 @@
+#include "brokerd/storage/log.h"
+
+#include <gtest/gtest.h>
+#include <sys/resource.h>
+
+#include <csignal>
+
+#include "storage_test_util.h"
+
+namespace brokerd::storage {
+namespace {
+
+using testing::batch_bases;
+using testing::make_batch;
+using testing::read_all;
+using testing::TempDir;
+
+constexpr int64_t kNow = 1'700'000'000'000;
+
+LogConfig small_config() {
+  LogConfig c;
+  c.segment_bytes = 4096;
+  c.index_interval_bytes = 256;
+  c.file_delete_delay_ms = 0;
+  c.retention_ms = -1;
+  return c;
+}
+
+AppendResult append(Log& log, int n, size_t value_size = 100, int64_t ts = 1000, int64_t now = kNow) {
+  Bytes b = make_batch(n, value_size, ts);
+  return log.append(b, 5, now);
+}
+
+TEST(Log, AppendAssignsOffsetsAndReadsBack) {
+  TempDir dir;
+  auto log = Log::open(dir.path() / "t-0", LogConfig{}, true);
+  auto r1 = append(*log, 3);
+  ASSERT_EQ(r1.error, ErrorCode::none);
+  EXPECT_EQ(r1.base_offset, 0);
+  EXPECT_EQ(r1.last_offset, 2);
+  EXPECT_EQ(r1.log_append_time, -1);
+  auto r2 = append(*log, 2);
+  EXPECT_EQ(r2.base_offset, 3);
+  EXPECT_EQ(r2.last_offset, 4);
+  EXPECT_EQ(log->log_end_offset(), 5);
+
+  auto rr = log->read(0, 1 << 20, true, INT64_MAX);
+  ASSERT_EQ(rr.error, ErrorCode::none);
+  Bytes got = read_all(rr.records);
+  EXPECT_EQ(batch_bases(got), (std::vector<int64_t>{0, 3}));
+  RecordBatchView v(got);
+  EXPECT_TRUE(v.crc_valid());
+  EXPECT_EQ(v.partition_leader_epoch(), 5);
+  EXPECT_EQ(log->size_bytes(), got.size());
+}
+
+TEST(Log, MultipleBatchesInOneAppend) {
+  TempDir dir;
+  auto log = Log::open(dir.path() / "t-0", LogConfig{}, true);
+  Bytes a = make_batch(2), b = make_batch(3);
+  a.insert(a.end(), b.begin(), b.end());
+  auto r = log->append(a, 0, kNow);
+  ASSERT_EQ(r.error, ErrorCode::none);
+  EXPECT_EQ(r.base_offset, 0);
+  EXPECT_EQ(r.last_offset, 4);
+  EXPECT_EQ(batch_bases(read_all(log->read(0, 1 << 20, true, INT64_MAX).records)), (std::vector<int64_t>{0, 2}));
+}
+
+TEST(Log, RejectsInvalidBatchWithoutWriting) {
+  TempDir dir;
+  auto log = Log::open(dir.path() / "t-0", LogConfig{}, true);
+  Bytes b = make_batch(2);
+  b[b.size() - 1] ^= std::byte{1};
+  EXPECT_EQ(log->append(b, 0, kNow).error, ErrorCode::corrupt_message);
+  EXPECT_EQ(log->log_end_offset(), 0);
+  EXPECT_EQ(log->size_bytes(), 0u);
+}
+
+TEST(Log, RollsBySize) {
+  TempDir dir;
+  auto log = Log::open(dir.path() / "t-0", small_config(), true);
+  for (int i = 0; i < 20; ++i) ASSERT_EQ(append(*log, 5).error, ErrorCode::none);  // ~700 bytes each
+  EXPECT_GT(log->segment_count(), 3u);
+  for (const Segment* s : log->segments()) EXPECT_LE(s->size(), 4096u);
+  EXPECT_TRUE(std::filesystem::exists(dir.path() / "t-0" / "00000000000000000000.log"));
+  // Every offset stays readable across segment boundaries.
+  for (int64_t off = 0; off < 100; off += 7) {
+    auto r = log->read(off, 1, true, INT64_MAX);
+    auto bases = batch_bases(read_all(r.records));
+    ASSERT_EQ(bases.size(), 1u) << off;
+    EXPECT_LE(bases[0], off);
+    EXPECT_GT(bases[0] + 5, off);
+  }
+  // A large read crosses segments and returns everything in order.
+  auto all = batch_bases(read_all(log->read(0, 1 << 20, true, INT64_MAX).records));
+  ASSERT_EQ(all.size(), 20u);
+  for (int i = 0; i < 20; ++i) EXPECT_EQ(all[i], i * 5);
+}
+
+TEST(Log, RollsByTime) {
+  TempDir dir;
+  LogConfig c;
+  c.segment_ms = 1000;
+  auto log = Log::open(dir.path() / "t-0", c, true);
+  ASSERT_EQ(append(*log, 1, 10, 5000).error, ErrorCode::none);
+  ASSERT_EQ(append(*log, 1, 10, 5500).error, ErrorCode::none);
+  EXPECT_EQ(log->segment_count(), 1u);
+  ASSERT_EQ(append(*log, 1, 10, 6001).error, ErrorCode::none);  // 1001 ms after the first batch
+  EXPECT_EQ(log->segment_count(), 2u);
+  EXPECT_EQ(log->segments().back()->base_offset(), 2);
+}
+
+TEST(Log, ReadSemantics) {
+  TempDir dir;
+  auto log = Log::open(dir.path() / "t-0", LogConfig{}, true);
+  for (int i = 0; i < 4; ++i) ASSERT_EQ(append(*log, 10, 200).error, ErrorCode::none);  // offsets 0-39
+  size_t batch_size = make_batch(10, 200).size();
+
+  // First batch larger than max_bytes: whole batch when min_one_batch, nothing otherwise.
+  auto r = log->read(0, 10, true, INT64_MAX);
+  EXPECT_EQ(r.records.size(), batch_size);
+  EXPECT_EQ(log->read(0, 10, false, INT64_MAX).records.size(), 0u);
+  // Never splits a batch: 1.5 batches of room -> one batch.
+  EXPECT_EQ(log->read(0, static_cast<int32_t>(batch_size * 3 / 2), true, INT64_MAX).records.size(), batch_size);
+  // Offset inside a batch starts at that batch.
+  EXPECT_EQ(batch_bases(read_all(log->read(15, 1 << 20, true, INT64_MAX).records)),
+            (std::vector<int64_t>{10, 20, 30}));
+  // The high watermark cuts before the batch at 30.
+  EXPECT_EQ(batch_bases(read_all(log->read(0, 1 << 20, true, 30).records)), (std::vector<int64_t>{0, 10, 20}));
+  EXPECT_EQ(log->read(30, 1 << 20, true, 30).records.size(), 0u);
+  // At log end: empty, no error; beyond: out of range.
+  auto end = log->read(40, 1 << 20, true, INT64_MAX);
+  EXPECT_EQ(end.error, ErrorCode::none);
+  EXPECT_FALSE(end.records.is_null);
+  EXPECT_EQ(end.records.size(), 0u);
+  EXPECT_EQ(log->read(41, 1 << 20, true, INT64_MAX).error, ErrorCode::offset_out_of_range);
+  EXPECT_EQ(log->read(-1, 1 << 20, true, INT64_MAX).error, ErrorCode::offset_out_of_range);
+}
+
+TEST(Log, LogAppendTimeRewritesBatch) {
+  TempDir dir;
+  LogConfig c;
+  c.message_timestamp_type = TimestampType::log_append_time;
+  auto log = Log::open(dir.path() / "t-0", c, true);
+  auto r = append(*log, 3, 50, 1000, kNow);
+  EXPECT_EQ(r.log_append_time, kNow);
+  Bytes got = read_all(log->read(0, 1 << 20, true, INT64_MAX).records);
+  RecordBatchView v(got);
+  EXPECT_TRUE(v.crc_valid());
+  EXPECT_EQ(v.timestamp_type(), TimestampType::log_append_time);
+  EXPECT_EQ(v.max_timestamp(), kNow);
+  RecordReader reader(v);
+  Record rec;
+  int n = 0;
+  while (reader.next(rec)) {
+    EXPECT_EQ(rec.timestamp, kNow);
+    ++n;
+  }
+  EXPECT_EQ(n, 3);
+}
+
+TEST(Log, OffsetForTimestampFindsExactRecord) {
+  TempDir dir;
+  auto log = Log::open(dir.path() / "t-0", small_config(), true);
+  for (int i = 0; i < 30; ++i) ASSERT_EQ(append(*log, 10, 50, 1000 + i * 10).error, ErrorCode::none);
+  // Batch i holds offsets 10i..10i+9 with timestamps 1000+10i .. 1000+10i+9.
+  auto hit = log->offset_for_timestamp(1000 + 55);
+  ASSERT_TRUE(hit);
+  EXPECT_EQ(hit->timestamp, 1055);
+  EXPECT_EQ(hit->offset, 10 * 5 + 5);
+  auto first = log->offset_for_timestamp(0);
+  ASSERT_TRUE(first);
+  EXPECT_EQ(first->offset, 0);
+  EXPECT_FALSE(log->offset_for_timestamp(1000 + 29 * 10 + 10));
+  auto mx = log->max_timestamp_and_offset();
+  ASSERT_TRUE(mx);
+  EXPECT_EQ(mx->timestamp, 1000 + 290 + 9);
+  EXPECT_EQ(mx->offset, 299);
+}
+
+TEST(Log, RetentionByTimeDeletesOldSegmentsAndRollsExpiredActive) {
+  TempDir dir;
+  LogConfig c = small_config();
+  c.retention_ms = 10'000;
+  auto log = Log::open(dir.path() / "t-0", c, true);
+  for (int i = 0; i < 10; ++i) ASSERT_EQ(append(*log, 5, 100, kNow - 60'000).error, ErrorCode::none);
+  for (int i = 0; i < 10; ++i) ASSERT_EQ(append(*log, 5, 100, kNow).error, ErrorCode::none);
+  size_t before = log->segment_count();
+  EXPECT_GT(log->enforce_retention(kNow + 1000), 0u);
+  EXPECT_LT(log->segment_count(), before);
+  EXPECT_GT(log->log_start_offset(), 0);
+  EXPECT_LE(log->log_start_offset(), 50);
+  EXPECT_EQ(log->read(0, 100, true, INT64_MAX).error, ErrorCode::offset_out_of_range);
+  // Everything expires: the active segment is rolled so it can go, the log stays usable.
+  log->enforce_retention(kNow + 100'000);
+  EXPECT_EQ(log->log_start_offset(), 100);
+  EXPECT_EQ(log->log_end_offset(), 100);
+  EXPECT_EQ(log->size_bytes(), 0u);
+  EXPECT_EQ(append(*log, 1).base_offset, 100);
+}
+
+TEST(Log, RetentionBySize) {
+  TempDir dir;
+  LogConfig c = small_config();
+  c.retention_bytes = 8192;
+  auto log = Log::open(dir.path() / "t-0", c, true);
+  for (int i = 0; i < 40; ++i) ASSERT_EQ(append(*log, 5).error, ErrorCode::none);
+  EXPECT_GT(log->size_bytes(), 8192u);
+  log->enforce_retention(kNow);
+  EXPECT_LE(log->size_bytes(), 8192u + 4096u);
+  EXPECT_GT(log->log_start_offset(), 0);
+  EXPECT_EQ(log->log_start_offset(), log->segments().front()->base_offset());
+}
+
+TEST(Log, DeleteRecordsBeforeAndRestartKeepsLogStart) {
+  TempDir dir;
+  auto path = dir.path() / "t-0";
+  {
+    auto log = Log::open(path, small_config(), true);
+    for (int i = 0; i < 20; ++i) ASSERT_EQ(append(*log, 5).error, ErrorCode::none);
+    size_t before = log->segment_count();
+    EXPECT_EQ(log->delete_records_before(42), ErrorCode::none);
+    EXPECT_EQ(log->log_start_offset(), 42);
+    EXPECT_LT(log->segment_count(), before);
+    EXPECT_LE(log->segments().front()->base_offset(), 42);
+    EXPECT_EQ(log->read(41, 100, true, INT64_MAX).error, ErrorCode::offset_out_of_range);
+    EXPECT_EQ(log->read(42, 100, true, INT64_MAX).error, ErrorCode::none);
+    EXPECT_EQ(log->delete_records_before(1000), ErrorCode::offset_out_of_range);
+    log->close();
+  }
+  auto log = Log::open(path, small_config(), true);
+  EXPECT_EQ(log->log_start_offset(), 42);
+  EXPECT_EQ(log->log_end_offset(), 100);
+  EXPECT_EQ(append(*log, 1).base_offset, 100);
+}
+
+TEST(Log, CleanRestartContinuesOffsets) {
+  TempDir dir;
+  auto path = dir.path() / "t-0";
+  {
+    auto log = Log::open(path, small_config(), true);
+    for (int i = 0; i < 12; ++i) ASSERT_EQ(append(*log, 5).error, ErrorCode::none);
+  }
+  auto log = Log::open(path, small_config(), true);
+  EXPECT_EQ(log->log_end_offset(), 60);
+  EXPECT_EQ(append(*log, 1).base_offset, 60);
+  EXPECT_EQ(batch_bases(read_all(log->read(33, 1, true, INT64_MAX).records)), (std::vector<int64_t>{30}));
+}
+
+TEST(Log, TruncateTo) {
+  TempDir dir;
+  auto log = Log::open(dir.path() / "t-0", small_config(), true);
+  for (int i = 0; i < 20; ++i) ASSERT_EQ(append(*log, 5).error, ErrorCode::none);
+  log->truncate_to(50);
+  EXPECT_EQ(log->log_end_offset(), 50);
+  log->truncate_to(23);  // inside a batch: the whole batch goes
+  EXPECT_EQ(log->log_end_offset(), 20);
+  EXPECT_EQ(append(*log, 1).base_offset, 20);
+  auto bases = batch_bases(read_all(log->read(0, 1 << 20, true, INT64_MAX).records));
+  EXPECT_EQ(bases.back(), 20);
+  EXPECT_EQ(bases.size(), 5u);
+}
+
+TEST(Log, FlushTargetAndMarkFlushed) {
+  TempDir dir;
+  auto log = Log::open(dir.path() / "t-0", LogConfig{}, true);
+  append(*log, 3);
+  auto t = log->flush_target();
+  EXPECT_EQ(t.offset, 3);
+  ASSERT_EQ(t.files.size(), 1u);
+  EXPECT_EQ(::fdatasync(t.files[0]->fd()), 0);
+  log->mark_flushed(t.offset);
+  EXPECT_EQ(log->recovery_point(), 3);
+  EXPECT_TRUE(log->flush_target().files.empty());
+}
+
+TEST(Log, FailedWriteLeavesLogConsistent) {
+  TempDir dir;
+  auto log = Log::open(dir.path() / "t-0", LogConfig{}, true);
+  ASSERT_EQ(append(*log, 2).error, ErrorCode::none);
+  uint64_t size = log->size_bytes();
+  // A file size limit makes pwrite stop part-way, like a full disk.
+  auto old = std::signal(SIGXFSZ, SIG_IGN);
+  rlimit saved{};
+  ::getrlimit(RLIMIT_FSIZE, &saved);
+  rlimit lim = saved;
+  lim.rlim_cur = size + 100;
+  ASSERT_EQ(::setrlimit(RLIMIT_FSIZE, &lim), 0);
+  auto r = append(*log, 20, 100);
+  ::setrlimit(RLIMIT_FSIZE, &saved);
+  std::signal(SIGXFSZ, old);
+  EXPECT_EQ(r.error, ErrorCode::kafka_storage_error);
+  EXPECT_EQ(log->size_bytes(), size);
+  EXPECT_EQ(std::filesystem::file_size(dir.path() / "t-0" / "00000000000000000000.log"), size);
+  EXPECT_EQ(append(*log, 1).base_offset, 2);
+}
+
+}  // namespace
+}  // namespace brokerd::storage
