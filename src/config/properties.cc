@@ -15,7 +15,6 @@ constexpr int64_t kWeekMs = 7LL * 24 * 3600 * 1000;
 // clang-format off
 constexpr PropertyDef kBroker[] = {
   {"node.id", T::int32, "1", 0, kInt32Max, {}, {}, true, "This node's id, unique in the cluster."},
-  {"process.roles", T::list, "broker,controller", INT64_MIN, INT64_MAX, "broker,controller", {}, true, "Roles this process plays."},
   {"broker.rack", T::string, "", INT64_MIN, INT64_MAX, {}, {}, true, "Rack or availability zone of this node."},
   {"listeners", T::list, "PLAINTEXT://127.0.0.1:9092", INT64_MIN, INT64_MAX, {}, {}, true, "Addresses to listen on, NAME://host:port."},
   {"advertised.listeners", T::list, "", INT64_MIN, INT64_MAX, {}, {}, true, "Addresses clients are told to use; defaults to listeners."},
@@ -38,7 +37,7 @@ constexpr PropertyDef kBroker[] = {
   {"log.index.interval.bytes", T::int32, "4096", 0, kInt32Max, {}, "index.interval.bytes", false, "Bytes between offset index entries."},
   {"log.index.size.max.bytes", T::int32, "10485760", 4, kInt32Max, {}, "segment.index.bytes", false, "Largest offset index file."},
   {"log.message.timestamp.type", T::choice, "CreateTime", INT64_MIN, INT64_MAX, "CreateTime,LogAppendTime", "message.timestamp.type", false, "Record timestamps: as sent, or the broker's append time."},
-  {"log.cleanup.policy", T::list, "delete", INT64_MIN, INT64_MAX, "delete,compact", "cleanup.policy", false, "delete, compact, or both."},
+  {"log.cleanup.policy", T::list, "delete", INT64_MIN, INT64_MAX, "delete", "cleanup.policy", false, "delete (retention by time and size); compaction is not available yet."},
   {"log.segment.delete.delay.ms", T::int64, "60000", 0, INT64_MAX, {}, "file.delete.delay.ms", false, "Delay before a removed segment's files are deleted."},
   {"log.flush.interval.ms", T::int64, "1000", 1, INT64_MAX, {}, "flush.ms", false, "Dirty data is fsynced at least this often (grouped, off the reactor)."},
   {"min.insync.replicas", T::int32, "1", 1, 32767, {}, "min.insync.replicas", false, "Replicas that must have a batch before acks=all completes."},
@@ -51,7 +50,7 @@ constexpr PropertyDef kBroker[] = {
 };
 
 constexpr PropertyDef kTopic[] = {
-  {"cleanup.policy", T::list, "delete", INT64_MIN, INT64_MAX, "delete,compact"},
+  {"cleanup.policy", T::list, "delete", INT64_MIN, INT64_MAX, "delete"},
   {"compression.type", T::choice, "producer", INT64_MIN, INT64_MAX, "producer"},
   {"delete.retention.ms", T::int64, "86400000", 0, INT64_MAX},
   {"file.delete.delay.ms", T::int64, "60000", 0, INT64_MAX},

@@ -52,7 +52,7 @@ TEST(BrokerConfig, BadValuesAreRefused) {
   EXPECT_THROW(load_broker_config(std::nullopt, {"auto.create.topics.enable=yes"}), ConfigError);
   EXPECT_THROW(load_broker_config(std::nullopt, {"listeners=localhost:9092"}), ConfigError);
   EXPECT_THROW(load_broker_config(std::nullopt, {"listeners=PLAINTEXT://:99999"}), ConfigError);
-  EXPECT_THROW(load_broker_config(std::nullopt, {"log.cleanup.policy=compact,shred"}), ConfigError);
+  EXPECT_THROW(load_broker_config(std::nullopt, {"log.cleanup.policy=delete,shred"}), ConfigError);
   EXPECT_THROW(load_broker_config(std::nullopt, {"novalue"}), ConfigError);
   auto p = write_yaml("node.id: [1: 2]\n");
   EXPECT_THROW(load_broker_config(p, {}), ConfigError);
@@ -66,10 +66,23 @@ TEST(Properties, TopicValidation) {
   const auto* def = find_topic_property("cleanup.policy");
   ASSERT_NE(def, nullptr);
   std::string norm;
-  EXPECT_FALSE(validate_value(*def, "compact, delete", &norm));
-  EXPECT_EQ(norm, "compact,delete");
+  EXPECT_FALSE(validate_value(*def, " delete ", &norm));
+  EXPECT_EQ(norm, "delete");
+  // Compaction is refused until the cleaner exists, rather than silently not compacting.
+  EXPECT_TRUE(validate_value(*def, "compact,delete"));
   EXPECT_TRUE(validate_value(*find_topic_property("retention.ms"), "-2"));
   EXPECT_TRUE(validate_value(*find_topic_property("min.cleanable.dirty.ratio"), "1.5"));
   EXPECT_FALSE(validate_value(*find_topic_property("min.cleanable.dirty.ratio"), "0.25"));
   EXPECT_EQ(find_topic_property("no.such"), nullptr);
+}
+
+TEST(ConfigFile, DocumentsEverySettingAndLoads) {
+  const auto path = std::filesystem::path(BROKERD_SOURCE_DIR) / "config" / "brokerd.yaml";
+  std::ifstream in(path);
+  ASSERT_TRUE(in) << path;
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  for (const auto& def : broker_properties()) {
+    EXPECT_NE(text.find("# " + std::string(def.name) + ":"), std::string::npos) << def.name << " is not documented";
+  }
+  EXPECT_NO_THROW(load_broker_config(path, {}));
 }
