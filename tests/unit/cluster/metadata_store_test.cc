@@ -1,0 +1,103 @@
+#include "brokerd/cluster/metadata_store.h"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+
+#include "brokerd/cluster/node_identity.h"
+
+using namespace brokerd::cluster;
+using brokerd::protocol::ErrorCode;
+namespace fs = std::filesystem;
+
+namespace {
+
+class MetadataStoreTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() / ("brokerd-meta-" + std::to_string(::getpid()) + "-" +
+                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+  std::unique_ptr<MetadataStore> open() {
+    return std::make_unique<MetadataStore>(dir_ / "__cluster_metadata-0", "cluster-x", BrokerInfo{1, "127.0.0.1", 9092, ""});
+  }
+  fs::path dir_;
+};
+
+}  // namespace
+
+TEST_F(MetadataStoreTest, ChangesSurviveReopen) {
+  brokerd::protocol::Uuid id;
+  {
+    auto store = open();
+    auto c = store->create_topic("orders", 3, 1, {{"retention.ms", "1000"}, {"segment.bytes", "1048576"}}, false);
+    ASSERT_EQ(c.error, ErrorCode::none) << c.message;
+    id = c.topic->id;
+    EXPECT_EQ(store->create_topic("gone", 1, 1, {}, false).error, ErrorCode::none);
+    EXPECT_EQ(store->delete_topic("gone").error, ErrorCode::none);
+    EXPECT_EQ(store->create_partitions("orders", 5, false).error, ErrorCode::none);
+    EXPECT_EQ(store->set_topic_configs("orders", {{"retention.ms", "2000"}}, false).error, ErrorCode::none);
+    store->close();
+  }
+  auto store = open();
+  auto image = store->image();
+  ASSERT_EQ(image->topics().size(), 1u);
+  const TopicMetadata* t = image->topic("orders");
+  ASSERT_NE(t, nullptr);
+  EXPECT_EQ(t->id, id);
+  EXPECT_EQ(image->topic(id), t);
+  EXPECT_EQ(t->partitions, 5);
+  EXPECT_EQ(t->configs.size(), 1u);
+  EXPECT_EQ(t->configs.at("retention.ms"), "2000");
+  EXPECT_EQ(image->topic("gone"), nullptr);
+  EXPECT_EQ(image->cluster_id, "cluster-x");
+  EXPECT_GE(image->offset, 0);
+}
+
+TEST_F(MetadataStoreTest, RefusesBadChanges) {
+  auto store = open();
+  EXPECT_EQ(store->create_topic("bad/name", 1, 1, {}, false).error, ErrorCode::invalid_topic_exception);
+  EXPECT_EQ(store->create_topic(std::string(250, 'a'), 1, 1, {}, false).error, ErrorCode::invalid_topic_exception);
+  EXPECT_EQ(store->create_topic("t", 0, 1, {}, false).error, ErrorCode::invalid_partitions);
+  EXPECT_EQ(store->create_topic("t", 1, 3, {}, false).error, ErrorCode::invalid_replication_factor);
+  EXPECT_EQ(store->create_topic("t", 1, 1, {{"no.such", "1"}}, false).error, ErrorCode::invalid_config);
+  EXPECT_EQ(store->create_topic("t", 1, 1, {{"retention.ms", "soon"}}, false).error, ErrorCode::invalid_config);
+  EXPECT_EQ(store->create_topic("t", 1, 1, {}, true).error, ErrorCode::none);
+  EXPECT_EQ(store->image()->topic("t"), nullptr) << "validate_only must not create";
+  EXPECT_EQ(store->create_topic("t", 2, 1, {}, false).error, ErrorCode::none);
+  EXPECT_EQ(store->create_topic("t", 2, 1, {}, false).error, ErrorCode::topic_already_exists);
+  EXPECT_EQ(store->create_partitions("t", 2, false).error, ErrorCode::invalid_partitions);
+  EXPECT_EQ(store->create_partitions("nope", 4, false).error, ErrorCode::unknown_topic_or_partition);
+  EXPECT_EQ(store->delete_topic("nope").error, ErrorCode::unknown_topic_or_partition);
+}
+
+TEST_F(MetadataStoreTest, RecreatedTopicGetsNewId) {
+  auto store = open();
+  auto a = store->create_topic("t", 1, 1, {}, false).topic->id;
+  store->delete_topic("t");
+  auto b = store->create_topic("t", 1, 1, {}, false).topic->id;
+  EXPECT_NE(a, b);
+}
+
+TEST(TopicNames, KafkaRules) {
+  EXPECT_TRUE(valid_topic_name("a.b_c-D9"));
+  EXPECT_FALSE(valid_topic_name(""));
+  EXPECT_FALSE(valid_topic_name("."));
+  EXPECT_FALSE(valid_topic_name(".."));
+  EXPECT_FALSE(valid_topic_name("a b"));
+  EXPECT_TRUE(valid_topic_name(std::string(249, 'x')));
+  EXPECT_FALSE(valid_topic_name(std::string(250, 'x')));
+}
+
+TEST(NodeIdentity, CreatesThenChecks) {
+  auto dir = fs::temp_directory_path() / ("brokerd-ident-" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  auto id = ensure_node_identity({dir}, 3);
+  EXPECT_FALSE(id.empty());
+  EXPECT_EQ(ensure_node_identity({dir}, 3), id);
+  EXPECT_THROW(ensure_node_identity({dir}, 4), std::runtime_error);
+  fs::remove_all(dir);
+}
