@@ -36,10 +36,17 @@ boost::asio::awaitable<net::Response> handle_delete_topics(HandlerContext& ctx) 
 
   std::vector<Entry> entries;
   if (ctx.version < 6) {
-    for (const auto& n : req.topic_names) entries.push_back({n, {}, false});
+    for (const auto& n : req.topic_names) {
+      Entry e;
+      e.name = n;
+      entries.push_back(std::move(e));
+    }
   } else {
     for (const auto& t : req.topics) {
-      Entry e{t.name, t.topic_id, !t.name.has_value()};
+      Entry e;
+      e.name = t.name;
+      e.id = t.topic_id;
+      e.by_id = !t.name.has_value();
       if (t.name && !t.topic_id.is_zero()) {
         e.error = ErrorCode::invalid_request;
         e.message = "Topic name and topic id can not both be specified.";
