@@ -8,25 +8,6 @@
 namespace brokerd::kafka {
 namespace {
 
-Handler handler_for(int16_t api_key) {
-  switch (api_key) {
-    case 0: return handle_produce;
-    case 1: return handle_fetch;
-    case 2: return handle_list_offsets;
-    case 3: return handle_metadata;
-    case 18: return handle_api_versions;
-    case 19: return handle_create_topics;
-    case 20: return handle_delete_topics;
-    case 21: return handle_delete_records;
-    case 32: return handle_describe_configs;
-    case 33: return handle_alter_configs;
-    case 37: return handle_create_partitions;
-    case 44: return handle_incremental_alter_configs;
-    case 60: return handle_describe_cluster;
-    default: return nullptr;
-  }
-}
-
 net::Response close_connection() { return net::Response{{}, false, true}; }
 
 const char* peer_of(const net::Request& req) { return req.connection ? req.connection->peer.c_str() : "?"; }
@@ -36,8 +17,7 @@ const char* peer_of(const net::Request& req) { return req.connection ? req.conne
 boost::asio::awaitable<net::Response> KafkaDispatcher::dispatch(net::Request req) {
   static auto log = module_logger("kafka");
   const ServedApi* api = find_served_api(req.api_key);
-  Handler handler = handler_for(req.api_key);
-  if (!api || !handler) {
+  if (!api) {
     log->warn("closing connection from {}: API key {} is not served (client {})", peer_of(req), req.api_key,
               req.client_id.value_or(""));
     co_return close_connection();
@@ -57,7 +37,7 @@ boost::asio::awaitable<net::Response> KafkaDispatcher::dispatch(net::Request req
     HandlerContext ctx{req, body, req.api_version, services_};
     // The handler starts now and runs to its first suspension before this coroutine
     // returns control: produce ordering depends on it (see net/request.h).
-    co_return co_await handler(ctx);
+    co_return co_await api->handler(ctx);
   } catch (const protocol::DecodeError& e) {
     log->warn("closing connection from {}: malformed request (API key {} v{}): {}", peer_of(req), req.api_key,
               req.api_version, e.what());

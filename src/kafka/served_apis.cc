@@ -5,22 +5,23 @@
 namespace brokerd::kafka {
 namespace {
 
+// One line per API: adding an API is adding its line here and its handler file.
 // Minimum: the oldest version Kafka 4.0 brokers still accept (KIP-896).
 // Maximum: at least the newest version Kafka 3.9 brokers serve.
 constexpr ServedApi kServed[] = {
-    {0, 3, 11},   // Produce
-    {1, 4, 17},   // Fetch
-    {2, 1, 9},    // ListOffsets
-    {3, 0, 12},   // Metadata
-    {18, 0, 4},   // ApiVersions
-    {19, 2, 7},   // CreateTopics
-    {20, 1, 6},   // DeleteTopics
-    {21, 0, 2},   // DeleteRecords
-    {32, 1, 4},   // DescribeConfigs
-    {33, 0, 2},   // AlterConfigs
-    {37, 0, 3},   // CreatePartitions
-    {44, 0, 1},   // IncrementalAlterConfigs
-    {60, 0, 1},   // DescribeCluster
+    {0, 3, 11, handle_produce},   // Produce
+    {1, 4, 17, handle_fetch},   // Fetch
+    {2, 1, 9, handle_list_offsets},    // ListOffsets
+    {3, 0, 12, handle_metadata},   // Metadata
+    {18, 0, 4, handle_api_versions},   // ApiVersions
+    {19, 2, 7, handle_create_topics},   // CreateTopics
+    {20, 1, 6, handle_delete_topics},   // DeleteTopics
+    {21, 0, 2, handle_delete_records},   // DeleteRecords
+    {32, 1, 4, handle_describe_configs},   // DescribeConfigs
+    {33, 0, 2, handle_alter_configs},   // AlterConfigs
+    {37, 0, 3, handle_create_partitions},   // CreatePartitions
+    {44, 0, 1, handle_incremental_alter_configs},   // IncrementalAlterConfigs
+    {60, 0, 1, handle_describe_cluster},   // DescribeCluster
 };
 
 }  // namespace

@@ -4,12 +4,15 @@
 #include <cstdint>
 #include <span>
 
+#include "kafka/handler.h"
+
 namespace brokerd::kafka {
 
 struct ServedApi {
   int16_t api_key;
   int16_t min_version;
   int16_t max_version;
+  Handler handler;
 };
 
 std::span<const ServedApi> served_apis();

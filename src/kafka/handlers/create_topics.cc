@@ -154,7 +154,11 @@ boost::asio::awaitable<net::Response> handle_create_topics(HandlerContext& ctx) 
     }
     r.error_message = std::nullopt;
     const auto& topic = *s.change.topic;
-    r.topic_id = topic.id;
+    if (ctx.version >= 7) r.topic_id = topic.id;
+    if (ctx.version < 5) {
+      resp.topics.push_back(std::move(r));
+      continue;
+    }
     r.num_partitions = topic.partitions;
     r.replication_factor = static_cast<int16_t>(topic.replication_factor);
     r.topic_config_error_code = 0;

@@ -120,9 +120,9 @@ boost::asio::awaitable<net::Response> handle_delete_topics(HandlerContext& ctx) 
   for (const auto& e : entries) {
     DeleteTopicsResponse::DeletableTopicResult r;
     r.name = e.name;
-    r.topic_id = e.id;
+    if (ctx.version >= 6) r.topic_id = e.id;
     r.error_code = protocol::code(e.error);
-    if (e.error != ErrorCode::none) r.error_message = e.message;
+    if (e.error != ErrorCode::none && ctx.version >= 5) r.error_message = e.message;
     resp.responses.push_back(std::move(r));
   }
   co_return ctx.respond(resp);

@@ -19,12 +19,13 @@ using protocol::DescribeConfigsRequest;
 using protocol::DescribeConfigsResponse;
 using protocol::ErrorCode;
 
-DescribeConfigsResponse::DescribeConfigsResourceResult to_result(const ConfigEntry& e, const DescribeConfigsRequest& req) {
+// Fields outside the answered version must keep their schema defaults.
+DescribeConfigsResponse::DescribeConfigsResourceResult to_result(const ConfigEntry& e, const DescribeConfigsRequest& req,
+                                                                 int16_t version) {
   DescribeConfigsResponse::DescribeConfigsResourceResult r;
   r.name = e.name;
   r.value = e.value;
   r.read_only = e.read_only;
-  r.is_default = e.source == config_source::default_config;
   r.config_source = e.source;
   r.is_sensitive = false;
   if (req.include_synonyms) {
@@ -36,11 +37,9 @@ DescribeConfigsResponse::DescribeConfigsResourceResult to_result(const ConfigEnt
       r.synonyms.push_back(std::move(syn));
     }
   }
-  r.config_type = e.type;
-  if (req.include_documentation && !e.doc.empty()) {
-    r.documentation = std::string(e.doc);
-  } else {
-    r.documentation = std::nullopt;
+  if (version >= 3) {
+    r.config_type = e.type;
+    r.documentation = req.include_documentation && !e.doc.empty() ? std::optional<std::string>(e.doc) : std::nullopt;
   }
   return r;
 }
@@ -90,7 +89,7 @@ boost::asio::awaitable<net::Response> handle_describe_configs(HandlerContext& ct
     }
 
     for (const auto& e : entries)
-      if (wanted(res, e.name)) out.configs.push_back(to_result(e, req));
+      if (wanted(res, e.name)) out.configs.push_back(to_result(e, req, ctx.version));
     resp.results.push_back(std::move(out));
   }
   co_return ctx.respond(resp);
