@@ -1,0 +1,43 @@
+"""Shared fixtures: a brokerd factory that kills every broker it started and prints
+their logs when a test fails."""
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "utils"))
+
+from brokerd_harness import Broker  # noqa: E402
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    outcome = yield
+    rep = outcome.get_result()
+    setattr(item, "rep_" + rep.when, rep)
+
+
+@pytest.fixture
+def broker_factory(request, tmp_path):
+    """broker_factory(overrides=None) -> started Broker; each gets its own port and data dir."""
+    brokers = []
+
+    def make(overrides=None, start=True):
+        b = Broker(tmp_path / f"broker{len(brokers)}", overrides=overrides)
+        brokers.append(b)
+        if start:
+            b.start()
+        return b
+
+    yield make
+    failed = any(getattr(request.node, "rep_" + w, None) is not None and getattr(request.node, "rep_" + w).failed
+                 for w in ("setup", "call"))
+    for b in brokers:
+        b.kill()
+        if failed:
+            sys.stderr.write(f"\n===== brokerd output ({b.workdir}) =====\n{b.all_logs()}\n")
+
+
+@pytest.fixture
+def broker(broker_factory):
+    return broker_factory()

@@ -1,0 +1,105 @@
+"""Helpers over real Kafka clients (confluent_kafka / librdkafka) used by the integration tests."""
+import time
+
+from confluent_kafka import Consumer, KafkaException, Producer, TopicPartition
+from confluent_kafka.admin import AdminClient, NewTopic
+
+
+def admin(bootstrap):
+    return AdminClient({"bootstrap.servers": bootstrap})
+
+
+def create_topic(bootstrap, name, partitions=1, config=None, timeout=15.0):
+    a = admin(bootstrap)  # must outlive the futures
+    futures = a.create_topics(
+        [NewTopic(name, num_partitions=partitions, replication_factor=1, config=config or {})],
+        operation_timeout=timeout, request_timeout=timeout)
+    futures[name].result(timeout=timeout)
+    wait_for_topic(bootstrap, name, partitions)
+
+
+def wait_for_topic(bootstrap, name, partitions, timeout=15.0):
+    a = admin(bootstrap)
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        md = a.list_topics(topic=name, timeout=5)
+        t = md.topics.get(name)
+        if t is not None and t.error is None and len(t.partitions) == partitions and all(
+                p.error is None and p.leader >= 0 for p in t.partitions.values()):
+            return
+        time.sleep(0.1)
+    raise TimeoutError(f"topic {name} not ready with {partitions} partitions")
+
+
+def producer(bootstrap, **conf):
+    base = {"bootstrap.servers": bootstrap, "acks": "all", "linger.ms": 5, "message.timeout.ms": 30000}
+    base.update({k.replace("_", "."): v for k, v in conf.items()})
+    return Producer(base)
+
+
+def produce_and_confirm(p, topic, items, timeout=60.0):
+    """items: iterable of dicts for Producer.produce. Returns delivery reports (msg objects), all without error."""
+    reports, errors = [], []
+
+    def on_delivery(err, msg):
+        (errors if err else reports).append((err, msg))
+
+    for it in items:
+        while True:
+            try:
+                p.produce(topic, on_delivery=on_delivery, **it)
+                break
+            except BufferError:
+                p.poll(0.1)
+        p.poll(0)
+    left = p.flush(timeout)
+    assert left == 0, f"{left} records not delivered within {timeout}s"
+    assert not errors, f"delivery errors: {errors[:5]}"
+    return [m for _, m in reports]
+
+
+def consumer(bootstrap, **conf):
+    base = {"bootstrap.servers": bootstrap, "group.id": "brokerd-it-assign", "enable.auto.commit": False,
+            "enable.auto.offset.store": False, "auto.offset.reset": "earliest", "fetch.wait.max.ms": 100}
+    base.update({k.replace("_", "."): v for k, v in conf.items()})
+    return Consumer(base)
+
+
+def watermarks(bootstrap, topic, partition, timeout=10.0):
+    c = consumer(bootstrap)
+    try:
+        return c.get_watermark_offsets(TopicPartition(topic, partition), timeout=timeout)
+    finally:
+        c.close()
+
+
+def read_all(bootstrap, topic, partitions, timeout=60.0, start=-2, **conf):
+    """Read every partition from `start` (default: beginning) up to its current high watermark.
+
+    Returns {partition: [Message, ...]} in offset order."""
+    c = consumer(bootstrap, **conf)
+    try:
+        ends = {}
+        for p in range(partitions):
+            lo, hi = c.get_watermark_offsets(TopicPartition(topic, p), timeout=10)
+            ends[p] = hi
+        out = {p: [] for p in range(partitions)}
+        pending = {p for p in range(partitions) if ends[p] > 0}
+        if not pending:
+            return out
+        c.assign([TopicPartition(topic, p, start) for p in range(partitions)])
+        deadline = time.monotonic() + timeout
+        while pending and time.monotonic() < deadline:
+            m = c.poll(0.2)
+            if m is None:
+                continue
+            if m.error():
+                raise KafkaException(m.error())
+            out[m.partition()].append(m)
+            if m.offset() + 1 >= ends[m.partition()]:
+                pending.discard(m.partition())
+        assert not pending, (f"partitions {sorted(pending)} not read to their ends {ends} within {timeout}s; "
+                             f"got {({p: len(v) for p, v in out.items()})}")
+        return out
+    finally:
+        c.close()
