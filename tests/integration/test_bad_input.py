@@ -238,3 +238,29 @@ def test_many_connections_dropped_midway(shared_broker):
         s.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, b"\x01\x00\x00\x00\x00\x00\x00\x00")  # RST on close
         s.close()
     assert_still_serving(b)
+
+
+def test_huge_array_and_string_lengths_in_small_frames(shared_broker):
+    """Length prefixes far beyond the frame must be refused without allocating them."""
+    b = shared_broker
+    rss_before = rss_kib(b.pid)
+    cases = [(3, 1, kw.i32(0x7FFFFFFF)), (0, 3, kw.i16(-1) + kw.i16(1) + kw.i32(1000) + kw.i32(0x7FFFFFFF)),
+             (0, 3, kw.i16(-1) + kw.i16(1) + kw.i32(1000) + kw.i32(1) + kw.i16(0x7FFF) + b"t"),
+             (0, 3, kw.i16(-1) + kw.i16(1) + kw.i32(1000) + kw.i32(1) + kw.string(TOPIC) + kw.i32(1) + kw.i32(0) +
+              kw.i32(0x7FFFFFFF)),
+             (1, 4, kw.i32(-1) + kw.i32(100) + kw.i32(1) + kw.i32(1000) + kw.i8(0) + kw.i32(0x10000000)),
+             (21, 0, kw.i32(0x7FFFFFFF) + kw.i32(1000)),
+             (19, 2, kw.i32(0x40000000)),
+             (3, 9, b"\xff\xff\xff\xff\x07"),  # compact array, uvarint length 2^31
+             (1, 12, kw.i32(-1) * 4 + kw.i8(0) + kw.i32(0) + kw.i32(0) + b"\xff\xff\xff\xff\x0f")]
+    for key, version, body in cases:
+        with kw.Connection(b.port, timeout=5) as conn:
+            conn.send(key, version, body + b"\x00" * 8)
+            try:
+                conn.recv_frame()  # an error response is fine too
+            except (ConnectionError, OSError):
+                pass
+        assert b.running(), f"brokerd died on api {key} v{version}"
+    grown_mib = (rss_kib(b.pid) - rss_before) / 1024
+    assert grown_mib < 200, f"RSS grew by {grown_mib:.0f} MiB"
+    assert_still_serving(b)

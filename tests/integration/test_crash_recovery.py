@@ -6,13 +6,17 @@ import time
 
 from confluent_kafka import Producer
 
+import pytest
+
 import kafka_wire as kw
 from clients import create_topic, produce_and_confirm, producer, read_all, watermarks
 
 PARTITIONS = 3
 
 
-def test_kill9_mid_stream_keeps_every_acknowledged_record(broker):
+@pytest.mark.parametrize("segment_bytes", [None, 8192])
+def test_kill9_mid_stream_keeps_every_acknowledged_record(broker_factory, segment_bytes):
+    broker = broker_factory({"log.segment.bytes": segment_bytes} if segment_bytes else {})
     topic = "crash-stream"
     create_topic(broker.bootstrap, topic, PARTITIONS)
     acked = []  # (partition, offset, seq)
@@ -130,3 +134,38 @@ def test_valid_batch_after_garbage_is_dropped(broker):
     with open(segment, "ab") as f:
         f.write(b"\x00" * 8 + b"\x00\x00\x00\x40" + os.urandom(64) + good)
     _assert_recovered(broker, topic, 30, segment, valid_size)
+
+
+def test_missing_and_damaged_index_files_are_rebuilt(broker_factory):
+    broker = broker_factory({"log.segment.bytes": 4096, "log.index.interval.bytes": 64})
+    topic = "reindex"
+    create_topic(broker.bootstrap, topic, 1)
+    base = 1_700_000_000_000
+    p = producer(broker.bootstrap, linger_ms=0)
+    for i in range(0, 300, 6):
+        produce_and_confirm(p, topic, [{"value": f"{j}".encode() + b"z" * 60, "timestamp": base + j * 10}
+                                       for j in range(i, i + 6)])
+    broker.kill()
+    indexes = broker.segment_files(topic, 0, ".index")
+    timeindexes = broker.segment_files(topic, 0, ".timeindex")
+    assert len(indexes) >= 4
+    indexes[0].unlink()
+    timeindexes[1].unlink()
+    with open(indexes[2], "r+b") as f:
+        f.write(os.urandom(64))
+    with open(indexes[-1], "r+b") as f:
+        f.truncate(5)
+    broker.restart()
+    assert watermarks(broker.bootstrap, topic, 0) == (0, 300)
+    for start in (0, 1, 57, 123, 199, 250, 299):
+        got = read_all(broker.bootstrap, topic, 1, start=start)[0]
+        assert [int(m.value().rstrip(b"z")) for m in got] == list(range(start, 300)), f"from {start}"
+    from confluent_kafka import TopicPartition
+    from clients import consumer
+    c = consumer(broker.bootstrap)
+    try:
+        for target in (0, 7, 123, 299):
+            [r] = c.offsets_for_times([TopicPartition(topic, 0, base + target * 10 - 5)], timeout=10)
+            assert r.offset == target
+    finally:
+        c.close()

@@ -11,11 +11,12 @@ from clients import admin, consumer, create_topic, produce_and_confirm, producer
 OFFSET_OUT_OF_RANGE = 1
 
 
-def fill(broker, topic, count, partition=0, value_size=100):
+def fill(broker, topic, count, partition=0, value_size=100, first=0, timestamp=0):
     p = producer(broker.bootstrap, linger_ms=0)
-    for i in range(0, count, 10):
-        produce_and_confirm(p, topic, [{"value": f"{j:05d}" + "r" * value_size, "partition": partition}
-                                       for j in range(i, min(i + 10, count))])
+    for i in range(first, first + count, 10):
+        produce_and_confirm(p, topic, [{"value": f"{j:05d}" + "r" * value_size, "partition": partition,
+                                        "timestamp": timestamp}
+                                       for j in range(i, min(i + 10, first + count))])
 
 
 def first_message(bootstrap, topic, offset, reset, timeout=15.0):
@@ -37,19 +38,20 @@ def test_retention_deletes_old_segments(broker_factory):
     broker = broker_factory({"log.retention.check.interval.ms": 500, "log.segment.delete.delay.ms": 0})
     topic = "retained"
     create_topic(broker.bootstrap, topic, 1, config={"segment.bytes": "2048"})
-    fill(broker, topic, 200)
+    # 150 records an hour old, then 50 current ones: only the old segments expire.
+    fill(broker, topic, 150, timestamp=int(time.time() * 1000) - 3_600_000)
+    fill(broker, topic, 50, first=150)
     before = broker.segment_files(topic, 0)
     assert len(before) >= 5, [s.name for s in before]
     assert watermarks(broker.bootstrap, topic, 0) == (0, 200)
-    time.sleep(1.5)  # every record is now older than the retention set below
 
     a = admin(broker.bootstrap)
     res = ConfigResource(ConfigResource.Type.TOPIC, topic,
-                         set_config={"retention.ms": "1000", "segment.bytes": "2048"})
+                         set_config={"retention.ms": "600000", "segment.bytes": "2048"})
     a.alter_configs([res])[res].result(timeout=15)
     desc = a.describe_configs([ConfigResource(ConfigResource.Type.TOPIC, topic)])
     configs = list(desc.values())[0].result(timeout=15)
-    assert configs["retention.ms"].value == "1000"
+    assert configs["retention.ms"].value == "600000"
 
     deadline = time.monotonic() + 20
     lo = 0
@@ -65,6 +67,7 @@ def test_retention_deletes_old_segments(broker_factory):
     assert hi == 200, "retention must not touch the log end"
     assert len(remaining) < len(before)
     assert int(remaining[0].name[:-4]) == lo, f"first segment {remaining[0].name}, log start {lo}"
+    assert lo <= 150, f"segments holding current records were deleted (log start {lo})"
     deadline = time.monotonic() + 10
     while time.monotonic() < deadline and any(
             p.suffix in (".index", ".timeindex") and int(p.stem) < lo for p in broker.partition_dir(topic, 0).iterdir()
@@ -73,6 +76,7 @@ def test_retention_deletes_old_segments(broker_factory):
     leftovers = [p.name for p in broker.partition_dir(topic, 0).iterdir() if p.stem.isdigit() and int(p.stem) < lo]
     assert not leftovers, f"files of deleted segments remain: {leftovers}"
 
+    assert lo < hi, f"retention removed the active segment too (start {lo}, end {hi})"
     # A consumer positioned below the new start: earliest -> reads from the new start.
     m = first_message(broker.bootstrap, topic, 0, "earliest")
     assert m is not None and m.error() is None, m and m.error()
