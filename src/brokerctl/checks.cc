@@ -1,0 +1,48 @@
+#include "brokerctl/checks.h"
+
+#include "brokerctl/args.h"
+#include "brokerd/config/properties.h"
+
+namespace brokerctl {
+
+void check_topic_name(const std::string& name) {
+  if (name.empty()) throw UsageError("invalid topic name: it is empty");
+  if (name == "." || name == "..") throw UsageError("invalid topic name '" + name + "': '.' and '..' are not allowed");
+  if (name.size() > 249) throw UsageError("invalid topic name: longer than 249 characters");
+  for (char c : name) {
+    bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' || c == '_' || c == '-';
+    if (!ok) {
+      throw UsageError("invalid topic name '" + name + "': only ASCII letters, digits, '.', '_' and '-' are allowed");
+    }
+  }
+}
+
+void check_group_name(const std::string& name) {
+  if (name.empty()) throw UsageError("invalid group id: it is empty");
+}
+
+static void check_key(const std::string& key) {
+  if (!brokerd::config::find_topic_property(key)) throw UsageError("unknown topic config '" + key + "'");
+}
+
+std::vector<ConfigChange> parse_topic_configs(const std::vector<std::string>& items, const std::string& option) {
+  std::vector<ConfigChange> out;
+  for (const auto& item : items) {
+    auto eq = item.find('=');
+    if (eq == std::string::npos || eq == 0) throw UsageError("--" + option + " expects KEY=VALUE, got '" + item + "'");
+    ConfigChange c{item.substr(0, eq), item.substr(eq + 1)};
+    check_key(c.key);
+    const auto* def = brokerd::config::find_topic_property(c.key);
+    if (auto err = brokerd::config::validate_value(*def, c.value)) {
+      throw UsageError("invalid config value: " + *err);
+    }
+    out.push_back(std::move(c));
+  }
+  return out;
+}
+
+void check_topic_config_keys(const std::vector<std::string>& keys) {
+  for (const auto& k : keys) check_key(k);
+}
+
+}  // namespace brokerctl
