@@ -1,6 +1,6 @@
 #pragma once
 // In-memory persistence with a simulated fsync: crash() throws away whatever was not flushed.
-// Used by the simulator and the unit tests; the storage-backed log comes later.
+// Used by the simulator and the unit tests; the storage-backed log is disk_log.h.
 #include <cstdint>
 #include <functional>
 #include <optional>
