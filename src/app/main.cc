@@ -12,6 +12,7 @@
 #include "brokerd/cluster/partition_manager.h"
 #include "brokerd/common/logger.h"
 #include "brokerd/config/broker_config.h"
+#include "brokerd/group/group_coordinator.h"
 #include "brokerd/kafka/dispatcher.h"
 #include "brokerd/net/blocking_pool.h"
 #include "brokerd/net/reactor_pool.h"
@@ -82,10 +83,15 @@ int run(const brokerd::config::BrokerConfig& cfg) {
   cluster::MetadataStore metadata(log_dirs.front() / "__cluster_metadata-0", cluster_id, self);
   cluster::PartitionManager partitions(
       reactors, blocking,
-      {log_dirs, cfg.topic_defaults(), cfg.integer("log.retention.check.interval.ms")});
+      {log_dirs, cfg.topic_defaults(), cfg.integer("log.retention.check.interval.ms"),
+       cluster::PartitionManager::cleaner_settings_from(cfg)});
+  auto group_settings = group::settings_from(cfg);
+  group_settings.offsets_partitions = group::ensure_offsets_topic(
+      metadata, group_settings, static_cast<int32_t>(cfg.integer("offsets.topic.replication.factor")));
   partitions.load(*metadata.image());
+  group::GroupCoordinator groups(group_settings, partitions);
 
-  kafka::KafkaDispatcher dispatcher(kafka::Services{cfg, metadata, partitions, reactors, blocking, node_id});
+  kafka::KafkaDispatcher dispatcher(kafka::Services{cfg, metadata, partitions, reactors, blocking, node_id, groups});
   std::vector<net::Listener> listeners;
   for (const auto& ep : cfg.listeners()) listeners.push_back({ep.listener, ep.host, ep.port});
   net::ServerConfig server_cfg;
@@ -96,6 +102,7 @@ int run(const brokerd::config::BrokerConfig& cfg) {
 
   reactors.start();
   partitions.start();
+  groups.start();
   server.start();
   log->info("brokerd node {} of cluster {} serving on {}:{} ({} reactor threads, data in {})", node_id, cluster_id,
             listeners.front().host, server.port(size_t{0}), reactors.size(), log_dirs.front().string());
@@ -104,6 +111,7 @@ int run(const brokerd::config::BrokerConfig& cfg) {
   sigwait(&signals, &sig);
   log->info("received {}, shutting down", sig == SIGTERM ? "SIGTERM" : "SIGINT");
   server.stop();
+  groups.stop();
   reactors.stop();
   reactors.join();
   partitions.shutdown();

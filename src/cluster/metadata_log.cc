@@ -5,6 +5,7 @@
 #include "brokerd/common/logger.h"
 #include "brokerd/protocol/messages/config_record.h"
 #include "brokerd/protocol/messages/partition_record.h"
+#include "brokerd/protocol/messages/producer_ids_record.h"
 #include "brokerd/protocol/messages/remove_topic_record.h"
 #include "brokerd/protocol/messages/topic_record.h"
 #include "brokerd/protocol/wire.h"
@@ -15,6 +16,7 @@ namespace {
 
 constexpr uint32_t kFrameVersion = 1;
 constexpr uint32_t kTopicRecord = 2, kPartitionRecord = 3, kConfigRecord = 4, kRemoveTopicRecord = 9;
+constexpr uint32_t kProducerIdsRecord = 15;
 constexpr int8_t kTopicResource = 2;
 
 template <typename Msg>
@@ -73,6 +75,14 @@ Bytes remove_topic_record(const protocol::Uuid& id) {
   return frame(kRemoveTopicRecord, r);
 }
 
+Bytes producer_ids_record(int32_t broker_id, int64_t broker_epoch, int64_t next_producer_id) {
+  protocol::ProducerIdsRecord r;
+  r.broker_id = broker_id;
+  r.broker_epoch = broker_epoch;
+  r.next_producer_id = next_producer_id;
+  return frame(kProducerIdsRecord, r);
+}
+
 void apply_metadata_record(std::span<const std::byte> value, MetadataImage& image) {
   protocol::Reader rd(value);
   rd.uvarint();  // frame version
@@ -118,6 +128,12 @@ void apply_metadata_record(std::span<const std::byte> value, MetadataImage& imag
       protocol::RemoveTopicRecord r;
       r.decode(rd, version);
       if (const TopicMetadata* t = image.topic(r.topic_id)) image.remove_topic(t->name);
+      break;
+    }
+    case kProducerIdsRecord: {
+      protocol::ProducerIdsRecord r;
+      r.decode(rd, version);
+      image.next_producer_id = std::max(image.next_producer_id, r.next_producer_id);
       break;
     }
     default:

@@ -37,6 +37,7 @@ Bytes topic_record(const TopicMetadata& t);
 Bytes partition_record(const TopicMetadata& t, int32_t partition, int32_t node_id);
 Bytes config_record(const std::string& topic, const std::string& name, const std::optional<std::string>& value);
 Bytes remove_topic_record(const protocol::Uuid& id);
+Bytes producer_ids_record(int32_t broker_id, int64_t broker_epoch, int64_t next_producer_id);
 
 // Applies one record value to `image`. Unknown record types are skipped, so a newer log
 // can be read by an older node as far as it understands it.

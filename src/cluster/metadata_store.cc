@@ -29,7 +29,9 @@ MetadataStore::MetadataStore(std::filesystem::path metadata_dir, std::string clu
   image->brokers.push_back(std::move(self));
   log_->replay(*image);
   module_logger("cluster")->info("metadata replayed: {} topics, last offset {}", image->topics().size(), image->offset);
+  int32_t node_id = image->controller_id;  // this node
   image_.store(std::move(image));
+  producer_ids_ = std::make_unique<ProducerIdManager>([this, node_id] { return allocate_producer_ids(node_id, -1); });
 }
 
 MetadataStore::~MetadataStore() = default;
@@ -115,6 +117,18 @@ TopicChange MetadataStore::create_partitions(const std::string& name, int32_t to
   next->put_topic(topic);
   publish(next);
   return TopicChange{ErrorCode::none, {}, topic, next};
+}
+
+ProducerIdBlock MetadataStore::allocate_producer_ids(int32_t broker_id, int64_t broker_epoch) {
+  std::lock_guard lock(write_mutex_);
+  auto current = image();
+  ProducerIdBlock block{broker_id, current->next_producer_id, ProducerIdManager::kBlockSize};
+  auto next = std::make_shared<MetadataImage>(*current);
+  next->offset = log_->append({producer_ids_record(broker_id, broker_epoch, block.end())});
+  next->next_producer_id = block.end();
+  publish(next);
+  module_logger("cluster")->info("allocated producer ids [{}, {}) to node {}", block.first, block.end(), broker_id);
+  return block;
 }
 
 TopicChange MetadataStore::set_topic_configs(const std::string& name, const std::map<std::string, std::string>& configs,

@@ -4,7 +4,7 @@ namespace brokerd::cluster {
 
 storage::AppendResult Partition::append(std::span<std::byte> batches, int64_t now_ms) {
   auto result = log_->append(batches, leader_epoch(), now_ms);
-  if (result.error == protocol::ErrorCode::none && !waiters_.empty()) {
+  if (result.error == protocol::ErrorCode::none && !result.duplicate && !waiters_.empty()) {
     for (auto& w : waiters_)
       if (auto waiter = w.lock()) waiter->wake();
     waiters_.clear();

@@ -12,6 +12,8 @@
 
 #include "brokerd/cluster/fan_out.h"
 #include "brokerd/common/logger.h"
+#include "brokerd/config/broker_config.h"
+#include "brokerd/storage/cleaner.h"
 #include "brokerd/net/blocking_pool.h"
 #include "brokerd/net/reactor_pool.h"
 
@@ -61,8 +63,17 @@ void write_partition_metadata(const fs::path& dir, const protocol::Uuid& topic_i
   fs::rename(tmp, dir / kPartitionMetadata);
 }
 
+// The cleaner's bookkeeping of one compacted partition (home shard only).
+struct CleanerState {
+  storage::CleanerCheckpoint checkpoint;
+  bool loaded = false;
+  bool in_progress = false;
+  int64_t next_check_ms = 0;
+};
+
 struct PartitionManager::Shard {
   std::unordered_map<TopicPartition, std::unique_ptr<Partition>> partitions;
+  std::unordered_map<TopicPartition, CleanerState> cleaner;
   int64_t applied_offset = -1;
   ConfigMap defaults;
 };
@@ -217,6 +228,89 @@ void PartitionManager::flush_due(Shard& shard, size_t index, int64_t now_ms) {
   }
 }
 
+PartitionManager::Options::Cleaner PartitionManager::cleaner_settings_from(const config::BrokerConfig& cfg) {
+  Options::Cleaner c;
+  c.enable = cfg.boolean("log.cleaner.enable");
+  c.threads = static_cast<int32_t>(cfg.integer("log.cleaner.threads"));
+  c.backoff_ms = cfg.integer("log.cleaner.backoff.ms");
+  c.dedupe_buffer_bytes = cfg.integer("log.cleaner.dedupe.buffer.size");
+  c.io_max_bytes_per_second = cfg.integer("log.cleaner.io.max.bytes.per.second");
+  return c;
+}
+
+void PartitionManager::clean_due(Shard& shard, size_t index, int64_t now_ms) {
+  const auto& settings = options_.cleaner;
+  if (!settings.enable) return;
+  std::erase_if(shard.cleaner, [&](const auto& kv) { return !kv.second.in_progress && !shard.partitions.contains(kv.first); });
+  for (auto& [tp, p] : shard.partitions) {
+    storage::Log& log = p->log();
+    if (!log.config().cleanup_policy.compact) continue;
+    CleanerState& st = shard.cleaner[tp];
+    if (st.in_progress || now_ms < st.next_check_ms) continue;
+    if (cleaner_passes_.load() >= settings.threads) return;
+    st.next_check_ms = now_ms + settings.backoff_ms;
+    if (!st.loaded) {
+      st.checkpoint = storage::read_cleaner_checkpoint(log.dir());
+      st.loaded = true;
+    }
+    auto input = storage::snapshot_for_cleaning(log, st.checkpoint);
+    if (input.segments.empty()) continue;
+    st.in_progress = true;
+    ++cleaner_passes_;
+    storage::CleanerOptions opts;
+    opts.dedupe_buffer_bytes = static_cast<size_t>(settings.dedupe_buffer_bytes / std::max(settings.threads, 1));
+    opts.io_max_bytes_per_second = static_cast<double>(settings.io_max_bytes_per_second);
+    opts.abort = &stopping_;
+    // Off the reactor: decide, build the offset map, write the cleaned segments.
+    blocking_.post([this, index, tp = tp, input = std::move(input), opts] {
+      auto res = std::make_shared<storage::CleaningResult>();
+      try {
+        int64_t now = wall_ms();
+        auto range = storage::assess(input, now);
+        if (range.should_clean) *res = storage::clean(input, range, now, opts);
+        else res.reset();
+      } catch (const std::exception& e) {
+        res->error = e.what();
+      }
+      // Back home: swap the cleaned segments in.
+      boost::asio::post(reactors_.executor(index), [this, index, tp, res, dir = input.dir] {
+        --cleaner_passes_;
+        auto& sh = *shards_[index];
+        auto* part = local(tp);
+        auto it = sh.cleaner.find(tp);
+        if (!part || part->log().dir() != dir || it == sh.cleaner.end()) {
+          if (res) storage::discard(*res);
+          if (it != sh.cleaner.end()) sh.cleaner.erase(it);
+          return;
+        }
+        CleanerState& state = it->second;
+        state.in_progress = false;
+        if (!res) return;
+        auto logger = module_logger("cluster");
+        if (!res->error.empty()) {
+          logger->error("cleaning {} failed: {}", tp.dir_name(), res->error);
+          return;
+        }
+        try {
+          if (storage::install(part->log(), *res, wall_ms())) {
+            state.checkpoint = res->next_checkpoint;
+            storage::write_cleaner_checkpoint(dir, state.checkpoint);
+            const auto& s = res->stats;
+            logger->info("cleaned {}: {} segment group(s), {} -> {} bytes, {} of {} records kept, {} tombstones removed, "
+                         "{:.3f}s",
+                         tp.dir_name(), res->groups.size(), s.bytes_read, s.bytes_written, s.records_kept,
+                         s.records_read, s.tombstones_removed, s.seconds);
+          } else {
+            state.next_check_ms = 0;  // the log moved on meanwhile: look again soon
+          }
+        } catch (const std::exception& e) {
+          logger->error("installing cleaned segments of {} failed: {}", tp.dir_name(), e.what());
+        }
+      });
+    });
+  }
+}
+
 boost::asio::awaitable<void> PartitionManager::background_loop(size_t index) {
   Shard& shard = *shards_[index];
   boost::asio::steady_timer timer(co_await boost::asio::this_coro::executor);
@@ -227,6 +321,7 @@ boost::asio::awaitable<void> PartitionManager::background_loop(size_t index) {
     if (stopping_) break;
     int64_t now = wall_ms();
     flush_due(shard, index, now);
+    clean_due(shard, index, now);
     bool retention_due = now >= next_retention;
     if (retention_due) next_retention = now + options_.retention_check_interval_ms;
     for (auto& [tp, p] : shard.partitions) {

@@ -27,6 +27,10 @@ storage::LogConfig make_log_config(const ConfigMap& c) {
   cfg.index_interval_bytes = static_cast<int32_t>(num("index.interval.bytes", cfg.index_interval_bytes));
   cfg.segment_index_bytes = static_cast<int32_t>(num("segment.index.bytes", cfg.segment_index_bytes));
   cfg.file_delete_delay_ms = num("file.delete.delay.ms", cfg.file_delete_delay_ms);
+  cfg.delete_retention_ms = num("delete.retention.ms", cfg.delete_retention_ms);
+  cfg.min_compaction_lag_ms = num("min.compaction.lag.ms", cfg.min_compaction_lag_ms);
+  cfg.max_compaction_lag_ms = num("max.compaction.lag.ms", cfg.max_compaction_lag_ms);
+  if (auto it = c.find("min.cleanable.dirty.ratio"); it != c.end()) cfg.min_cleanable_dirty_ratio = std::stod(it->second);
   if (auto it = c.find("message.timestamp.type"); it != c.end())
     cfg.message_timestamp_type =
         it->second == "LogAppendTime" ? storage::TimestampType::log_append_time : storage::TimestampType::create_time;

@@ -45,6 +45,19 @@ boost::asio::awaitable<net::Response> handle_alter_configs(HandlerContext& ctx);
 boost::asio::awaitable<net::Response> handle_create_partitions(HandlerContext& ctx);
 boost::asio::awaitable<net::Response> handle_incremental_alter_configs(HandlerContext& ctx);
 boost::asio::awaitable<net::Response> handle_describe_cluster(HandlerContext& ctx);
+boost::asio::awaitable<net::Response> handle_find_coordinator(HandlerContext& ctx);
+boost::asio::awaitable<net::Response> handle_join_group(HandlerContext& ctx);
+boost::asio::awaitable<net::Response> handle_sync_group(HandlerContext& ctx);
+boost::asio::awaitable<net::Response> handle_heartbeat(HandlerContext& ctx);
+boost::asio::awaitable<net::Response> handle_leave_group(HandlerContext& ctx);
+boost::asio::awaitable<net::Response> handle_offset_commit(HandlerContext& ctx);
+boost::asio::awaitable<net::Response> handle_offset_fetch(HandlerContext& ctx);
+boost::asio::awaitable<net::Response> handle_list_groups(HandlerContext& ctx);
+boost::asio::awaitable<net::Response> handle_describe_groups(HandlerContext& ctx);
+boost::asio::awaitable<net::Response> handle_delete_groups(HandlerContext& ctx);
+boost::asio::awaitable<net::Response> handle_offset_delete(HandlerContext& ctx);
+boost::asio::awaitable<net::Response> handle_init_producer_id(HandlerContext& ctx);
+boost::asio::awaitable<net::Response> handle_describe_producers(HandlerContext& ctx);
 
 // The ApiVersions answer to a version this broker does not know (KIP-511): a v0 body with
 // UNSUPPORTED_VERSION and the supported ranges, so the client can pick a version.

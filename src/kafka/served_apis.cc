@@ -18,10 +18,23 @@ constexpr ServedApi kServed[] = {
     {20, 1, 6, handle_delete_topics},   // DeleteTopics
     {21, 0, 2, handle_delete_records},   // DeleteRecords
     {32, 1, 4, handle_describe_configs},   // DescribeConfigs
+    {22, 0, 5, handle_init_producer_id},   // InitProducerId
     {33, 0, 2, handle_alter_configs},   // AlterConfigs
     {37, 0, 3, handle_create_partitions},   // CreatePartitions
     {44, 0, 1, handle_incremental_alter_configs},   // IncrementalAlterConfigs
     {60, 0, 1, handle_describe_cluster},   // DescribeCluster
+    {8, 2, 9, handle_offset_commit},   // OffsetCommit
+    {9, 1, 9, handle_offset_fetch},   // OffsetFetch
+    {10, 0, 6, handle_find_coordinator},   // FindCoordinator
+    {11, 2, 9, handle_join_group},   // JoinGroup
+    {12, 0, 4, handle_heartbeat},   // Heartbeat
+    {13, 0, 5, handle_leave_group},   // LeaveGroup
+    {14, 0, 5, handle_sync_group},   // SyncGroup
+    {15, 0, 5, handle_describe_groups},   // DescribeGroups
+    {16, 0, 5, handle_list_groups},   // ListGroups
+    {42, 0, 2, handle_delete_groups},   // DeleteGroups
+    {47, 0, 0, handle_offset_delete},   // OffsetDelete
+    {61, 0, 0, handle_describe_producers},   // DescribeProducers
 };
 
 }  // namespace

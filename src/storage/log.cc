@@ -54,7 +54,9 @@ void Log::load(bool clean_shutdown) {
   std::vector<int64_t> bases;
   for (const auto& e : fs::directory_iterator(dir_)) {
     std::string name = e.path().filename().string();
-    // Leftovers of an interrupted delete or write: never part of the log.
+    // Leftovers of an interrupted delete or write: never part of the log. A `.log.swap` is a
+    // committed compaction swap (completed below); index `.swap` files are rebuilt instead.
+    if (ends_with(name, ".log.swap")) continue;
     if (ends_with(name, ".deleted") || ends_with(name, ".tmp") || ends_with(name, ".cleaned") ||
         ends_with(name, ".swap")) {
       fs::remove(e.path());
@@ -64,6 +66,7 @@ void Log::load(bool clean_shutdown) {
       if (auto b = parse_stem(e.path().stem().string())) bases.push_back(*b);
     }
   }
+  complete_interrupted_swaps(bases);
   // Index files whose segment is gone.
   for (const auto& e : fs::directory_iterator(dir_)) {
     auto ext = e.path().extension();
@@ -79,6 +82,7 @@ void Log::load(bool clean_shutdown) {
   if (bases.empty()) {
     segments_.emplace(log_start_offset_, Segment::create(dir_, log_start_offset_, cfg_, t));
     recovery_point_ = log_start_offset_;
+    load_producer_state();
     return;
   }
   // Recovery starts at the segment holding the recovery point (at least the last one).
@@ -117,6 +121,7 @@ void Log::load(bool clean_shutdown) {
   int64_t leo = log_end_offset();
   log_start_offset_ = std::clamp(log_start_offset_, segments_.begin()->first, leo);
   recovery_point_ = leo;  // clean, or just validated by recovery
+  load_producer_state();
 }
 
 int64_t Log::log_end_offset() const { return active().next_offset(); }
@@ -152,11 +157,16 @@ AppendResult Log::append(std::span<std::byte> batches, int32_t leader_epoch, int
   }
   BatchLimits limits;
   limits.max_batch_bytes = static_cast<size_t>(cfg_.max_message_bytes);
+  limits.require_keys = cfg_.cleanup_policy.compact;
   std::vector<BatchInfo> infos;
   auto v = validate_batches(batches, limits, &infos);
   if (!v.ok()) {
     res.error = v.error;
     res.message = std::move(v.message);
+    if (v.missing_key) {
+      res.message = "Compacted topic cannot accept message without key in topic partition " +
+                    dir_.filename().string() + ".";
+    }
     return res;
   }
   const bool log_append_time = cfg_.message_timestamp_type == TimestampType::log_append_time;
@@ -166,6 +176,8 @@ AppendResult Log::append(std::span<std::byte> batches, int32_t leader_epoch, int
     incoming_max_ts = std::max(incoming_max_ts, log_append_time ? now_ms : i.max_timestamp);
   }
   int64_t base = log_end_offset();
+  ProducerAppend producer_append(producers_);
+  if (!check_producers(batches, infos, base, log_append_time ? now_ms : -1, producer_append, res)) return res;
   if (should_roll(batches.size(), incoming_max_ts, base + offsets - 1, now_ms)) {
     roll(now_ms);
   }
@@ -192,6 +204,7 @@ AppendResult Log::append(std::span<std::byte> batches, int32_t leader_epoch, int
     module_logger("storage")->error("{}: {}", dir_.string(), res.message);
     return res;
   }
+  producer_append.commit(producers_);
   res.base_offset = base;
   res.last_offset = next - 1;
   res.log_append_time = log_append_time ? now_ms : -1;
@@ -283,6 +296,7 @@ std::optional<Log::TimestampAndOffset> Log::offset_for_timestamp(int64_t ts) con
 void Log::delete_segment(std::map<int64_t, std::unique_ptr<Segment>>::iterator it, int64_t now_ms) {
   auto files = it->second->rename_for_delete();
   segments_.erase(it);
+  producers_.delete_snapshots_before(segments_.begin()->first);
   if (cfg_.file_delete_delay_ms <= 0) {
     for (const auto& f : files) fs::remove(f);
   } else {
@@ -368,6 +382,7 @@ void Log::roll(int64_t now_ms) {
   int64_t base = cur.next_offset();
   cur.make_inactive();
   segments_.emplace(base, Segment::create(dir_, base, cfg_, now_ms));
+  producers_.write_snapshot(base, false);
 }
 
 ErrorCode Log::flush() {
@@ -394,6 +409,7 @@ void Log::mark_flushed(int64_t offset) { recovery_point_ = std::max(recovery_poi
 void Log::close() {
   if (closed_) return;
   flush();
+  producers_.write_snapshot(log_end_offset(), true);
   for (auto& [_, s] : segments_) s->close();
   write_checkpoint();
   closed_ = true;
@@ -419,6 +435,7 @@ void Log::truncate_to(int64_t offset) {
   recovery_point_ = std::min(recovery_point_, leo);
   if (log_start_offset_ > leo) log_start_offset_ = leo;
   write_checkpoint();
+  load_producer_state();
 }
 
 void Log::write_checkpoint() {
@@ -445,6 +462,108 @@ void Log::read_checkpoint() {
     log_start_offset_ = start;
     recovery_point_ = rp;
   }
+}
+
+// ---- Compaction hooks -------------------------------------------------------------------
+
+std::vector<SegmentSnapshot> Log::closed_segments() const {
+  std::vector<SegmentSnapshot> out;
+  for (auto it = segments_.begin(); it != segments_.end() && std::next(it) != segments_.end(); ++it) {
+    const Segment& s = *it->second;
+    out.push_back(SegmentSnapshot{s.base_offset(), s.next_offset(), s.size(), s.largest_timestamp(), s.file()});
+  }
+  return out;
+}
+
+namespace {
+
+void fsync_path(const fs::path& p) {
+  int fd = ::open(p.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return;
+  ::fsync(fd);
+  ::close(fd);
+}
+
+}  // namespace
+
+bool Log::replace_segments(std::span<const SegmentSnapshot> old, int64_t now_ms, int crash_after_step) {
+  if (old.empty() || closed_) return false;
+  // The segments must still be there, closed, contiguous and the very files the cleaner read.
+  auto it = segments_.find(old.front().base_offset);
+  for (const auto& o : old) {
+    if (it == segments_.end() || it->first != o.base_offset || std::next(it) == segments_.end() ||
+        it->second->file() != o.file) {
+      return false;
+    }
+    ++it;
+  }
+  const int64_t base = old.front().base_offset;
+  const std::string stem = (dir_ / segment_file_stem(base)).string();
+  static constexpr const char* kExts[] = {".index", ".timeindex", ".log"};  // .log last: it commits
+  for (const char* ext : kExts) {
+    if (!fs::exists(stem + ext + ".cleaned")) return false;
+  }
+  // 1. .cleaned -> .swap. Once `.log.swap` exists, recovery finishes the swap.
+  for (const char* ext : kExts) fs::rename(stem + ext + ".cleaned", stem + ext + ".swap");
+  fsync_path(dir_);
+  if (crash_after_step == 1) return true;
+  // 2. The old segments leave the log (their files become .deleted).
+  for (const auto& o : old) delete_segment(segments_.find(o.base_offset), now_ms);
+  if (crash_after_step == 2) return true;
+  // 3. .swap -> final names, the .log first (a crash after it leaves indexes to rebuild).
+  fs::rename(stem + ".log.swap", stem + ".log");
+  fs::rename(stem + ".index.swap", stem + ".index");
+  fs::rename(stem + ".timeindex.swap", stem + ".timeindex");
+  fsync_path(dir_);
+  auto seg = Segment::open(dir_, base, cfg_, false, now_ms);
+  if (!seg->load_state()) {
+    seg.reset();
+    seg = Segment::open(dir_, base, cfg_, true, now_ms);
+    seg->recover(cfg_.max_message_bytes);
+    seg->make_inactive();
+  }
+  segments_.emplace(base, std::move(seg));
+  return true;
+}
+
+void Log::complete_interrupted_swaps(std::vector<int64_t>& bases) {
+  auto logger = module_logger("storage");
+  std::vector<int64_t> swaps;
+  for (const auto& e : fs::directory_iterator(dir_)) {
+    std::string name = e.path().filename().string();
+    if (!ends_with(name, ".log.swap")) continue;
+    if (auto b = parse_stem(name.substr(0, name.size() - 9))) swaps.push_back(*b);
+    else fs::remove(e.path());
+  }
+  for (int64_t base : swaps) {
+    const std::string stem = (dir_ / segment_file_stem(base)).string();
+    // The swap file was synced before it was renamed: read where its batches end.
+    int64_t next = base;
+    int fd = ::open((stem + ".log.swap").c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) continue;
+    std::byte h[batch_layout::header_size];
+    for (off_t pos = 0; ::pread(fd, h, sizeof h, pos) == static_cast<ssize_t>(sizeof h);) {
+      RecordBatchView v(std::span<const std::byte>(h, sizeof h));
+      if (v.magic() != 2 || v.batch_length() < static_cast<int32_t>(batch_layout::header_size - batch_layout::log_overhead)) break;
+      next = std::max(next, v.last_offset() + 1);
+      pos += static_cast<off_t>(v.size());
+    }
+    ::close(fd);
+    // Every old segment the swap replaces goes; the swap takes the first one's name.
+    std::erase_if(bases, [&](int64_t b) {
+      if (b != base && (b < base || b >= next)) return false;
+      auto old = (dir_ / segment_file_stem(b)).string();
+      for (const char* ext : {".log", ".index", ".timeindex"}) fs::remove(old + ext);
+      return true;
+    });
+    fs::remove(stem + ".index");
+    fs::remove(stem + ".timeindex");
+    fs::rename(stem + ".log.swap", stem + ".log");
+    bases.push_back(base);
+    logger->warn("{}: completed an interrupted compaction swap of segment {}", dir_.string(), base);
+  }
+  std::sort(bases.begin(), bases.end());
+  if (!swaps.empty()) fsync_path(dir_);
 }
 
 }  // namespace brokerd::storage

@@ -50,7 +50,8 @@ namespace {
 
 // Parses one record's framing. With `out`, fills it (headers included); without, only
 // checks. Returns false on any framing error.
-bool parse_record(const std::byte*& p, const std::byte* end, Record* out, int32_t& offset_delta, int64_t& ts_delta) {
+bool parse_record(const std::byte*& p, const std::byte* end, Record* out, int32_t& offset_delta, int64_t& ts_delta,
+                  bool* null_key = nullptr) {
   int32_t len;
   if (!read_varint(p, end, len) || len < 1 || len > end - p) return false;
   const std::byte* rend = p + len;
@@ -60,6 +61,7 @@ bool parse_record(const std::byte*& p, const std::byte* end, Record* out, int32_
   if (!read_varint(p, rend, key_len) || key_len < -1 || key_len > rend - p) return false;
   const std::byte* key = p;
   if (key_len > 0) p += key_len;
+  if (null_key) *null_key = key_len < 0;
   if (!read_varint(p, rend, value_len) || value_len < -1 || value_len > rend - p) return false;
   const std::byte* value = p;
   if (value_len > 0) p += value_len;
@@ -162,8 +164,9 @@ ValidationResult validate_batch(std::span<const std::byte> bytes, const BatchLim
   int codec = b.attributes() & batch_attr::codec_mask;
   if (!valid_compression(codec)) return fail(ErrorCode::unsupported_compression_type, "unknown codec");
   int32_t count = b.records_count();
-  if (count <= 0) return fail(ErrorCode::invalid_record, "batch without records");
-  if (b.last_offset_delta() != count - 1) return fail(ErrorCode::invalid_record, "lastOffsetDelta disagrees with recordsCount");
+  if (count < 0 || (count == 0 && !limits.stored)) return fail(ErrorCode::invalid_record, "batch without records");
+  if (limits.stored ? b.last_offset_delta() < count - 1 || b.last_offset_delta() < 0 : b.last_offset_delta() != count - 1)
+    return fail(ErrorCode::invalid_record, "lastOffsetDelta disagrees with recordsCount");
   if (b.max_timestamp() < -1 || b.base_timestamp() < -1) return fail(ErrorCode::invalid_record, "negative timestamp");
 
   if (limits.check_records) {
@@ -176,11 +179,21 @@ ValidationResult validate_batch(std::span<const std::byte> bytes, const BatchLim
     }
     const std::byte* p = data.data();
     const std::byte* end = p + data.size();
+    int32_t prev_delta = -1;
     for (int32_t i = 0; i < count; ++i) {
       int32_t delta;
       int64_t ts_delta;
-      if (!parse_record(p, end, nullptr, delta, ts_delta)) return fail(ErrorCode::corrupt_message, "bad record framing");
-      if (delta != i) return fail(ErrorCode::invalid_record, "offset deltas not sequential");
+      bool null_key = false;
+      if (!parse_record(p, end, nullptr, delta, ts_delta, &null_key))
+        return fail(ErrorCode::corrupt_message, "bad record framing");
+      bool delta_ok = limits.stored ? delta > prev_delta && delta <= b.last_offset_delta() : delta == i;
+      if (!delta_ok) return fail(ErrorCode::invalid_record, "offset deltas not sequential");
+      prev_delta = delta;
+      if (limits.require_keys && null_key) {
+        auto r = fail(ErrorCode::invalid_record, "a record without a key in a compacted topic");
+        r.missing_key = true;
+        return r;
+      }
     }
     if (p != end) return fail(ErrorCode::corrupt_message, "bytes after the last record");
   }

@@ -161,6 +161,7 @@ uint64_t Segment::recover(int32_t max_message_bytes) {
   bytes_since_index_ = 0;
   BatchLimits limits;
   limits.max_batch_bytes = SIZE_MAX;  // a lowered max.message.bytes must not cut old data
+  limits.stored = true;               // compacted batches have offset gaps
   uint64_t file_size = size_;
   uint64_t pos = 0;
   Bytes buf;

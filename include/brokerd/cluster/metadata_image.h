@@ -36,6 +36,8 @@ class MetadataImage {
   std::vector<BrokerInfo> brokers;
   // Offset of the last metadata record applied, -1 for an empty log.
   int64_t offset = -1;
+  // The first producer id of the next block to allocate (ProducerIdsRecord).
+  int64_t next_producer_id = 0;
 
   const TopicMetadata* topic(std::string_view name) const;
   const TopicMetadata* topic(const protocol::Uuid& id) const;

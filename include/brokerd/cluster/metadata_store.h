@@ -11,6 +11,7 @@
 #include <string>
 
 #include "brokerd/cluster/metadata_image.h"
+#include "brokerd/cluster/producer_ids.h"
 #include "brokerd/protocol/error_code.h"
 
 namespace brokerd::cluster {
@@ -42,6 +43,13 @@ class MetadataStore {
   TopicChange set_topic_configs(const std::string& name, const std::map<std::string, std::string>& configs,
                                 bool validate_only);
 
+  // Kafka's AllocateProducerIds: the next block of producer ids for `broker_id`, made durable
+  // by a ProducerIdsRecord before it is returned, so blocks never overlap across restarts.
+  // Blocks on disk; throws when the metadata log cannot be written.
+  ProducerIdBlock allocate_producer_ids(int32_t broker_id, int64_t broker_epoch);
+  // This node's producer-id manager, fed by allocate_producer_ids.
+  ProducerIdManager& producer_ids() { return *producer_ids_; }
+
   void close();
 
  private:
@@ -50,6 +58,7 @@ class MetadataStore {
   std::mutex write_mutex_;
   std::unique_ptr<MetadataLog> log_;
   std::atomic<std::shared_ptr<const MetadataImage>> image_;
+  std::unique_ptr<ProducerIdManager> producer_ids_;
 };
 
 // Checks topic-level overrides: known names and valid values. Returns INVALID_CONFIG with a

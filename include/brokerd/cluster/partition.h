@@ -29,6 +29,12 @@ class Partition {
   // Appends and wakes the fetches waiting on this partition.
   storage::AppendResult append(std::span<std::byte> batches, int64_t now_ms);
 
+  // Forgets idempotent producers idle for producer.id.expiration.ms, at most once per
+  // producer.id.expiration.check.interval.ms (checked lazily by produce and DescribeProducers).
+  void expire_producers(int64_t now_ms, int64_t expiration_ms, int64_t check_interval_ms) {
+    log_->producer_state().maybe_expire(now_ms, expiration_ms, check_interval_ms);
+  }
+
   // Parks a fetch until data beyond `seen_end` arrives (woken at once if it already has).
   void watch(const std::shared_ptr<FetchWaiter>& w, int64_t seen_end);
 

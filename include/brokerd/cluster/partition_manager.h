@@ -20,6 +20,9 @@ namespace brokerd::net {
 class ReactorPool;
 class BlockingPool;
 }  // namespace brokerd::net
+namespace brokerd::config {
+class BrokerConfig;
+}  // namespace brokerd::config
 
 namespace brokerd::cluster {
 
@@ -29,7 +32,17 @@ class PartitionManager {
     std::vector<std::filesystem::path> log_dirs;
     ConfigMap topic_defaults;             // broker-level defaults of topic properties
     int64_t retention_check_interval_ms = 300000;
+    // The log cleaner: compacts partitions whose cleanup.policy has "compact". Each pass reads
+    // and writes on the blocking pool; only the final segment swap runs on the home shard.
+    struct Cleaner {
+      bool enable = true;                          // log.cleaner.enable
+      int32_t threads = 1;                         // log.cleaner.threads: passes at a time
+      int64_t backoff_ms = 15000;                  // log.cleaner.backoff.ms
+      int64_t dedupe_buffer_bytes = 128LL << 20;   // log.cleaner.dedupe.buffer.size (all threads)
+      int64_t io_max_bytes_per_second = 0;         // log.cleaner.io.max.bytes.per.second, 0 = off
+    } cleaner;
   };
+  static Options::Cleaner cleaner_settings_from(const config::BrokerConfig& cfg);
 
   PartitionManager(net::ReactorPool& reactors, net::BlockingPool& blocking, Options options);
   ~PartitionManager();
@@ -64,6 +77,9 @@ class PartitionManager {
   std::filesystem::path choose_log_dir();
   boost::asio::awaitable<void> background_loop(size_t shard);
   void flush_due(Shard& shard, size_t index, int64_t now_ms);
+  // Starts a cleaner pass for each compacted partition whose backoff has passed (while fewer
+  // than log.cleaner.threads passes run node-wide).
+  void clean_due(Shard& shard, size_t index, int64_t now_ms);
 
   net::ReactorPool& reactors_;
   net::BlockingPool& blocking_;
@@ -71,6 +87,7 @@ class PartitionManager {
   std::vector<std::unique_ptr<Shard>> shards_;
   std::atomic<size_t> next_dir_{0};
   std::atomic<bool> stopping_{false};
+  std::atomic<int> cleaner_passes_{0};
 };
 
 // Reads "<log dir>/<topic>-<partition>/partition.metadata" (topic id), if present.

@@ -6,6 +6,7 @@
 namespace brokerd::config { class BrokerConfig; }
 namespace brokerd::net { class BlockingPool; class ReactorPool; }
 namespace brokerd::cluster { class MetadataStore; class PartitionManager; }
+namespace brokerd::group { class GroupCoordinator; }
 
 namespace brokerd::kafka {
 
@@ -16,6 +17,7 @@ struct Services {
   net::ReactorPool& reactors;
   net::BlockingPool& blocking;
   int32_t node_id;
+  group::GroupCoordinator& groups;
 };
 
 }  // namespace brokerd::kafka

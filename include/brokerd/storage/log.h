@@ -18,9 +18,12 @@
 #include "brokerd/protocol/error_code.h"
 #include "brokerd/protocol/records.h"
 #include "brokerd/storage/log_config.h"
+#include "brokerd/storage/producer_state.h"
 #include "brokerd/storage/segment.h"
 
 namespace brokerd::storage {
+
+struct BatchInfo;
 
 struct AppendResult {
   ErrorCode error = ErrorCode::none;
@@ -30,6 +33,7 @@ struct AppendResult {
   int64_t log_append_time = -1;  // -1 unless the topic uses LogAppendTime
   int64_t log_start_offset = -1;
   int64_t record_count = 0;
+  bool duplicate = false;  // an idempotent retry: nothing written, the original offsets
 };
 
 struct ReadResult {
@@ -37,6 +41,16 @@ struct ReadResult {
   brokerd::protocol::Records records = brokerd::protocol::Records::empty();
   int64_t log_start_offset = -1;
   int64_t log_end_offset = -1;
+};
+
+// A closed segment as the compaction cleaner sees it: copied on the owner thread, its file
+// read elsewhere (closed segments are never written again, only replaced or deleted).
+struct SegmentSnapshot {
+  int64_t base_offset = 0;
+  int64_t next_offset = 0;
+  uint64_t size = 0;
+  int64_t largest_timestamp = -1;
+  std::shared_ptr<const FileHandle> file;
 };
 
 struct FlushTarget {
@@ -100,6 +114,20 @@ class Log {
   // Segments in offset order, for tools and tests.
   std::vector<const Segment*> segments() const;
 
+  // --- Compaction hooks (the cleaner is storage/cleaner.h) ---
+  // The segments below the active one, in offset order.
+  std::vector<SegmentSnapshot> closed_segments() const;
+  // Swaps the cleaned files `<dir>/<stem of old.front()>.{log,index,timeindex}.cleaned` in
+  // for the closed segments `old` (contiguous, unchanged since they were snapshot), crash-
+  // safely: .cleaned -> .swap (the .log.swap rename commits), old files -> .deleted, .swap ->
+  // final names; load() completes a swap a crash interrupted. Returns false, changing nothing,
+  // when the log changed meanwhile. `crash_after_step` (tests only) stops after step 1 or 2.
+  bool replace_segments(std::span<const SegmentSnapshot> old, int64_t now_ms, int crash_after_step = 0);
+
+  // Idempotent-producer state (see producer_state.h).
+  ProducerStateManager& producer_state() { return producers_; }
+  const ProducerStateManager& producer_state() const { return producers_; }
+
  private:
   Log(std::filesystem::path dir, LogConfig cfg);
   void load(bool clean_shutdown);
@@ -108,7 +136,13 @@ class Log {
   void delete_segment(std::map<int64_t, std::unique_ptr<Segment>>::iterator it, int64_t now_ms);
   void write_checkpoint();
   void read_checkpoint();
+  // Finishes segment swaps a crash interrupted (`<base>.log.swap` files); updates `bases`.
+  void complete_interrupted_swaps(std::vector<int64_t>& bases);
   int64_t now() const;
+  // Producer-state hooks: checks before a write, load at open (snapshot, then the log after it).
+  bool check_producers(std::span<std::byte> batches, const std::vector<BatchInfo>& infos, int64_t base,
+                       int64_t append_time, ProducerAppend& staged, AppendResult& res) const;
+  void load_producer_state();
 
   std::filesystem::path dir_;
   LogConfig cfg_;
@@ -121,6 +155,7 @@ class Log {
     int64_t deadline_ms;
   };
   std::vector<PendingDelete> pending_deletes_;
+  ProducerStateManager producers_{dir_};
 };
 
 }  // namespace brokerd::storage

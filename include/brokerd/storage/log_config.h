@@ -8,7 +8,7 @@ namespace brokerd::storage {
 
 struct CleanupPolicy {
   bool remove = true;    // "delete": retention by time and size
-  bool compact = false;  // "compact": keep the latest record per key (cleaner comes later)
+  bool compact = false;  // "compact": keep the latest record per key (storage/cleaner.h)
 };
 
 struct LogConfig {
@@ -22,6 +22,11 @@ struct LogConfig {
   TimestampType message_timestamp_type = TimestampType::create_time;  // message.timestamp.type
   CleanupPolicy cleanup_policy;                   // cleanup.policy
   int64_t file_delete_delay_ms = 60000;           // file.delete.delay.ms
+  // Compaction (used when cleanup_policy.compact).
+  int64_t delete_retention_ms = 86400000;         // delete.retention.ms: tombstones' life after cleaning
+  int64_t min_compaction_lag_ms = 0;              // min.compaction.lag.ms
+  int64_t max_compaction_lag_ms = INT64_MAX;      // max.compaction.lag.ms
+  double min_cleanable_dirty_ratio = 0.5;         // min.cleanable.dirty.ratio
 };
 
 }  // namespace brokerd::storage

@@ -143,6 +143,11 @@ struct BatchLimits {
   size_t max_decompressed_bytes = kDefaultMaxDecompressedBytes;
   bool check_crc = true;
   bool check_records = true;  // walk record framing (and decompress compressed batches)
+  // Records without a key are refused (compacted topics); needs check_records.
+  bool require_keys = false;
+  // Batches already in the log: compaction leaves gaps between offset deltas and may keep
+  // a batch with no records (an idempotent producer's last one).
+  bool stored = false;
 };
 
 // What the append path needs to know of each batch, collected while validating.
@@ -161,6 +166,7 @@ struct ValidationResult {
   size_t valid_bytes = 0;    // bytes of leading batches that passed
   int32_t batch_count = 0;   // batches that passed
   int64_t record_count = 0;  // records in batches that passed
+  bool missing_key = false;  // INVALID_RECORD because require_keys met a record without a key
   bool ok() const { return error == ErrorCode::none; }
 };
 

@@ -6,6 +6,7 @@
 #include "brokerd/cluster/fan_out.h"
 #include "brokerd/cluster/metadata_store.h"
 #include "brokerd/cluster/partition_manager.h"
+#include "brokerd/config/broker_config.h"
 #include "brokerd/protocol/messages/produce_request.h"
 #include "brokerd/protocol/messages/produce_response.h"
 #include "kafka/handler.h"
@@ -48,6 +49,8 @@ boost::asio::awaitable<net::Response> handle_produce(HandlerContext& ctx) {
   auto& svc = ctx.services;
   auto image = svc.metadata.image();
   const bool acks_valid = req.acks == 0 || req.acks == 1 || req.acks == -1;
+  const int64_t pid_expiration_ms = svc.config.integer("producer.id.expiration.ms");
+  const int64_t pid_check_interval_ms = svc.config.integer("producer.id.expiration.check.interval.ms");
 
   // One slot per partition in request order; a task for each partition that can be appended.
   std::vector<Outcome> outcomes;
@@ -73,14 +76,19 @@ boost::asio::awaitable<net::Response> handle_produce(HandlerContext& ctx) {
         auto data = writable(std::get<SharedBytes>(part.records.parts[0]));
         auto* pm = &svc.partitions;
         task_slot.push_back(outcomes.size());
-        tasks.push_back({pm->executor_of(tp), [pm, tp, data]() -> Outcome {
+        tasks.push_back({pm->executor_of(tp), [pm, tp, data, pid_expiration_ms, pid_check_interval_ms]() -> Outcome {
                            Outcome r;
                            cluster::Partition* p = pm->local(tp);
                            if (!p) {
                              r.error = ErrorCode::not_leader_or_follower;
                              return r;
                            }
-                           auto res = p->append(data, wall_ms());
+                           int64_t now = wall_ms();
+                           p->expire_producers(now, pid_expiration_ms, pid_check_interval_ms);
+                           // Idempotent producers: a retried batch answers with its original
+                           // offsets (no error); a gap is OUT_OF_ORDER_SEQUENCE_NUMBER and a
+                           // stale epoch INVALID_PRODUCER_EPOCH, as Kafka answers them.
+                           auto res = p->append(data, now);
                            r.error = res.error;
                            r.message = std::move(res.message);
                            r.base_offset = res.base_offset;

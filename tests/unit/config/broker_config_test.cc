@@ -68,8 +68,13 @@ TEST(Properties, TopicValidation) {
   std::string norm;
   EXPECT_FALSE(validate_value(*def, " delete ", &norm));
   EXPECT_EQ(norm, "delete");
-  // Compaction is refused until the cleaner exists, rather than silently not compacting.
-  EXPECT_TRUE(validate_value(*def, "compact,delete"));
+  // Compaction is accepted alone or with retention; unknown policies are refused.
+  EXPECT_FALSE(validate_value(*def, "compact", &norm));
+  EXPECT_EQ(norm, "compact");
+  EXPECT_FALSE(validate_value(*def, "compact, delete", &norm));
+  EXPECT_EQ(norm, "compact,delete");
+  EXPECT_TRUE(validate_value(*def, "compact,shred"));
+  EXPECT_TRUE(validate_value(*def, "retain"));
   EXPECT_TRUE(validate_value(*find_topic_property("retention.ms"), "-2"));
   EXPECT_TRUE(validate_value(*find_topic_property("min.cleanable.dirty.ratio"), "1.5"));
   EXPECT_FALSE(validate_value(*find_topic_property("min.cleanable.dirty.ratio"), "0.25"));

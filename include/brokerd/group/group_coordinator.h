@@ -1,0 +1,78 @@
+#pragma once
+// The group coordinator (classic protocol). A group belongs to one partition of
+// __consumer_offsets, (java_string_hashcode(group_id) & 0x7fffffff) % partitions, and all of
+// its state lives on that partition's home shard: each call below hops there (run_on), does
+// its work without locks, and resumes the caller on its own executor. Joins and syncs that
+// wait for a rebalance are coroutines parked on that shard's timers.
+//
+// Lifecycle: ensure_offsets_topic() before the partitions are loaded; construct; start()
+// once the reactors run (replays every offsets partition on its shard, answering
+// COORDINATOR_LOAD_IN_PROGRESS meanwhile); stop() before the reactors stop.
+#include <boost/asio/awaitable.hpp>
+
+#include <atomic>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "brokerd/group/types.h"
+
+namespace brokerd::config { class BrokerConfig; }
+namespace brokerd::cluster { class MetadataStore; class PartitionManager; }
+namespace brokerd::net { class ReactorPool; }
+
+namespace brokerd::group {
+
+class GroupPartition;
+
+// Kafka's String.hashCode of a group id (over its UTF-16 code units).
+int32_t java_string_hashcode(std::string_view utf8);
+int32_t offsets_partition_for(std::string_view group_id, int32_t partitions);
+
+Settings settings_from(const config::BrokerConfig& cfg);
+
+// Creates __consumer_offsets (compacted) if the metadata does not have it yet. Returns its
+// partition count, which wins over offsets.topic.num.partitions once the topic exists.
+int32_t ensure_offsets_topic(cluster::MetadataStore& metadata, const Settings& settings, int32_t replication_factor);
+
+class GroupCoordinator {
+ public:
+  GroupCoordinator(Settings settings, cluster::PartitionManager& partitions);
+  ~GroupCoordinator();
+
+  void start();
+  void stop();
+
+  int32_t partition_for(std::string_view group_id) const;
+  const Settings& settings() const { return settings_; }
+
+  boost::asio::awaitable<JoinResult> join(JoinRequest req);
+  boost::asio::awaitable<SyncResult> sync(SyncRequest req);
+  boost::asio::awaitable<ErrorCode> heartbeat(std::string group_id, std::string member_id,
+                                              std::optional<std::string> instance_id, int32_t generation);
+  boost::asio::awaitable<LeaveResult> leave(std::string group_id, std::vector<LeaveMember> members);
+  boost::asio::awaitable<std::vector<ErrorCode>> commit(CommitRequest req);
+  boost::asio::awaitable<FetchOffsetsResult> fetch(std::string group_id, std::optional<std::vector<OffsetKey>> keys);
+  // Every group of every loaded partition; the error is COORDINATOR_LOAD_IN_PROGRESS while
+  // some partition is still loading.
+  boost::asio::awaitable<std::pair<ErrorCode, std::vector<GroupListing>>> list();
+  boost::asio::awaitable<GroupDescription> describe(std::string group_id);
+  boost::asio::awaitable<ErrorCode> delete_group(std::string group_id);
+  boost::asio::awaitable<std::pair<ErrorCode, std::vector<ErrorCode>>> delete_offsets(std::string group_id,
+                                                                                    std::vector<OffsetKey> keys);
+
+ private:
+  struct Slot;
+  boost::asio::awaitable<void> load(int32_t partition);
+  boost::asio::awaitable<void> expiry_loop(int32_t partition);
+
+  Settings settings_;
+  cluster::PartitionManager& partitions_;
+  std::vector<std::unique_ptr<Slot>> slots_;
+  std::atomic<bool> stopping_{false};
+};
+
+}  // namespace brokerd::group

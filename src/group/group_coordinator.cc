@@ -1,0 +1,290 @@
+#include "brokerd/group/group_coordinator.h"
+
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/this_coro.hpp>
+#include <boost/asio/use_awaitable.hpp>
+
+#include <chrono>
+#include <future>
+
+#include "brokerd/cluster/fan_out.h"
+#include "brokerd/cluster/metadata_store.h"
+#include "brokerd/cluster/partition_manager.h"
+#include "brokerd/common/logger.h"
+#include "brokerd/config/broker_config.h"
+#include "brokerd/net/run_on.h"
+#include "brokerd/storage/batch_builder.h"
+#include "group/group_partition.h"
+
+namespace brokerd::group {
+namespace {
+
+int64_t wall_ms() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+cluster::TopicPartition offsets_tp(int32_t p) { return {std::string(kOffsetsTopic), p}; }
+
+}  // namespace
+
+int32_t java_string_hashcode(std::string_view s) {
+  uint32_t h = 0;
+  auto mix = [&](uint32_t unit) { h = 31 * h + unit; };
+  for (size_t i = 0; i < s.size();) {
+    auto c = static_cast<unsigned char>(s[i]);
+    uint32_t cp = c;
+    size_t n = 1;
+    if (c >= 0xF0 && i + 3 < s.size()) {
+      cp = ((c & 0x07u) << 18) | ((static_cast<unsigned char>(s[i + 1]) & 0x3Fu) << 12) |
+           ((static_cast<unsigned char>(s[i + 2]) & 0x3Fu) << 6) | (static_cast<unsigned char>(s[i + 3]) & 0x3Fu);
+      n = 4;
+    } else if (c >= 0xE0 && i + 2 < s.size()) {
+      cp = ((c & 0x0Fu) << 12) | ((static_cast<unsigned char>(s[i + 1]) & 0x3Fu) << 6) |
+           (static_cast<unsigned char>(s[i + 2]) & 0x3Fu);
+      n = 3;
+    } else if (c >= 0xC0 && i + 1 < s.size()) {
+      cp = ((c & 0x1Fu) << 6) | (static_cast<unsigned char>(s[i + 1]) & 0x3Fu);
+      n = 2;
+    }
+    if (cp > 0xFFFF) {
+      cp -= 0x10000;
+      mix(0xD800 + (cp >> 10));
+      mix(0xDC00 + (cp & 0x3FF));
+    } else {
+      mix(cp);
+    }
+    i += n;
+  }
+  return static_cast<int32_t>(h);
+}
+
+int32_t offsets_partition_for(std::string_view group_id, int32_t partitions) {
+  return (java_string_hashcode(group_id) & 0x7fffffff) % partitions;
+}
+
+Settings settings_from(const config::BrokerConfig& cfg) {
+  Settings s;
+  s.offsets_partitions = static_cast<int32_t>(cfg.integer("offsets.topic.num.partitions"));
+  s.initial_rebalance_delay_ms = cfg.integer("group.initial.rebalance.delay.ms");
+  s.min_session_timeout_ms = static_cast<int32_t>(cfg.integer("group.min.session.timeout.ms"));
+  s.max_session_timeout_ms = static_cast<int32_t>(cfg.integer("group.max.session.timeout.ms"));
+  s.max_size = static_cast<int32_t>(cfg.integer("group.max.size"));
+  s.offsets_retention_ms = cfg.integer("offsets.retention.minutes") * 60 * 1000;
+  s.retention_check_interval_ms = cfg.integer("offsets.retention.check.interval.ms");
+  s.offset_metadata_max_bytes = static_cast<int32_t>(cfg.integer("offset.metadata.max.bytes"));
+  return s;
+}
+
+int32_t ensure_offsets_topic(cluster::MetadataStore& metadata, const Settings& settings, int32_t replication_factor) {
+  std::string name(kOffsetsTopic);
+  if (const auto* t = metadata.image()->topic(name)) return t->partitions;
+  // Kafka's settings for this topic: compacted, 100 MiB segments.
+  std::map<std::string, std::string> configs{{"cleanup.policy", "compact"}, {"segment.bytes", "104857600"}};
+  auto change = metadata.create_topic(name, settings.offsets_partitions, replication_factor, configs, false);
+  if (change.error != ErrorCode::none)
+    throw std::runtime_error("cannot create " + name + ": " + std::string(protocol::error_name(change.error)) + " " +
+                             change.message);
+  return settings.offsets_partitions;
+}
+
+struct GroupCoordinator::Slot {
+  boost::asio::any_io_executor executor;
+  std::unique_ptr<GroupPartition> part;
+  std::unique_ptr<boost::asio::steady_timer> expiry;
+};
+
+GroupCoordinator::GroupCoordinator(Settings settings, cluster::PartitionManager& partitions)
+    : settings_(settings), partitions_(partitions) {
+  for (int32_t p = 0; p < settings_.offsets_partitions; ++p) {
+    auto slot = std::make_unique<Slot>();
+    auto tp = offsets_tp(p);
+    slot->executor = partitions_.executor_of(tp);
+    auto appender = [pm = &partitions_, tp](std::vector<OffsetsRecord> records) -> ErrorCode {
+      cluster::Partition* part = pm->local(tp);
+      if (!part) return ErrorCode::not_leader_or_follower;
+      int64_t now = wall_ms();
+      storage::BatchBuilder builder;
+      for (auto& r : records) {
+        std::optional<std::span<const std::byte>> value;
+        if (r.value) value = std::span<const std::byte>(*r.value);
+        builder.add(now, std::span<const std::byte>(r.key), value);
+      }
+      Bytes batch = builder.build();
+      return part->append(batch, now).error;
+    };
+    slot->part = std::make_unique<GroupPartition>(slot->executor, p, settings_, std::move(appender), wall_ms);
+    slot->expiry = std::make_unique<boost::asio::steady_timer>(slot->executor);
+    slots_.push_back(std::move(slot));
+  }
+}
+
+GroupCoordinator::~GroupCoordinator() = default;
+
+int32_t GroupCoordinator::partition_for(std::string_view group_id) const {
+  return offsets_partition_for(group_id, settings_.offsets_partitions);
+}
+
+void GroupCoordinator::start() {
+  for (int32_t p = 0; p < settings_.offsets_partitions; ++p) {
+    boost::asio::co_spawn(slots_[p]->executor, load(p), boost::asio::detached);
+  }
+}
+
+boost::asio::awaitable<void> GroupCoordinator::load(int32_t p) {
+  auto tp = offsets_tp(p);
+  GroupPartition& part = *slots_[p]->part;
+  auto started = std::chrono::steady_clock::now();
+  int64_t records = 0;
+  try {
+    cluster::Partition* partition = partitions_.local(tp);
+    int64_t offset = partition ? partition->log().log_start_offset() : 0;
+    while (partition && !stopping_) {
+      int64_t end = partition->high_watermark();
+      if (offset >= end) break;
+      auto rr = partition->log().read(offset, 1 << 20, true, end);
+      if (rr.error != ErrorCode::none) break;
+      Bytes data = rr.records.to_bytes();
+      size_t pos = 0;
+      int64_t before = offset;
+      while (pos + storage::batch_layout::header_size <= data.size()) {
+        storage::RecordBatchView batch(std::span<const std::byte>(data).subspan(pos));
+        if (batch.size() > data.size() - pos) break;
+        if (!batch.is_control()) {
+          storage::RecordReader reader(batch);
+          storage::Record r;
+          while (reader.next(r)) {
+            if (r.offset < offset || !r.key) continue;
+            part.replay(*r.key, r.value);
+            ++records;
+          }
+        }
+        offset = batch.next_offset();
+        pos += batch.size();
+      }
+      if (offset == before) break;
+      // Let the shard's other work run between chunks.
+      co_await boost::asio::post(co_await boost::asio::this_coro::executor, boost::asio::use_awaitable);
+      partition = partitions_.local(tp);
+    }
+  } catch (const std::exception& e) {
+    module_logger("group")->error("{}: loading stopped: {}", tp.dir_name(), e.what());
+  }
+  if (stopping_) co_return;
+  part.finish_loading();
+  auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - started).count();
+  if (records) module_logger("group")->info("{}: replayed {} records in {} ms", tp.dir_name(), records, ms);
+  co_await expiry_loop(p);
+}
+
+boost::asio::awaitable<void> GroupCoordinator::expiry_loop(int32_t p) {
+  auto& timer = *slots_[p]->expiry;
+  while (!stopping_) {
+    timer.expires_after(std::chrono::milliseconds(settings_.retention_check_interval_ms));
+    auto [ec] = co_await timer.async_wait(boost::asio::as_tuple(boost::asio::use_awaitable));
+    if (ec || stopping_) break;
+    slots_[p]->part->expire_offsets();
+  }
+}
+
+void GroupCoordinator::stop() {
+  stopping_ = true;
+  std::vector<std::future<void>> done;
+  for (auto& slot : slots_) {
+    auto promise = std::make_shared<std::promise<void>>();
+    done.push_back(promise->get_future());
+    boost::asio::post(slot->executor, [s = slot.get(), promise] {
+      s->expiry->cancel();
+      s->part->shutdown();
+      promise->set_value();
+    });
+  }
+  for (auto& f : done) f.wait_for(std::chrono::seconds(5));
+}
+
+// ---- calls, each run on the group's home shard ----
+
+boost::asio::awaitable<JoinResult> GroupCoordinator::join(JoinRequest req) {
+  auto& slot = *slots_[partition_for(req.group_id)];
+  auto fn = [part = slot.part.get(), r = std::move(req)]() mutable { return part->join(std::move(r)); };
+  co_return co_await net::run_on(slot.executor, std::move(fn));
+}
+
+boost::asio::awaitable<SyncResult> GroupCoordinator::sync(SyncRequest req) {
+  auto& slot = *slots_[partition_for(req.group_id)];
+  auto fn = [part = slot.part.get(), r = std::move(req)]() mutable { return part->sync(std::move(r)); };
+  co_return co_await net::run_on(slot.executor, std::move(fn));
+}
+
+boost::asio::awaitable<ErrorCode> GroupCoordinator::heartbeat(std::string group_id, std::string member_id,
+                                                              std::optional<std::string> instance_id,
+                                                              int32_t generation) {
+  auto& slot = *slots_[partition_for(group_id)];
+  auto fn = [part = slot.part.get(), g = std::move(group_id), m = std::move(member_id), i = std::move(instance_id),
+             generation] { return part->heartbeat(g, m, i, generation); };
+  co_return co_await net::run_on(slot.executor, std::move(fn));
+}
+
+boost::asio::awaitable<LeaveResult> GroupCoordinator::leave(std::string group_id, std::vector<LeaveMember> members) {
+  auto& slot = *slots_[partition_for(group_id)];
+  auto fn = [part = slot.part.get(), g = std::move(group_id), m = std::move(members)] { return part->leave(g, m); };
+  co_return co_await net::run_on(slot.executor, std::move(fn));
+}
+
+boost::asio::awaitable<std::vector<ErrorCode>> GroupCoordinator::commit(CommitRequest req) {
+  auto& slot = *slots_[partition_for(req.group_id)];
+  auto fn = [part = slot.part.get(), r = std::move(req)] { return part->commit(r); };
+  co_return co_await net::run_on(slot.executor, std::move(fn));
+}
+
+boost::asio::awaitable<FetchOffsetsResult> GroupCoordinator::fetch(std::string group_id,
+                                                                   std::optional<std::vector<OffsetKey>> keys) {
+  auto& slot = *slots_[partition_for(group_id)];
+  auto fn = [part = slot.part.get(), g = std::move(group_id), k = std::move(keys)] { return part->fetch(g, k); };
+  co_return co_await net::run_on(slot.executor, std::move(fn));
+}
+
+boost::asio::awaitable<std::pair<ErrorCode, std::vector<GroupListing>>> GroupCoordinator::list() {
+  struct Part {
+    bool loaded = false;
+    std::vector<GroupListing> groups;
+  };
+  std::vector<cluster::FanOutTask<Part>> tasks;
+  for (auto& slot : slots_) {
+    tasks.push_back({slot->executor, [part = slot->part.get()] { return Part{part->loaded(), part->list()}; }});
+  }
+  auto parts = co_await cluster::fan_out(std::move(tasks));
+  std::pair<ErrorCode, std::vector<GroupListing>> out{ErrorCode::none, {}};
+  for (auto& p : parts) {
+    if (!p.loaded) out.first = ErrorCode::coordinator_load_in_progress;
+    for (auto& g : p.groups) out.second.push_back(std::move(g));
+  }
+  co_return out;
+}
+
+boost::asio::awaitable<GroupDescription> GroupCoordinator::describe(std::string group_id) {
+  auto& slot = *slots_[partition_for(group_id)];
+  auto fn = [part = slot.part.get(), g = std::move(group_id)] { return part->describe(g); };
+  co_return co_await net::run_on(slot.executor, std::move(fn));
+}
+
+boost::asio::awaitable<ErrorCode> GroupCoordinator::delete_group(std::string group_id) {
+  auto& slot = *slots_[partition_for(group_id)];
+  auto fn = [part = slot.part.get(), g = std::move(group_id)] { return part->delete_group(g); };
+  co_return co_await net::run_on(slot.executor, std::move(fn));
+}
+
+boost::asio::awaitable<std::pair<ErrorCode, std::vector<ErrorCode>>> GroupCoordinator::delete_offsets(
+    std::string group_id, std::vector<OffsetKey> keys) {
+  auto& slot = *slots_[partition_for(group_id)];
+  auto fn = [part = slot.part.get(), g = std::move(group_id), k = std::move(keys)] {
+    return part->delete_offsets(g, k);
+  };
+  co_return co_await net::run_on(slot.executor, std::move(fn));
+}
+
+}  // namespace brokerd::group

@@ -1,0 +1,124 @@
+#pragma once
+// Every group whose id hashes to one partition of __consumer_offsets, with its members and
+// committed offsets. A GroupPartition lives on that partition's home shard and is only
+// touched there (timers included), so it takes no locks. Persistence goes through an
+// Appender (the partition's log in the broker; a vector in tests).
+#include <boost/asio/any_io_executor.hpp>
+#include <boost/asio/awaitable.hpp>
+#include <boost/asio/steady_timer.hpp>
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "brokerd/group/offsets_records.h"
+#include "brokerd/group/types.h"
+
+namespace brokerd::group {
+
+// A record to write: key and value (nullopt = tombstone).
+struct OffsetsRecord {
+  Bytes key;
+  std::optional<Bytes> value;
+};
+
+class GroupPartition {
+ public:
+  // Appends the records as one batch and returns when they are in the log.
+  using Appender = std::function<ErrorCode(std::vector<OffsetsRecord>)>;
+  using WallClock = std::function<int64_t()>;
+
+  GroupPartition(boost::asio::any_io_executor ex, int32_t partition, const Settings& settings, Appender append,
+                 WallClock clock);
+  ~GroupPartition();
+  GroupPartition(const GroupPartition&) = delete;
+  GroupPartition& operator=(const GroupPartition&) = delete;
+
+  int32_t partition() const { return partition_; }
+
+  // Loading: feed every record of the partition in offset order, then finish_loading().
+  // Until then every operation answers COORDINATOR_LOAD_IN_PROGRESS.
+  void replay(std::span<const std::byte> key, std::optional<std::span<const std::byte>> value);
+  void finish_loading();
+  bool loaded() const { return loaded_; }
+
+  boost::asio::awaitable<JoinResult> join(JoinRequest req);
+  boost::asio::awaitable<SyncResult> sync(SyncRequest req);
+  ErrorCode heartbeat(const std::string& group_id, const std::string& member_id,
+                      const std::optional<std::string>& instance_id, int32_t generation);
+  LeaveResult leave(const std::string& group_id, const std::vector<LeaveMember>& members);
+
+  // One error per offset of the request, in order.
+  std::vector<ErrorCode> commit(const CommitRequest& req);
+  // keys == nullopt: every committed offset of the group.
+  FetchOffsetsResult fetch(const std::string& group_id, const std::optional<std::vector<OffsetKey>>& keys) const;
+  std::vector<GroupListing> list() const;
+  GroupDescription describe(const std::string& group_id) const;
+  ErrorCode delete_group(const std::string& group_id);
+  // Group error, then one error per key.
+  std::pair<ErrorCode, std::vector<ErrorCode>> delete_offsets(const std::string& group_id,
+                                                              const std::vector<OffsetKey>& keys);
+  // Writes tombstones for expired offsets (and drops empty groups left without any); returns
+  // how many offsets expired.
+  size_t expire_offsets();
+
+  // Cancels every timer and answers every waiting join/sync with NOT_COORDINATOR.
+  void shutdown();
+
+  size_t group_count() const { return groups_.size(); }
+
+ private:
+  struct Member;
+  struct Group;
+  using GroupPtr = std::shared_ptr<Group>;
+
+  Group* find(const std::string& id) const;
+  GroupPtr get_or_create(const std::string& id);
+  void maybe_drop(const GroupPtr& g);
+
+  boost::asio::awaitable<JoinResult> join_new(GroupPtr g, JoinRequest req);
+  boost::asio::awaitable<JoinResult> join_existing(GroupPtr g, JoinRequest req);
+  boost::asio::awaitable<JoinResult> replace_static(GroupPtr g, JoinRequest req, std::string old_id);
+  boost::asio::awaitable<JoinResult> add_and_wait(GroupPtr g, JoinRequest req, std::string id);
+  boost::asio::awaitable<JoinResult> rejoin_and_wait(GroupPtr g, Member& m, const JoinRequest& req);
+  JoinResult current_join_result(const Group& g, const Member& m, bool with_members) const;
+  void update_member(Member& m, const JoinRequest& req);
+
+  bool supports_protocols(const Group& g, const JoinRequest& req) const;
+  std::optional<std::string> select_protocol(const Group& g) const;
+  void prepare_rebalance(const GroupPtr& g);
+  void try_complete_join(const GroupPtr& g);
+  void complete_join(const GroupPtr& g);
+  void arm_join_timer(const GroupPtr& g);
+  void on_join_timer(const std::weak_ptr<Group>& wg);
+  void remove_member(const GroupPtr& g, const std::string& member_id, ErrorCode answer);
+  void erase_member(Group& g, const std::string& member_id, ErrorCode answer);
+  void touch(const GroupPtr& g, Member& m);
+  void on_session_timer(const std::weak_ptr<Group>& wg, const std::string& member_id);
+  void add_pending(const GroupPtr& g, const std::string& member_id, int32_t session_timeout_ms);
+  void set_state(Group& g, GroupState s);
+
+  ErrorCode persist_group(const Group& g);
+  ErrorCode append(std::vector<OffsetsRecord> records);
+  ErrorCode commit_error(const Group* g, const CommitRequest& req) const;
+  std::vector<std::string> subscribed_topics(const Group& g) const;
+
+  boost::asio::any_io_executor ex_;
+  int32_t partition_;
+  Settings settings_;
+  Appender append_;
+  WallClock clock_;
+  bool loaded_ = false;
+  std::map<std::string, GroupPtr, std::less<>> groups_;
+  // Replay state, until finish_loading().
+  std::map<std::string, std::optional<StoredGroup>> loading_groups_;
+  std::map<std::string, std::map<OffsetKey, OffsetEntry>> loading_offsets_;
+};
+
+// Kafka's mapping of an append failure on __consumer_offsets to the group error clients see.
+ErrorCode append_error_to_group_error(ErrorCode e);
+
+}  // namespace brokerd::group

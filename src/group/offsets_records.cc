@@ -1,0 +1,121 @@
+#include "brokerd/group/offsets_records.h"
+
+#include "brokerd/protocol/messages/group_metadata_key.h"
+#include "brokerd/protocol/messages/group_metadata_value.h"
+#include "brokerd/protocol/messages/offset_commit_key.h"
+#include "brokerd/protocol/messages/offset_commit_value.h"
+#include "brokerd/protocol/wire.h"
+
+namespace brokerd::group {
+namespace {
+
+template <typename Msg>
+Bytes versioned(int16_t version, const Msg& msg) {
+  protocol::Writer w;
+  w.i16(version);
+  msg.encode(w, version);
+  return std::move(w).finish_bytes();
+}
+
+}  // namespace
+
+Bytes encode_offset_key(const std::string& group_id, const OffsetKey& key) {
+  protocol::OffsetCommitKey k;
+  k.group = group_id;
+  k.topic = key.topic;
+  k.partition = key.partition;
+  return versioned(kOffsetKeyVersion, k);
+}
+
+Bytes encode_offset_value(const OffsetEntry& e) {
+  protocol::OffsetCommitValue v;
+  v.offset = e.offset;
+  v.leader_epoch = e.leader_epoch;
+  v.metadata = e.metadata;
+  v.commit_timestamp = e.commit_timestamp;
+  return versioned(kOffsetValueVersion, v);
+}
+
+Bytes encode_group_key(const std::string& group_id) {
+  protocol::GroupMetadataKey k;
+  k.group = group_id;
+  return versioned(kGroupKeyVersion, k);
+}
+
+Bytes encode_group_value(const StoredGroup& g) {
+  protocol::GroupMetadataValue v;
+  v.protocol_type = g.protocol_type;
+  v.generation = g.generation;
+  v.protocol = g.protocol_name;
+  v.leader = g.leader;
+  v.current_state_timestamp = g.state_timestamp;
+  for (const auto& m : g.members) {
+    protocol::GroupMetadataValue::MemberMetadata mm;
+    mm.member_id = m.member_id;
+    mm.group_instance_id = m.instance_id;
+    mm.client_id = m.client_id;
+    mm.client_host = m.client_host;
+    mm.rebalance_timeout = m.rebalance_timeout_ms;
+    mm.session_timeout = m.session_timeout_ms;
+    mm.subscription = m.subscription;
+    mm.assignment = m.assignment;
+    v.members.push_back(std::move(mm));
+  }
+  return versioned(kGroupValueVersion, v);
+}
+
+std::optional<RecordKey> decode_key(std::span<const std::byte> bytes) {
+  protocol::Reader r(bytes);
+  int16_t version = r.i16();
+  if (version == 0 || version == 1) {
+    protocol::OffsetCommitKey k;
+    k.decode(r, version);
+    return OffsetRecordKey{k.group, {k.topic, k.partition}};
+  }
+  if (version == 2) {
+    protocol::GroupMetadataKey k;
+    k.decode(r, version);
+    return GroupRecordKey{k.group};
+  }
+  return std::nullopt;
+}
+
+OffsetEntry decode_offset_value(std::span<const std::byte> bytes) {
+  protocol::Reader r(bytes);
+  int16_t version = r.i16();
+  if (version < 0 || version > protocol::OffsetCommitValue::max_version)
+    throw protocol::DecodeError("unknown OffsetCommitValue version " + std::to_string(version));
+  protocol::OffsetCommitValue v;
+  v.decode(r, version);
+  return OffsetEntry{v.offset, v.leader_epoch, v.metadata, v.commit_timestamp, v.expire_timestamp};
+}
+
+StoredGroup decode_group_value(std::span<const std::byte> bytes) {
+  protocol::Reader r(bytes);
+  int16_t version = r.i16();
+  if (version < 0 || version > protocol::GroupMetadataValue::max_version)
+    throw protocol::DecodeError("unknown GroupMetadataValue version " + std::to_string(version));
+  protocol::GroupMetadataValue v;
+  v.decode(r, version);
+  StoredGroup g;
+  g.protocol_type = v.protocol_type;
+  g.generation = v.generation;
+  g.protocol_name = v.protocol;
+  g.leader = v.leader;
+  g.state_timestamp = v.current_state_timestamp;
+  for (auto& mm : v.members) {
+    StoredMember m;
+    m.member_id = mm.member_id;
+    m.instance_id = mm.group_instance_id;
+    m.client_id = mm.client_id;
+    m.client_host = mm.client_host;
+    m.rebalance_timeout_ms = mm.rebalance_timeout;
+    m.session_timeout_ms = mm.session_timeout;
+    m.subscription = std::move(mm.subscription);
+    m.assignment = std::move(mm.assignment);
+    g.members.push_back(std::move(m));
+  }
+  return g;
+}
+
+}  // namespace brokerd::group

@@ -1,0 +1,43 @@
+// DescribeGroups: state, protocol and members of each group; a group this node does not know
+// is described as Dead, as Kafka does before v6.
+#include "brokerd/group/group_coordinator.h"
+#include "brokerd/protocol/messages/describe_groups_request.h"
+#include "brokerd/protocol/messages/describe_groups_response.h"
+#include "kafka/handler.h"
+
+namespace brokerd::kafka {
+namespace {
+
+// READ, DELETE and DESCRIBE, the operations a group supports (no ACLs yet: all allowed).
+constexpr int32_t kGroupOperations = (1 << 3) | (1 << 6) | (1 << 8);
+
+}  // namespace
+
+boost::asio::awaitable<net::Response> handle_describe_groups(HandlerContext& ctx) {
+  auto req = ctx.decode<protocol::DescribeGroupsRequest>();
+  protocol::DescribeGroupsResponse resp;
+  for (auto& id : req.groups) {
+    auto d = co_await ctx.services.groups.describe(id);
+    protocol::DescribeGroupsResponse::DescribedGroup dg;
+    dg.error_code = protocol::code(d.error);
+    dg.group_id = id;
+    dg.group_state = std::string(group::state_name(d.state));
+    dg.protocol_type = d.protocol_type;
+    dg.protocol_data = d.protocol_name;
+    for (auto& m : d.members) {
+      protocol::DescribeGroupsResponse::DescribedGroupMember dm;
+      dm.member_id = std::move(m.member_id);
+      dm.group_instance_id = std::move(m.instance_id);
+      dm.client_id = std::move(m.client_id);
+      dm.client_host = std::move(m.client_host);
+      dm.member_metadata = std::move(m.metadata);
+      dm.member_assignment = std::move(m.assignment);
+      dg.members.push_back(std::move(dm));
+    }
+    if (req.include_authorized_operations) dg.authorized_operations = kGroupOperations;
+    resp.groups.push_back(std::move(dg));
+  }
+  co_return ctx.respond(resp);
+}
+
+}  // namespace brokerd::kafka

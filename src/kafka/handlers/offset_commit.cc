@@ -1,0 +1,57 @@
+// OffsetCommit: committed positions are written to the group's __consumer_offsets partition
+// on its home shard and acknowledged once appended. Unknown topics are refused per partition.
+#include <map>
+
+#include "brokerd/cluster/metadata_store.h"
+#include "brokerd/group/group_coordinator.h"
+#include "brokerd/protocol/messages/offset_commit_request.h"
+#include "brokerd/protocol/messages/offset_commit_response.h"
+#include "kafka/handler.h"
+
+namespace brokerd::kafka {
+
+using protocol::ErrorCode;
+using protocol::OffsetCommitRequest;
+using protocol::OffsetCommitResponse;
+
+boost::asio::awaitable<net::Response> handle_offset_commit(HandlerContext& ctx) {
+  auto req = ctx.decode<OffsetCommitRequest>();
+  auto image = ctx.services.metadata.image();
+  group::CommitRequest commit;
+  commit.group_id = req.group_id;
+  commit.generation = req.generation_id_or_member_epoch;
+  commit.member_id = req.member_id;
+  commit.instance_id = req.group_instance_id;
+
+  OffsetCommitResponse resp;
+  std::vector<std::pair<size_t, size_t>> slots;  // (topic, partition) of each commit entry
+  for (const auto& t : req.topics) {
+    OffsetCommitResponse::OffsetCommitResponseTopic rt;
+    rt.name = t.name;
+    const cluster::TopicMetadata* meta = image->topic(t.name);
+    for (const auto& p : t.partitions) {
+      OffsetCommitResponse::OffsetCommitResponsePartition rp;
+      rp.partition_index = p.partition_index;
+      if (!meta || p.partition_index < 0 || p.partition_index >= meta->partitions) {
+        rp.error_code = protocol::code(ErrorCode::unknown_topic_or_partition);
+      } else {
+        group::OffsetEntry e;
+        e.offset = p.committed_offset;
+        e.leader_epoch = p.committed_leader_epoch;
+        e.metadata = p.committed_metadata.value_or("");
+        commit.offsets.emplace_back(group::OffsetKey{t.name, p.partition_index}, std::move(e));
+        slots.emplace_back(resp.topics.size(), rt.partitions.size());
+      }
+      rt.partitions.push_back(std::move(rp));
+    }
+    resp.topics.push_back(std::move(rt));
+  }
+  if (!commit.offsets.empty()) {
+    auto errors = co_await ctx.services.groups.commit(std::move(commit));
+    for (size_t i = 0; i < errors.size(); ++i)
+      resp.topics[slots[i].first].partitions[slots[i].second].error_code = protocol::code(errors[i]);
+  }
+  co_return ctx.respond(resp);
+}
+
+}  // namespace brokerd::kafka

@@ -1,0 +1,83 @@
+// OffsetFetch: committed positions of one group (v1-7) or of several (v8+); a null topic list
+// asks for every partition the group has committed. Nothing committed reads as offset -1.
+#include <map>
+
+#include "brokerd/group/group_coordinator.h"
+#include "brokerd/protocol/messages/offset_fetch_request.h"
+#include "brokerd/protocol/messages/offset_fetch_response.h"
+#include "kafka/handler.h"
+
+namespace brokerd::kafka {
+namespace {
+
+using protocol::ErrorCode;
+using protocol::OffsetFetchRequest;
+using protocol::OffsetFetchResponse;
+
+// The committed offsets grouped by topic, in the order the request named them.
+template <typename Topic, typename Partition>
+std::vector<Topic> by_topic(const group::FetchOffsetsResult& r, ErrorCode partition_error) {
+  std::vector<Topic> topics;
+  std::map<std::string, size_t> index;
+  for (const auto& f : r.offsets) {
+    auto [it, fresh] = index.try_emplace(f.key.topic, topics.size());
+    if (fresh) {
+      Topic t;
+      t.name = f.key.topic;
+      topics.push_back(std::move(t));
+    }
+    Partition p;
+    p.partition_index = f.key.partition;
+    p.committed_offset = f.entry.offset;
+    p.committed_leader_epoch = f.entry.leader_epoch;
+    p.metadata = f.entry.offset >= 0 ? f.entry.metadata : "";
+    p.error_code = protocol::code(partition_error);
+    topics[it->second].partitions.push_back(std::move(p));
+  }
+  return topics;
+}
+
+template <typename Topics>
+std::optional<std::vector<group::OffsetKey>> requested(const std::optional<std::vector<Topics>>& topics) {
+  if (!topics) return std::nullopt;
+  std::vector<group::OffsetKey> keys;
+  for (const auto& t : *topics)
+    for (int32_t p : t.partition_indexes) keys.push_back({t.name, p});
+  return keys;
+}
+
+}  // namespace
+
+boost::asio::awaitable<net::Response> handle_offset_fetch(HandlerContext& ctx) {
+  auto req = ctx.decode<OffsetFetchRequest>();
+  OffsetFetchResponse resp;
+  if (ctx.version < 8) {
+    std::optional<std::vector<OffsetFetchRequest::OffsetFetchRequestTopic>> topics;
+    if (req.topics) topics = std::move(*req.topics);
+    auto keys = requested(topics);
+    auto r = co_await ctx.services.groups.fetch(req.group_id, keys);
+    if (r.error != ErrorCode::none && keys) {
+      // Versions without a group error carry it on every partition.
+      for (const auto& k : *keys) r.offsets.push_back({k, {}});
+    }
+    ErrorCode partition_error = ctx.version < 2 ? r.error : ErrorCode::none;
+    resp.topics = by_topic<OffsetFetchResponse::OffsetFetchResponseTopic,
+                           OffsetFetchResponse::OffsetFetchResponsePartition>(r, partition_error);
+    resp.error_code = protocol::code(r.error);
+  } else {
+    for (auto& g : req.groups) {
+      auto keys = requested(g.topics);
+      auto r = co_await ctx.services.groups.fetch(g.group_id, keys);
+      OffsetFetchResponse::OffsetFetchResponseGroup rg;
+      rg.group_id = g.group_id;
+      rg.error_code = protocol::code(r.error);
+      if (r.error == ErrorCode::none)
+        rg.topics = by_topic<OffsetFetchResponse::OffsetFetchResponseTopics,
+                             OffsetFetchResponse::OffsetFetchResponsePartitions>(r, ErrorCode::none);
+      resp.groups.push_back(std::move(rg));
+    }
+  }
+  co_return ctx.respond(resp);
+}
+
+}  // namespace brokerd::kafka
