@@ -13,7 +13,12 @@
 #include "brokerd/common/logger.h"
 #include "brokerd/config/broker_config.h"
 #include "brokerd/group/group_coordinator.h"
+#include "brokerd/kafka/broker_collectors.h"
 #include "brokerd/kafka/dispatcher.h"
+#include "brokerd/metrics/broker_metrics.h"
+#include "brokerd/metrics/http_server.h"
+#include "brokerd/metrics/process_metrics.h"
+#include "brokerd/metrics/registry.h"
 #include "brokerd/net/blocking_pool.h"
 #include "brokerd/net/reactor_pool.h"
 #include "brokerd/net/server.h"
@@ -61,9 +66,21 @@ Args parse_args(int argc, char** argv) {
   return args;
 }
 
+// metrics.listener: "" disables the HTTP endpoint.
+std::optional<brokerd::metrics::HttpAddress> metrics_address(const brokerd::config::BrokerConfig& cfg) {
+  const std::string text = cfg.raw("metrics.listener");
+  if (text.empty()) return std::nullopt;
+  try {
+    return brokerd::metrics::parse_http_address(text);
+  } catch (const std::invalid_argument& e) {
+    throw brokerd::config::ConfigError(std::string("metrics.listener: ") + e.what());
+  }
+}
+
 int run(const brokerd::config::BrokerConfig& cfg) {
   using namespace brokerd;
   auto log = module_logger("main");
+  const auto metrics_at = metrics_address(cfg);
   // Signals are taken by sigwait on this thread only; block them before any thread starts.
   sigset_t signals;
   sigemptyset(&signals);
@@ -80,6 +97,8 @@ int run(const brokerd::config::BrokerConfig& cfg) {
 
   net::ReactorPool reactors(static_cast<size_t>(cfg.reactor_threads()));
   net::BlockingPool blocking(static_cast<size_t>(cfg.integer("num.io.threads")));
+  metrics::Registry registry(reactors.size());
+  metrics::BrokerMetrics broker_metrics(registry);
   cluster::MetadataStore metadata(log_dirs.front() / "__cluster_metadata-0", cluster_id, self);
   cluster::PartitionManager partitions(
       reactors, blocking,
@@ -91,7 +110,7 @@ int run(const brokerd::config::BrokerConfig& cfg) {
   partitions.load(*metadata.image());
   group::GroupCoordinator groups(group_settings, partitions);
 
-  kafka::KafkaDispatcher dispatcher(kafka::Services{cfg, metadata, partitions, reactors, blocking, node_id, groups});
+  kafka::KafkaDispatcher dispatcher(kafka::Services{cfg, metadata, partitions, reactors, blocking, node_id, groups, broker_metrics});
   std::vector<net::Listener> listeners;
   for (const auto& ep : cfg.listeners()) listeners.push_back({ep.listener, ep.host, ep.port});
   net::ServerConfig server_cfg;
@@ -100,17 +119,37 @@ int run(const brokerd::config::BrokerConfig& cfg) {
   server_cfg.queued_max_request_bytes = cfg.integer("queued.max.request.bytes");
   net::Server server(reactors, blocking, dispatcher, listeners, server_cfg);
 
+  auto connections = [&server] { return static_cast<double>(server.connection_count()); };
+  registry.gauge_fn("brokerd_connections", "Open client connections.", connections);
+  auto queued = [&server] { return static_cast<double>(server.queued_request_bytes()); };
+  registry.gauge_fn("brokerd_queued_request_bytes", "Request bytes read and not yet answered.", queued);
+  registry.sync_collector(metrics::write_process_metrics);
+  kafka::register_broker_collectors(registry, partitions, groups);
+  // Bound before anything runs, so a taken port fails the start cleanly; /ready says 503 until
+  // the Kafka listeners accept. Stopped before the reactors, whose shards a scrape visits.
+  std::optional<metrics::HttpServer> http;
+  if (metrics_at) {
+    http.emplace(registry, *metrics_at);
+    http->start();
+  }
+
   reactors.start();
   partitions.start();
   groups.start();
   server.start();
   log->info("brokerd node {} of cluster {} serving on {}:{} ({} reactor threads, data in {})", node_id, cluster_id,
             listeners.front().host, server.port(size_t{0}), reactors.size(), log_dirs.front().string());
+  if (http) {
+    http->set_ready(true);
+    log->info("metrics on http://{}:{}/metrics", metrics_at->host, http->port());
+  }
 
   int sig = 0;
   sigwait(&signals, &sig);
   log->info("received {}, shutting down", sig == SIGTERM ? "SIGTERM" : "SIGINT");
+  if (http) http->set_ready(false);
   server.stop();
+  if (http) http->stop();
   groups.stop();
   reactors.stop();
   reactors.join();

@@ -202,6 +202,25 @@ boost::asio::awaitable<void> PartitionManager::reconcile(std::shared_ptr<const M
   co_await fan_out(std::move(tasks));
 }
 
+boost::asio::awaitable<std::vector<PartitionStats>> PartitionManager::partition_stats() {
+  std::vector<FanOutTask<std::vector<PartitionStats>>> tasks;
+  for (size_t i = 0; i < shards_.size(); ++i) {
+    tasks.push_back({reactors_.executor(i), [this, i] {
+                       std::vector<PartitionStats> out;
+                       for (const auto& [tp, p] : shards_[i]->partitions) {
+                         const auto& log = p->log();
+                         out.push_back({tp, log.size_bytes(), log.segment_count(), log.log_start_offset(),
+                                        log.log_end_offset(), p->high_watermark()});
+                       }
+                       return out;
+                     }});
+  }
+  auto per_shard = co_await fan_out(std::move(tasks));
+  std::vector<PartitionStats> all;
+  for (auto& v : per_shard) all.insert(all.end(), std::make_move_iterator(v.begin()), std::make_move_iterator(v.end()));
+  co_return all;
+}
+
 void PartitionManager::start() {
   for (size_t i = 0; i < shards_.size(); ++i) {
     boost::asio::co_spawn(reactors_.executor(i), background_loop(i), boost::asio::detached);

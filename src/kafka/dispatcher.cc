@@ -1,6 +1,9 @@
 #include "brokerd/kafka/dispatcher.h"
 
+#include <chrono>
+
 #include "brokerd/common/logger.h"
+#include "brokerd/metrics/broker_metrics.h"
 #include "brokerd/protocol/messages/api_table.h"
 #include "kafka/handler.h"
 #include "kafka/served_apis.h"
@@ -14,15 +17,27 @@ const char* peer_of(const net::Request& req) { return req.connection ? req.conne
 
 }  // namespace
 
+KafkaDispatcher::KafkaDispatcher(Services services) : services_(services) {
+  for (const auto& api : served_apis()) {
+    const auto* info = protocol::find_api(api.api_key);
+    services_.metrics.add_api(api.api_key, info ? info->name : "unknown");
+  }
+}
+
 boost::asio::awaitable<net::Response> KafkaDispatcher::dispatch(net::Request req) {
   static auto log = module_logger("kafka");
+  const auto started = std::chrono::steady_clock::now();
+  auto& metrics = services_.metrics.api(req.api_key);
+  metrics.requests.add();
   const ServedApi* api = find_served_api(req.api_key);
   if (!api) {
+    metrics.errors.add();
     log->warn("closing connection from {}: API key {} is not served (client {})", peer_of(req), req.api_key,
               req.client_id.value_or(""));
     co_return close_connection();
   }
   if (req.api_version < api->min_version || req.api_version > api->max_version) {
+    metrics.errors.add();
     if (req.api_key == 18) co_return api_versions_unsupported(req);
     log->warn("closing connection from {}: API key {} version {} is outside {}-{}", peer_of(req), req.api_key,
               req.api_version, api->min_version, api->max_version);
@@ -37,11 +52,18 @@ boost::asio::awaitable<net::Response> KafkaDispatcher::dispatch(net::Request req
     HandlerContext ctx{req, body, req.api_version, services_};
     // The handler starts now and runs to its first suspension before this coroutine
     // returns control: produce ordering depends on it (see net/request.h).
-    co_return co_await api->handler(ctx);
+    auto response = co_await api->handler(ctx);
+    metrics.latency.observe_nanos(static_cast<uint64_t>(
+        std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - started).count()));
+    co_return std::move(response);
   } catch (const protocol::DecodeError& e) {
+    metrics.errors.add();
     log->warn("closing connection from {}: malformed request (API key {} v{}): {}", peer_of(req), req.api_key,
               req.api_version, e.what());
     co_return close_connection();
+  } catch (...) {
+    metrics.errors.add();  // the connection closes
+    throw;
   }
 }
 

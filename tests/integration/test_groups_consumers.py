@@ -177,20 +177,35 @@ def test_kafka_python_group_reads_every_record_once(broker_factory):
     topic = "kp"
     create_topic(broker.bootstrap, topic, 3)
     produce(broker.bootstrap, topic, 0, 500)
-    consumers = [KafkaConsumer(topic, bootstrap_servers=broker.bootstrap, group_id="kp-group",
-                               auto_offset_reset="earliest", enable_auto_commit=False,
-                               consumer_timeout_ms=500) for _ in range(2)]
-    got = []
-    deadline = time.monotonic() + 60
-    while len(got) < 500 and time.monotonic() < deadline:
-        for c in consumers:
-            batch = c.poll(timeout_ms=200)
-            for recs in batch.values():
-                got.extend((r.partition, r.offset) for r in recs)
-            if batch:
-                c.commit()
-    for c in consumers:
-        c.close()
+    got, lock, stop = [], threading.Lock(), threading.Event()
+    errors = []
+
+    def member():
+        # Each member polls in its own thread: a rebalance waits for every member to rejoin.
+        try:
+            c = KafkaConsumer(topic, bootstrap_servers=broker.bootstrap, group_id="kp-group",
+                              auto_offset_reset="earliest", enable_auto_commit=False,
+                              session_timeout_ms=6000, heartbeat_interval_ms=500, max_poll_interval_ms=10000)
+            while not stop.is_set():
+                batch = c.poll(timeout_ms=200)
+                with lock:
+                    for recs in batch.values():
+                        got.extend((r.partition, r.offset) for r in recs)
+                if batch:
+                    c.commit()
+            c.close()
+        except Exception as e:
+            errors.append(e)
+
+    threads = [threading.Thread(target=member, daemon=True) for _ in range(2)]
+    for t in threads:
+        t.start()
+    wait_until(lambda: len(got) >= 500, 60, "kafka-python to read every record")
+    time.sleep(0.5)
+    stop.set()
+    for t in threads:
+        t.join(30)
+    assert not errors, errors
     assert len(got) == 500 and len(set(got)) == 500
 
 

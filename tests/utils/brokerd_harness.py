@@ -73,6 +73,8 @@ class Broker:
         props = {
             "log.dirs": str(self.data_dir),
             "listeners": f"PLAINTEXT://127.0.0.1:{self.port}",
+            # Off unless a test asks: the default port would collide between brokers.
+            "metrics.listener": "",
         }
         props.update(self.overrides)
         cmd = [brokerd_binary()]

@@ -26,6 +26,16 @@ class BrokerConfig;
 
 namespace brokerd::cluster {
 
+// One hosted partition as a metrics scrape sees it.
+struct PartitionStats {
+  TopicPartition tp;
+  uint64_t size_bytes = 0;
+  size_t segments = 0;
+  int64_t log_start_offset = 0;
+  int64_t log_end_offset = 0;
+  int64_t high_watermark = 0;
+};
+
 class PartitionManager {
  public:
   struct Options {
@@ -68,6 +78,10 @@ class PartitionManager {
   boost::asio::awaitable<void> reconcile(std::shared_ptr<const MetadataImage> image);
 
   const ConfigMap& topic_defaults() const { return options_.topic_defaults; }
+
+  // The stats of every hosted partition, gathered from each shard by a fan-out; callable
+  // from a coroutine on any running executor (the metrics endpoint's thread).
+  boost::asio::awaitable<std::vector<PartitionStats>> partition_stats();
 
  private:
   struct Shard;

@@ -8,7 +8,8 @@ namespace brokerd::kafka {
 
 class KafkaDispatcher final : public net::Dispatcher {
  public:
-  explicit KafkaDispatcher(Services services) : services_(services) {}
+  // Registers the metrics of every served API.
+  explicit KafkaDispatcher(Services services);
   boost::asio::awaitable<net::Response> dispatch(net::Request req) override;
 
  private:

@@ -7,6 +7,7 @@ namespace brokerd::config { class BrokerConfig; }
 namespace brokerd::net { class BlockingPool; class ReactorPool; }
 namespace brokerd::cluster { class MetadataStore; class PartitionManager; }
 namespace brokerd::group { class GroupCoordinator; }
+namespace brokerd::metrics { class BrokerMetrics; }
 
 namespace brokerd::kafka {
 
@@ -18,6 +19,8 @@ struct Services {
   net::BlockingPool& blocking;
   int32_t node_id;
   group::GroupCoordinator& groups;
+  // The request and per-topic counters (its registry() is the node's metrics registry).
+  metrics::BrokerMetrics& metrics;
 };
 
 }  // namespace brokerd::kafka

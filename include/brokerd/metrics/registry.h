@@ -93,7 +93,11 @@ class Histogram {
   std::vector<uint64_t> bounds_nanos_;
   size_t stride_;  // atomics per slot: buckets + 1 (+Inf) + 1 (sum), rounded to a cache line
   size_t slots_count_;
-  std::unique_ptr<std::atomic<uint64_t>[]> cells_;
+  struct alignas(kCacheLine) Line {
+    std::atomic<uint64_t> v[kCacheLine / sizeof(uint64_t)];
+  };
+  std::unique_ptr<Line[]> lines_;
+  std::atomic<uint64_t>* cell(size_t slot) const { return &lines_[0].v[0] + slot * stride_; }
 };
 
 // Counters keyed by one label whose values are only known at run time (a topic name).
@@ -106,7 +110,8 @@ class KeyedCounters {
     std::string name;
     std::string help;
   };
-  class Row {
+  // Aligned so rows of different shards never share a cache line.
+  class alignas(kCacheLine) Row {
    public:
     void add(size_t column, uint64_t n) {
       auto& v = v_[column];

@@ -8,6 +8,7 @@
 #include "brokerd/cluster/fetch_waiter.h"
 #include "brokerd/cluster/metadata_store.h"
 #include "brokerd/cluster/partition_manager.h"
+#include "brokerd/metrics/broker_metrics.h"
 #include "brokerd/protocol/messages/fetch_request.h"
 #include "brokerd/protocol/messages/fetch_response.h"
 #include "kafka/handler.h"
@@ -66,10 +67,12 @@ boost::asio::awaitable<net::Response> handle_fetch(HandlerContext& ctx) {
   FetchResponse resp;
   resp.session_id = 0;
   if (req.session_id != 0) {
+    svc.metrics.api(ctx.request.api_key).errors.add();
     resp.error_code = protocol::code(ErrorCode::fetch_session_id_not_found);
     co_return ctx.respond(resp);
   }
   if (req.session_epoch > 0) {
+    svc.metrics.api(ctx.request.api_key).errors.add();
     resp.error_code = protocol::code(ErrorCode::invalid_fetch_session_epoch);
     co_return ctx.respond(resp);
   }
@@ -145,9 +148,14 @@ boost::asio::awaitable<net::Response> handle_fetch(HandlerContext& ctx) {
     }
     if (watches.empty()) break;
     co_await cluster::fan_out(std::move(watches));
-    co_await waiter->wait_until(deadline);
+    {
+      metrics::GaugeHold parked(svc.metrics.fetch_purgatory());
+      co_await waiter->wait_until(deadline);
+    }
   }
 
+  bool any_error = false;
+  std::vector<uint64_t> topic_bytes(resp.responses.size(), 0);
   for (size_t i = 0; i < wanted.size(); ++i) {
     FetchResponse::PartitionData pd;
     pd.partition_index = wanted[i].tp.partition;
@@ -157,9 +165,15 @@ boost::asio::awaitable<net::Response> handle_fetch(HandlerContext& ctx) {
     pd.last_stable_offset = r.high_watermark;
     pd.log_start_offset = r.log_start_offset;
     pd.aborted_transactions.emplace();
+    any_error = any_error || pd.error_code != 0;
+    topic_bytes[wanted[i].topic_index] += r.records.size();
     pd.records = std::move(r.records);
     resp.responses[wanted[i].topic_index].partitions.push_back(std::move(pd));
   }
+  for (size_t t = 0; t < topic_bytes.size(); ++t) {
+    if (topic_bytes[t] > 0) svc.metrics.topics().row(resp.responses[t].topic).add(metrics::BrokerMetrics::bytes_out, topic_bytes[t]);
+  }
+  if (any_error) svc.metrics.api(ctx.request.api_key).errors.add();
   co_return ctx.respond(resp);
 }
 

@@ -7,6 +7,7 @@
 #include "brokerd/cluster/metadata_store.h"
 #include "brokerd/cluster/partition_manager.h"
 #include "brokerd/config/broker_config.h"
+#include "brokerd/metrics/broker_metrics.h"
 #include "brokerd/protocol/messages/produce_request.h"
 #include "brokerd/protocol/messages/produce_response.h"
 #include "kafka/handler.h"
@@ -24,6 +25,8 @@ struct Outcome {
   int64_t base_offset = -1;
   int64_t log_append_time = -1;
   int64_t log_start_offset = -1;
+  uint64_t bytes_written = 0;  // 0 for an idempotent retry, which writes nothing
+  int64_t records_written = 0;
 };
 
 int64_t wall_ms() {
@@ -94,6 +97,10 @@ boost::asio::awaitable<net::Response> handle_produce(HandlerContext& ctx) {
                            r.base_offset = res.base_offset;
                            r.log_append_time = res.log_append_time;
                            r.log_start_offset = res.log_start_offset;
+                           if (res.error == ErrorCode::none && !res.duplicate) {
+                             r.bytes_written = data.size();
+                             r.records_written = res.record_count;
+                           }
                            return r;
                          }});
       }
@@ -110,8 +117,12 @@ boost::asio::awaitable<net::Response> handle_produce(HandlerContext& ctx) {
   for (const auto& topic : req.topic_data) {
     ProduceResponse::TopicProduceResponse tr;
     tr.name = topic.name;
+    uint64_t topic_bytes = 0;
+    int64_t topic_records = 0;
     for (const auto& part : topic.partition_data) {
       const Outcome& o = outcomes[slot++];
+      topic_bytes += o.bytes_written;
+      topic_records += o.records_written;
       ProduceResponse::PartitionProduceResponse pr;
       pr.index = part.index;
       pr.error_code = protocol::code(o.error);
@@ -124,8 +135,15 @@ boost::asio::awaitable<net::Response> handle_produce(HandlerContext& ctx) {
       }
       tr.partition_responses.push_back(std::move(pr));
     }
+    if (topic_bytes > 0) {
+      // One lookup per topic and request, in this shard's own map: no lock, no allocation.
+      auto& row = svc.metrics.topics().row(topic.name);
+      row.add(metrics::BrokerMetrics::bytes_in, topic_bytes);
+      row.add(metrics::BrokerMetrics::records_in, static_cast<uint64_t>(topic_records));
+    }
     resp.responses.push_back(std::move(tr));
   }
+  if (any_error) svc.metrics.api(ctx.request.api_key).errors.add();
   if (req.acks == 0) {
     // No response is expected; closing the connection is the only way to report a failure.
     co_return net::Response{{}, false, any_error};

@@ -332,8 +332,7 @@ TEST(GroupPartition, StaticMemberRejoinKeepsAssignmentAndFencesTheOldId) {
   auto sb = h.spawn(h.part->sync(SyncRequest{"g", gen, (*b)->member_id, {}, {}, {}, {}}));
   h.sync("g", gen, a.member_id, {{a.member_id, bytes_of("A")}, {(*b)->member_id, bytes_of("B")}});
   ASSERT_TRUE(h.run_until(500ms, sb));
-  // b restarts with the same instance id? No: b is dynamic. a restarts (new process, no id).
-  // As a non-leader replacement would keep the generation, make b the static one instead:
+  // A static member leaves by its instance id alone.
   auto r = h.part->leave("g", {{"", std::string("host-1")}});
   EXPECT_EQ(r.members, std::vector<ErrorCode>{E::none});
   EXPECT_EQ(h.part->heartbeat("g", a.member_id, std::nullopt, gen), E::unknown_member_id);
