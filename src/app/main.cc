@@ -133,10 +133,27 @@ int run(const brokerd::config::BrokerConfig& cfg) {
     http->start();
   }
 
+  // Stops everything started below, in reverse order; also used when the start fails.
+  auto shut_down = [&] {
+    if (http) http->set_ready(false);
+    server.stop();
+    if (http) http->stop();
+    groups.stop();
+    reactors.stop();
+    reactors.join();
+    partitions.shutdown();
+    metadata.close();
+    blocking.join();
+  };
   reactors.start();
   partitions.start();
   groups.start();
-  server.start();
+  try {
+    server.start();
+  } catch (const std::system_error& e) {
+    shut_down();
+    throw;
+  }
   log->info("brokerd node {} of cluster {} serving on {}:{} ({} reactor threads, data in {})", node_id, cluster_id,
             listeners.front().host, server.port(size_t{0}), reactors.size(), log_dirs.front().string());
   if (http) {
@@ -147,15 +164,7 @@ int run(const brokerd::config::BrokerConfig& cfg) {
   int sig = 0;
   sigwait(&signals, &sig);
   log->info("received {}, shutting down", sig == SIGTERM ? "SIGTERM" : "SIGINT");
-  if (http) http->set_ready(false);
-  server.stop();
-  if (http) http->stop();
-  groups.stop();
-  reactors.stop();
-  reactors.join();
-  partitions.shutdown();
-  metadata.close();
-  blocking.join();
+  shut_down();
   log->info("shutdown complete");
   return 0;
 }

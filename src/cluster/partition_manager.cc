@@ -120,7 +120,7 @@ void PartitionManager::load(const MetadataImage& image) {
     fs::create_directories(dir);
     bool clean = fs::exists(dir / kCleanShutdownMarker);
     fs::remove(dir / kCleanShutdownMarker);
-    if (!clean) log->info("log dir {} was not shut down cleanly: recovering its logs", dir.string());
+    bool told = false;
     for (const auto& entry : fs::directory_iterator(dir)) {
       if (!entry.is_directory()) continue;
       auto name = entry.path().filename().string();
@@ -140,6 +140,10 @@ void PartitionManager::load(const MetadataImage& image) {
       auto& shard = *shards_[shard_of(*tp)];
       if (shard.partitions.contains(*tp)) {
         throw std::runtime_error("partition " + name + " exists in more than one log dir");
+      }
+      if (!clean && !told) {
+        log->info("log dir {} was not shut down cleanly: recovering its logs", dir.string());
+        told = true;
       }
       shard.partitions[*tp] = open_partition(*tp, *topic, entry.path(), clean);
     }

@@ -1,5 +1,7 @@
 #include "brokerd/net/server.h"
 
+#include <system_error>
+
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/post.hpp>
@@ -89,10 +91,16 @@ void Server::start() {
   for (const auto& l : state_->listeners) {
     auto endpoint = resolve(ex, l);
     auto acceptor = std::make_unique<tcp::acceptor>(ex);
-    acceptor->open(endpoint.protocol());
-    acceptor->set_option(tcp::acceptor::reuse_address(true));
-    acceptor->bind(endpoint);
-    acceptor->listen(asio::socket_base::max_listen_connections);
+    boost::system::error_code ec;
+    acceptor->open(endpoint.protocol(), ec);
+    if (!ec) acceptor->set_option(tcp::acceptor::reuse_address(true), ec);
+    if (!ec) acceptor->bind(endpoint, ec);
+    if (!ec) acceptor->listen(asio::socket_base::max_listen_connections, ec);
+    if (ec) {
+      // One clear line for the operator; std::system_error so callers need not know Asio.
+      throw std::system_error(std::error_code(ec.value(), std::generic_category()),
+                              "cannot listen on " + l.host + ":" + std::to_string(l.port) + " (" + l.name + ")");
+    }
     state_->ports.push_back(acceptor->local_endpoint().port());
     state_->log->info("listener {} on {}:{}", l.name, endpoint.address().to_string(),
                       state_->ports.back());
