@@ -5,6 +5,7 @@
 #include "brokerctl/checks.h"
 #include "brokerctl/commands.h"
 #include "brokerctl/offsets.h"
+#include "brokerd/common/clock.h"
 #include "brokerd/storage/batch_builder.h"
 
 namespace brokerctl {
@@ -126,8 +127,7 @@ void produce(Context& ctx) {
     if (fixed_partition) partition = static_cast<int32_t>(*fixed_partition);
     else if (line.key) partition = (murmur2(*line.key) & 0x7fffffff) % count;
     else partition = round_robin++ % count;
-    int64_t now = std::chrono::duration_cast<std::chrono::milliseconds>(
-                      std::chrono::system_clock::now().time_since_epoch()).count();
+    int64_t now = brokerd::wall_clock_ms();
     auto& b = batches[partition];
     std::optional<std::span<const std::byte>> key;
     if (line.key) key = brokerd::storage::as_bytes(*line.key);

@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include "brokerd/common/clock.h"
 #include "brokerd/common/logger.h"
 #include "brokerd/protocol/messages/config_record.h"
 #include "brokerd/protocol/messages/partition_record.h"
@@ -27,11 +28,6 @@ Bytes frame(uint32_t type, const Msg& msg) {
   w.uvarint(0);
   msg.encode(w, 0);
   return std::move(w).finish_bytes();
-}
-
-int64_t now_ms() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
-      .count();
 }
 
 std::shared_ptr<TopicMetadata> copy_topic(const MetadataImage& image, const protocol::Uuid& id) {
@@ -177,7 +173,7 @@ void MetadataLog::replay(MetadataImage& image) {
 
 int64_t MetadataLog::append(const std::vector<Bytes>& record_values) {
   storage::BatchBuilder builder;
-  int64_t ts = now_ms();
+  int64_t ts = wall_clock_ms();
   for (const auto& v : record_values) builder.add(ts, std::nullopt, std::span<const std::byte>(v));
   Bytes batch = builder.build();
   auto result = log_->append(batch, 0, ts);

@@ -1,3 +1,4 @@
+#include "brokerd/common/clock.h"
 #include "brokerd/cluster/partition_manager.h"
 
 #include <boost/asio/as_tuple.hpp>
@@ -23,11 +24,6 @@ namespace {
 
 constexpr const char* kCleanShutdownMarker = ".brokerd-clean-shutdown";
 constexpr const char* kPartitionMetadata = "partition.metadata";
-
-int64_t wall_ms() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
 
 // "<topic>-<n>" -> {topic, n}; nullopt for anything else (temporary or deleted dirs).
 std::optional<TopicPartition> parse_dir_name(const std::string& name) {
@@ -109,7 +105,7 @@ std::unique_ptr<Partition> PartitionManager::open_partition(const TopicPartition
   auto log = storage::Log::open(dir, make_log_config(effective), clean);
   if (!read_partition_metadata(dir)) write_partition_metadata(dir, topic.id);
   auto p = std::make_unique<Partition>(tp, topic.id, std::move(log));
-  p->last_flush_ms = wall_ms();
+  p->last_flush_ms = wall_clock_ms();
   p->flush_ms = std::stoll(effective.at("flush.ms"));
   return p;
 }
@@ -288,7 +284,7 @@ void PartitionManager::clean_due(Shard& shard, size_t index, int64_t now_ms) {
     blocking_.post([this, index, tp = tp, input = std::move(input), opts] {
       auto res = std::make_shared<storage::CleaningResult>();
       try {
-        int64_t now = wall_ms();
+        int64_t now = wall_clock_ms();
         auto range = storage::assess(input, now);
         if (range.should_clean) *res = storage::clean(input, range, now, opts);
         else res.reset();
@@ -315,7 +311,7 @@ void PartitionManager::clean_due(Shard& shard, size_t index, int64_t now_ms) {
           return;
         }
         try {
-          if (storage::install(part->log(), *res, wall_ms())) {
+          if (storage::install(part->log(), *res, wall_clock_ms())) {
             state.checkpoint = res->next_checkpoint;
             storage::write_cleaner_checkpoint(dir, state.checkpoint);
             const auto& s = res->stats;
@@ -337,12 +333,12 @@ void PartitionManager::clean_due(Shard& shard, size_t index, int64_t now_ms) {
 boost::asio::awaitable<void> PartitionManager::background_loop(size_t index) {
   Shard& shard = *shards_[index];
   boost::asio::steady_timer timer(co_await boost::asio::this_coro::executor);
-  int64_t next_retention = wall_ms() + options_.retention_check_interval_ms;
+  int64_t next_retention = wall_clock_ms() + options_.retention_check_interval_ms;
   while (!stopping_) {
     timer.expires_after(std::chrono::milliseconds(100));
     auto [ec] = co_await timer.async_wait(boost::asio::as_tuple(boost::asio::use_awaitable));
     if (stopping_) break;
-    int64_t now = wall_ms();
+    int64_t now = wall_clock_ms();
     flush_due(shard, index, now);
     clean_due(shard, index, now);
     bool retention_due = now >= next_retention;

@@ -1,3 +1,4 @@
+#include "brokerd/common/clock.h"
 #include "brokerd/group/group_coordinator.h"
 
 #include <boost/asio/as_tuple.hpp>
@@ -22,11 +23,6 @@
 
 namespace brokerd::group {
 namespace {
-
-int64_t wall_ms() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
 
 cluster::TopicPartition offsets_tp(int32_t p) { return {std::string(kOffsetsTopic), p}; }
 
@@ -107,7 +103,7 @@ GroupCoordinator::GroupCoordinator(Settings settings, cluster::PartitionManager&
     auto appender = [pm = &partitions_, tp](std::vector<OffsetsRecord> records) -> ErrorCode {
       cluster::Partition* part = pm->local(tp);
       if (!part) return ErrorCode::not_leader_or_follower;
-      int64_t now = wall_ms();
+      int64_t now = wall_clock_ms();
       storage::BatchBuilder builder;
       for (auto& r : records) {
         std::optional<std::span<const std::byte>> value;
@@ -117,7 +113,7 @@ GroupCoordinator::GroupCoordinator(Settings settings, cluster::PartitionManager&
       Bytes batch = builder.build();
       return part->append(batch, now).error;
     };
-    slot->part = std::make_unique<GroupPartition>(slot->executor, p, settings_, std::move(appender), wall_ms);
+    slot->part = std::make_unique<GroupPartition>(slot->executor, p, settings_, std::move(appender), wall_clock_ms);
     slot->expiry = std::make_unique<boost::asio::steady_timer>(slot->executor);
     slots_.push_back(std::move(slot));
   }

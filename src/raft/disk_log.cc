@@ -1,3 +1,4 @@
+#include "brokerd/common/clock.h"
 #include "brokerd/raft/disk_log.h"
 
 #include <unistd.h>
@@ -20,11 +21,6 @@ namespace brokerd::raft {
 namespace fs = std::filesystem;
 
 namespace {
-
-int64_t wall_clock_ms() {
-  using namespace std::chrono;
-  return duration_cast<milliseconds>(system_clock::now().time_since_epoch()).count();
-}
 
 Bytes slurp(const protocol::Records& records) {
   Bytes out;

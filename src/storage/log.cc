@@ -1,3 +1,4 @@
+#include "brokerd/common/clock.h"
 #include "brokerd/storage/log.h"
 
 #include <fcntl.h>
@@ -37,10 +38,7 @@ Log::Log(fs::path dir, LogConfig cfg) : dir_(std::move(dir)), cfg_(cfg) {}
 
 Log::~Log() { close(); }
 
-int64_t Log::now() const {
-  using namespace std::chrono;
-  return duration_cast<milliseconds>(system_clock::now().time_since_epoch()).count();
-}
+int64_t Log::now() const { return wall_clock_ms(); }
 
 std::unique_ptr<Log> Log::open(fs::path dir, LogConfig cfg, bool clean_shutdown) {
   fs::create_directories(dir);

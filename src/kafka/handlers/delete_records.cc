@@ -3,6 +3,7 @@
 #include <chrono>
 #include <map>
 
+#include "brokerd/common/clock.h"
 #include "brokerd/cluster/fan_out.h"
 #include "brokerd/cluster/metadata_store.h"
 #include "brokerd/cluster/partition_manager.h"
@@ -32,8 +33,7 @@ Outcome delete_before(cluster::Partition* p, int64_t requested) {
   int64_t hw = p->high_watermark();
   int64_t offset = requested == kHighWatermark ? hw : requested;
   if (offset < 0 || offset > hw) return {ErrorCode::offset_out_of_range};
-  auto now = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch());
-  if (auto e = log.delete_records_before(offset, now.count()); e != ErrorCode::none) return {e};
+  if (auto e = log.delete_records_before(offset, wall_clock_ms()); e != ErrorCode::none) return {e};
   return {ErrorCode::none, log.log_start_offset()};
 }
 

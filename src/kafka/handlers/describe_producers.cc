@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <chrono>
 
+#include "brokerd/common/clock.h"
 #include "brokerd/cluster/fan_out.h"
 #include "brokerd/cluster/metadata_store.h"
 #include "brokerd/cluster/partition_manager.h"
@@ -24,18 +25,13 @@ struct Listing {
   std::vector<DescribeProducersResponse::ProducerState> producers;
 };
 
-int64_t wall_ms() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
-
 Listing list(cluster::Partition* p, int64_t expiration_ms, int64_t check_interval_ms) {
   Listing l;
   if (!p) {
     l.error = ErrorCode::not_leader_or_follower;
     return l;
   }
-  p->expire_producers(wall_ms(), expiration_ms, check_interval_ms);
+  p->expire_producers(wall_clock_ms(), expiration_ms, check_interval_ms);
   for (const auto& [pid, e] : p->log().producer_state().producers()) {
     DescribeProducersResponse::ProducerState s;
     s.producer_id = pid;

@@ -7,6 +7,7 @@
 // would make them retry until their timeout for a coordinator that never comes.
 #include <chrono>
 
+#include "brokerd/common/clock.h"
 #include "brokerd/cluster/metadata_store.h"
 #include "brokerd/common/logger.h"
 #include "brokerd/config/broker_config.h"
@@ -21,11 +22,6 @@ namespace {
 using protocol::ErrorCode;
 using protocol::InitProducerIdRequest;
 using protocol::InitProducerIdResponse;
-
-int64_t wall_ms() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
 
 // The one place this handler's outcomes become Kafka error codes.
 ErrorCode to_kafka(ErrorCode e, int16_t version) {
@@ -54,7 +50,7 @@ boost::asio::awaitable<net::Response> handle_init_producer_id(HandlerContext& ct
     const int64_t pid = req.producer_id;
     const int16_t epoch = req.producer_epoch;
     // A new block of ids is written to the metadata log and fsynced: off the reactor.
-    auto work = [ids, pid, epoch, expiration_ms] { return ids->init(pid, epoch, wall_ms(), expiration_ms); };
+    auto work = [ids, pid, epoch, expiration_ms] { return ids->init(pid, epoch, wall_clock_ms(), expiration_ms); };
     cluster::ProducerIdManager::Result r;
     try {
       r = co_await svc.blocking.run(std::move(work));

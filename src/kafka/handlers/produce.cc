@@ -3,6 +3,7 @@
 // order for pipelined requests (see net/request.h).
 #include <chrono>
 
+#include "brokerd/common/clock.h"
 #include "brokerd/cluster/fan_out.h"
 #include "brokerd/cluster/metadata_store.h"
 #include "brokerd/cluster/partition_manager.h"
@@ -28,11 +29,6 @@ struct Outcome {
   uint64_t bytes_written = 0;  // 0 for an idempotent retry, which writes nothing
   int64_t records_written = 0;
 };
-
-int64_t wall_ms() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
 
 // The request frame is owned by this request alone, so its batches may be rewritten in
 // place (offsets, leader epoch) before they are written: no copy on the produce path.
@@ -86,7 +82,7 @@ boost::asio::awaitable<net::Response> handle_produce(HandlerContext& ctx) {
                              r.error = ErrorCode::not_leader_or_follower;
                              return r;
                            }
-                           int64_t now = wall_ms();
+                           int64_t now = wall_clock_ms();
                            p->expire_producers(now, pid_expiration_ms, pid_check_interval_ms);
                            // Idempotent producers: a retried batch answers with its original
                            // offsets (no error); a gap is OUT_OF_ORDER_SEQUENCE_NUMBER and a
