@@ -56,6 +56,7 @@ constexpr PropertyDef kBroker[] = {
   {"producer.id.expiration.check.interval.ms", T::int64, "600000", 1, INT64_MAX, {}, {}, false, "How often partitions look for expired producer ids."},
   {"offsets.topic.num.partitions", T::int32, "50", 1, 100000, {}, {}, true, "Partitions of __consumer_offsets, fixed when the topic is first created."},
   {"offsets.topic.replication.factor", T::int32, "1", 1, 32767, {}, {}, true, "Replication factor of __consumer_offsets."},
+  {"offsets.topic.segment.bytes", T::int32, "104857600", 14, kInt32Max, {}, {}, true, "Segment size of __consumer_offsets, fixed when the topic is first created."},
   {"offsets.retention.minutes", T::int32, "10080", 1, kInt32Max, {}, {}, true, "Committed offsets of a group left empty this long are deleted."},
   {"offsets.retention.check.interval.ms", T::int64, "600000", 1, INT64_MAX, {}, {}, true, "How often expired committed offsets are looked for."},
   {"offsets.commit.timeout.ms", T::int32, "5000", 1, kInt32Max, {}, {}, true, "Longest wait for a commit to be written before it fails."},

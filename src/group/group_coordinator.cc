@@ -73,14 +73,16 @@ Settings settings_from(const config::BrokerConfig& cfg) {
   s.offsets_retention_ms = cfg.integer("offsets.retention.minutes") * 60 * 1000;
   s.retention_check_interval_ms = cfg.integer("offsets.retention.check.interval.ms");
   s.offset_metadata_max_bytes = static_cast<int32_t>(cfg.integer("offset.metadata.max.bytes"));
+  s.offsets_segment_bytes = static_cast<int32_t>(cfg.integer("offsets.topic.segment.bytes"));
   return s;
 }
 
 int32_t ensure_offsets_topic(cluster::MetadataStore& metadata, const Settings& settings, int32_t replication_factor) {
   std::string name(kOffsetsTopic);
   if (const auto* t = metadata.image()->topic(name)) return t->partitions;
-  // Kafka's settings for this topic: compacted, 100 MiB segments.
-  std::map<std::string, std::string> configs{{"cleanup.policy", "compact"}, {"segment.bytes", "104857600"}};
+  // Kafka's settings for this topic: compacted, offsets.topic.segment.bytes segments.
+  std::map<std::string, std::string> configs{{"cleanup.policy", "compact"},
+                                             {"segment.bytes", std::to_string(settings.offsets_segment_bytes)}};
   auto change = metadata.create_topic(name, settings.offsets_partitions, replication_factor, configs, false);
   if (change.error != ErrorCode::none)
     throw std::runtime_error("cannot create " + name + ": " + std::string(protocol::error_name(change.error)) + " " +
