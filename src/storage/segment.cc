@@ -208,8 +208,9 @@ bool Segment::load_state() {
 
 void Segment::truncate_to(int64_t offset, int32_t max_message_bytes) {
   auto b = find_batch(offset);
-  if (!b) return;
-  uint64_t cut = b->position;  // as Kafka: a batch is never split, the one holding `offset` goes
+  // Nothing at or above `offset` here: keep every byte, but the state of a segment just
+  // reopened must still be rebuilt.
+  uint64_t cut = b ? b->position : size_;  // as Kafka: a batch is never split, the one holding `offset` goes
   ::ftruncate(file_->fd(), static_cast<off_t>(cut));
   size_ = cut;
   recover(max_message_bytes);

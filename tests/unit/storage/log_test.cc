@@ -261,6 +261,20 @@ TEST(Log, TruncateTo) {
   EXPECT_EQ(bases.size(), 5u);
 }
 
+TEST(Log, TruncateToExactSegmentEnd) {
+  TempDir dir;
+  auto log = Log::open(dir.path() / "t-0", small_config(), true);
+  for (int i = 0; i < 20; ++i) ASSERT_EQ(append(*log, 5).error, ErrorCode::none);
+  auto segs = log->segments();
+  ASSERT_GT(segs.size(), 2u);
+  int64_t second_base = segs[1]->base_offset();
+  // Cutting at the first offset of a segment leaves the previous segment whole.
+  log->truncate_to(second_base);
+  EXPECT_EQ(log->segment_count(), 1u);
+  EXPECT_EQ(log->log_end_offset(), second_base);
+  EXPECT_EQ(append(*log, 1).base_offset, second_base);
+}
+
 TEST(Log, FlushTargetAndMarkFlushed) {
   TempDir dir;
   auto log = Log::open(dir.path() / "t-0", LogConfig{}, true);
