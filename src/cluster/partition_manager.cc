@@ -107,6 +107,7 @@ std::unique_ptr<Partition> PartitionManager::open_partition(const TopicPartition
   auto p = std::make_unique<Partition>(tp, topic.id, std::move(log));
   p->last_flush_ms = wall_clock_ms();
   p->flush_ms = std::stoll(effective.at("flush.ms"));
+  p->applied_configs = topic.configs;
   return p;
 }
 
@@ -182,10 +183,11 @@ void PartitionManager::reconcile_shard(Shard& shard, const MetadataImage& image)
       if (it == shard.partitions.end()) {
         auto dir = choose_log_dir() / tp.dir_name();
         shard.partitions[tp] = open_partition(tp, *topic, dir, true);
-      } else {
+      } else if (it->second->applied_configs != topic->configs) {
         auto effective = effective_topic_config(options_.topic_defaults, topic->configs);
         it->second->log().update_config(make_log_config(effective));
         it->second->flush_ms = std::stoll(effective.at("flush.ms"));
+        it->second->applied_configs = topic->configs;
       }
     }
   }

@@ -2,7 +2,9 @@
 // A partition replica hosted by this node. It lives on its home shard and is only touched
 // there, so the data path takes no locks.
 #include <cstdint>
+#include <map>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "brokerd/cluster/fetch_waiter.h"
@@ -41,6 +43,9 @@ class Partition {
   // Flush bookkeeping (home shard only).
   int64_t last_flush_ms = 0;
   int64_t flush_ms = 1000;  // flush.ms
+  // The topic overrides the log was last configured with: a reconcile reconfigures only
+  // partitions whose topic changed.
+  std::map<std::string, std::string> applied_configs;
   bool flush_in_progress = false;
 
   std::unique_ptr<storage::Log> release_log() { return std::move(log_); }
