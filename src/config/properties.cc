@@ -168,6 +168,9 @@ std::optional<std::string> validate_value(const PropertyDef& def, std::string_vi
         if (comma == std::string_view::npos) break;
         rest.remove_prefix(comma + 1);
       }
+      // A list drawn from fixed choices (cleanup.policy) needs at least one of them.
+      if (out.empty() && !def.choices.empty())
+        return fmt::format("{} needs at least one of [{}]", def.name, def.choices);
       break;
     }
   }

@@ -79,6 +79,7 @@ TEST(Properties, TopicValidation) {
   EXPECT_TRUE(validate_value(*find_topic_property("min.cleanable.dirty.ratio"), "1.5"));
   EXPECT_FALSE(validate_value(*find_topic_property("min.cleanable.dirty.ratio"), "0.25"));
   EXPECT_EQ(find_topic_property("no.such"), nullptr);
+  EXPECT_TRUE(validate_value(*def, "")) << "an empty cleanup.policy keeps nothing and deletes nothing";
 }
 
 TEST(ConfigFile, DocumentsEverySettingAndLoads) {
