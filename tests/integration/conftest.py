@@ -1,5 +1,7 @@
 """Shared fixtures: a brokerd factory that kills every broker it started and prints
 their logs when a test fails."""
+import shutil
+import subprocess
 import sys
 from pathlib import Path
 
@@ -41,3 +43,18 @@ def broker_factory(request, tmp_path):
 @pytest.fixture
 def broker(broker_factory):
     return broker_factory()
+
+
+JS_DIR = Path(__file__).resolve().parent / "js"
+
+
+@pytest.fixture(scope="session")
+def node():
+    """The node binary, with KafkaJS installed under js/ (npm ci on first use)."""
+    node, npm = shutil.which("node"), shutil.which("npm")
+    assert node and npm, "node and npm are required for the KafkaJS tests"
+    if not (JS_DIR / "node_modules" / "kafkajs").is_dir():
+        cmd = [npm, "ci" if (JS_DIR / "package-lock.json").exists() else "install", "--no-audit", "--no-fund"]
+        proc = subprocess.run(cmd, cwd=JS_DIR, capture_output=True, timeout=300)
+        assert proc.returncode == 0, proc.stderr.decode()
+    return node

@@ -2,7 +2,6 @@
 commits after processing survives a member leaving and a broker restart; other groups read
 independently; KafkaJS and kafka-python groups read every record once."""
 import json
-import shutil
 import subprocess
 import threading
 import time
@@ -208,16 +207,6 @@ def test_kafka_python_group_reads_every_record_once(broker_factory):
     assert not errors, errors
     assert len(got) == 500 and len(set(got)) == 500
 
-
-@pytest.fixture(scope="module")
-def node():
-    node, npm = shutil.which("node"), shutil.which("npm")
-    assert node and npm, "node and npm are required for the KafkaJS tests"
-    if not (JS_DIR / "node_modules" / "kafkajs").is_dir():
-        cmd = [npm, "ci" if (JS_DIR / "package-lock.json").exists() else "install", "--no-audit", "--no-fund"]
-        proc = subprocess.run(cmd, cwd=JS_DIR, capture_output=True, timeout=300)
-        assert proc.returncode == 0, proc.stderr.decode()
-    return node
 
 
 def test_kafkajs_group_reads_every_record_once(broker_factory, node):

@@ -1,7 +1,6 @@
 """KafkaJS with `idempotent: true` produces through the fault-injecting proxy (responses of
 processed Produce requests are lost, connections break) without duplicates or losses."""
 import json
-import shutil
 import subprocess
 from pathlib import Path
 
@@ -15,17 +14,6 @@ PARTITIONS = 3
 KEYS = 20
 PER_KEY = 200
 
-
-@pytest.fixture(scope="module")
-def node():
-    node = shutil.which("node")
-    npm = shutil.which("npm")
-    assert node and npm, "node and npm are required for the KafkaJS tests"
-    if not (JS_DIR / "node_modules" / "kafkajs").is_dir():
-        cmd = [npm, "ci" if (JS_DIR / "package-lock.json").exists() else "install", "--no-audit", "--no-fund"]
-        proc = subprocess.run(cmd, cwd=JS_DIR, capture_output=True, timeout=300)
-        assert proc.returncode == 0, proc.stderr.decode()
-    return node
 
 
 @pytest.mark.parametrize("max_in_flight", [1, 5])

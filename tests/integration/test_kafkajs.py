@@ -1,7 +1,6 @@
 """KafkaJS produces keyed records (none, GZIP) through its default partitioner; every
 record is read back with librdkafka. KafkaJS admin calls work against brokerd."""
 import json
-import shutil
 import subprocess
 from pathlib import Path
 
@@ -15,17 +14,6 @@ KEYS = 10
 PER_KEY = 30
 
 
-@pytest.fixture(scope="module")
-def node_modules():
-    node = shutil.which("node")
-    npm = shutil.which("npm")
-    assert node and npm, "node and npm are required for the KafkaJS tests"
-    if not (JS_DIR / "node_modules" / "kafkajs").is_dir():
-        cmd = [npm, "ci" if (JS_DIR / "package-lock.json").exists() else "install", "--no-audit", "--no-fund"]
-        proc = subprocess.run(cmd, cwd=JS_DIR, capture_output=True, timeout=300)
-        assert proc.returncode == 0, proc.stderr.decode()
-    return node
-
 
 def run_js(node, *args, timeout=90):
     proc = subprocess.run([node, str(JS_DIR / "kafkajs_client.js"), *map(str, args)], cwd=JS_DIR,
@@ -35,10 +23,10 @@ def run_js(node, *args, timeout=90):
 
 
 @pytest.mark.parametrize("codec", ["none", "gzip"])
-def test_kafkajs_keyed_produce(broker, node_modules, codec):
+def test_kafkajs_keyed_produce(broker, node, codec):
     topic = f"js-{codec}"
     create_topic(broker.bootstrap, topic, PARTITIONS)
-    out = run_js(node_modules, "produce", broker.bootstrap, topic, codec, KEYS, PER_KEY)
+    out = run_js(node, "produce", broker.bootstrap, topic, codec, KEYS, PER_KEY)
     assert out["acks"] and all(a["errorCode"] == 0 for a in out["acks"]), out
     got = read_all(broker.bootstrap, topic, PARTITIONS)
     total = sum(len(v) for v in got.values())
@@ -58,9 +46,9 @@ def test_kafkajs_keyed_produce(broker, node_modules, codec):
     assert acked_partitions == {p for p, v in got.items() if v}
 
 
-def test_kafkajs_admin(broker, node_modules):
+def test_kafkajs_admin(broker, node):
     topic = "js-admin"
-    out = run_js(node_modules, "admin", broker.bootstrap, topic, 3)
+    out = run_js(node, "admin", broker.bootstrap, topic, 3)
     assert out["created"] is True
     assert out["createdAgain"] is False  # already exists: KafkaJS reports false
     [md] = out["metadata"]["topics"]
