@@ -7,7 +7,6 @@ import threading
 import time
 from pathlib import Path
 
-import pytest
 from confluent_kafka import Consumer, KafkaException, TopicPartition
 
 from clients import create_topic, produce_and_confirm, producer
