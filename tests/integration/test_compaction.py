@@ -4,7 +4,6 @@ record without a key is refused by a compacted topic."""
 import random
 import time
 
-import pytest
 from confluent_kafka import KafkaError
 
 from clients import create_topic, produce_and_confirm, producer, read_all, watermarks

@@ -11,8 +11,7 @@ import struct
 import threading
 import time
 
-import pytest
-from confluent_kafka import KafkaException, Producer
+from confluent_kafka import Producer
 
 import kafka_wire as kw
 from brokerd_harness import free_port
