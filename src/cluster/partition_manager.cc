@@ -9,6 +9,8 @@
 #include <boost/asio/use_awaitable.hpp>
 #include <unistd.h>
 
+#include <cerrno>
+#include <cstring>
 #include <fstream>
 
 #include "brokerd/cluster/fan_out.h"
@@ -237,13 +239,16 @@ void PartitionManager::flush_due(Shard& shard, size_t index, int64_t now_ms) {
     p->last_flush_ms = now_ms;
     if (target.offset <= p->log().recovery_point()) continue;
     p->flush_in_progress = true;
-    blocking_.post([this, index, tp = tp, target = std::move(target)] {
-      for (const auto& f : target.files) ::fdatasync(f->fd());
-      boost::asio::post(reactors_.executor(index), [this, tp, offset = target.offset] {
-        if (auto* part = local(tp)) {
-          part->log().mark_flushed(offset);
-          part->flush_in_progress = false;
-        }
+    blocking_.post([this, index, tp = tp, topic_id = p->topic_id(), target = std::move(target)] {
+      bool synced = true;
+      for (const auto& f : target.files) synced = ::fdatasync(f->fd()) == 0 && synced;
+      if (!synced) module_logger("cluster")->error("fdatasync of {} failed: {}", tp.dir_name(), std::strerror(errno));
+      boost::asio::post(reactors_.executor(index), [this, tp, topic_id, synced, offset = target.offset] {
+        auto* part = local(tp);
+        // The topic may have been deleted and recreated while the sync ran.
+        if (!part || part->topic_id() != topic_id) return;
+        if (synced) part->log().mark_flushed(offset);
+        part->flush_in_progress = false;
       });
     });
   }
@@ -363,7 +368,11 @@ void PartitionManager::shutdown() {
   for (auto& shard : shards_) {
     for (auto& [tp, p] : shard->partitions) {
       try {
-        p->log().flush();
+        // A log whose last flush failed must be recovered at the next start.
+        if (p->log().flush() != protocol::ErrorCode::none) {
+          ok = false;
+          log->error("flushing {} at shutdown failed", tp.dir_name());
+        }
         p->log().close();
       } catch (const std::exception& e) {
         ok = false;

@@ -5,6 +5,7 @@
 #include <boost/asio/use_awaitable.hpp>
 
 #include <chrono>
+#include <set>
 
 #include "group/group_partition.h"
 
@@ -63,7 +64,7 @@ struct GroupPartition::Member {
 
 struct GroupPartition::Group {
   explicit Group(boost::asio::any_io_executor ex, std::string group_id)
-      : id(std::move(group_id)), join_timer(ex) {}
+      : id(std::move(group_id)), join_timer(ex), sync_timer(ex) {}
   std::string id;
   GroupState state = GroupState::empty;
   std::string protocol_type;
@@ -77,6 +78,10 @@ struct GroupPartition::Group {
   int64_t state_timestamp = -1;  // wall clock of the last state change
   boost::asio::steady_timer join_timer;
   int64_t join_deadline_ms = 0;
+  // Members that have not sent SyncGroup since the join phase completed, and the timer that
+  // removes them after the rebalance timeout.
+  std::set<std::string> pending_sync;
+  boost::asio::steady_timer sync_timer;
   bool initial_delay = false;
   int64_t initial_remaining_ms = 0;
   bool new_member_added = false;

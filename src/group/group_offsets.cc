@@ -333,7 +333,9 @@ size_t GroupPartition::expire_offsets() {
       if (e.expire_timestamp >= 0) {
         due = now >= e.expire_timestamp;
       } else {
-        int64_t base = (empty && g->state_timestamp >= 0) ? g->state_timestamp : e.commit_timestamp;
+        // A group that never had members (standalone consumers) counts from each commit.
+        bool members_once = !g->protocol_type.empty();
+        int64_t base = (empty && members_once && g->state_timestamp >= 0) ? g->state_timestamp : e.commit_timestamp;
         due = now - base >= settings_.offsets_retention_ms;
       }
       if (due) gone.push_back(k);

@@ -213,19 +213,21 @@ boost::asio::awaitable<JoinResult> GroupPartition::replace_static(GroupPtr g, Jo
   replacement.timer.reset();
   replacement.timer_armed = false;
   g->members.erase(old_it);
-  bool same = same_protocols(replacement.protocols, req.protocols);
   replacement.id = new_id;
   auto& m = g->members.emplace(new_id, std::move(replacement)).first->second;
   g->static_members[*req.instance_id] = new_id;
+  if (g->pending_sync.erase(old_id)) g->pending_sync.insert(new_id);
   bool was_leader = g->leader == old_id;
   if (was_leader) g->leader = new_id;
   update_member(m, req);
   touch(g, m);
   module_logger("group")->info("group {}: static member {} replaced {} by {}", g->id, *req.instance_id, old_id, new_id);
 
-  if (same && (g->state == GroupState::stable || g->state == GroupState::completing_rebalance) &&
+  // In Stable the restart keeps the generation unless it changes the protocol the group would
+  // select. In CompletingRebalance it always rebalances: the leader is assigning to the old id.
+  if (g->state == GroupState::stable && select_protocol(*g) == g->protocol_name &&
       (!was_leader || req.supports_skip_assignment)) {
-    if (g->state == GroupState::stable) persist_group(*g);
+    persist_group(*g);
     auto r = current_join_result(*g, m, was_leader);
     r.skip_assignment = was_leader;
     co_return r;
@@ -296,6 +298,8 @@ void GroupPartition::prepare_rebalance(const GroupPtr& g) {
       }
     }
   }
+  g->pending_sync.clear();
+  g->sync_timer.cancel();
   int64_t now = steady_ms();
   if (g->state == GroupState::empty && settings_.initial_rebalance_delay_ms > 0) {
     // A new group waits a little for more members, so the first ones do not rebalance once
@@ -348,10 +352,19 @@ void GroupPartition::try_complete_join(const GroupPtr& g) {
 }
 
 void GroupPartition::complete_join(const GroupPtr& g) {
+  // Dynamic members that have not rejoined are removed; static ones stay until their session
+  // expires (KIP-345).
   std::vector<std::string> missing;
   for (const auto& [id, m] : g->members)
-    if (!m.join_waiter) missing.push_back(id);
+    if (!m.join_waiter && !m.instance_id) missing.push_back(id);
   for (const auto& id : missing) erase_member(*g, id, ErrorCode::unknown_member_id);
+  auto joined = [](const auto& kv) { return kv.second.join_waiter != nullptr; };
+  if (!g->members.empty() && std::none_of(g->members.begin(), g->members.end(), joined)) {
+    // Only static members that have not rejoined are left: wait another rebalance timeout.
+    g->join_deadline_ms = steady_ms() + g->max_rebalance_timeout();
+    arm_join_timer(g);
+    return;
+  }
   ++g->generation;
   g->initial_delay = false;
   if (g->members.empty()) {
@@ -363,22 +376,48 @@ void GroupPartition::complete_join(const GroupPtr& g) {
     return;
   }
   g->protocol_name = select_protocol(*g);
-  if (!g->leader || !g->members.contains(*g->leader)) {
-    auto first = std::min_element(g->members.begin(), g->members.end(), [](const auto& a, const auto& b) {
-      return a.second.join_order < b.second.join_order;
-    });
-    g->leader = first->first;
+  if (!g->leader || !g->members.contains(*g->leader) || !g->members.at(*g->leader).join_waiter) {
+    // The leader must be a member that rejoined: it computes the assignment.
+    const Member* first = nullptr;
+    for (const auto& [_, m] : g->members)
+      if (m.join_waiter && (!first || m.join_order < first->join_order)) first = &m;
+    g->leader = first->id;
   }
   set_state(*g, GroupState::completing_rebalance);
   module_logger("group")->info("group {} generation {}: {} members, protocol {}, leader {}", g->id, g->generation,
                                g->members.size(), g->protocol_name.value_or("-"), *g->leader);
+  g->pending_sync.clear();
   for (auto& [id, m] : g->members) {
+    g->pending_sync.insert(id);
+    if (!m.join_waiter) continue;  // a static member that has not rejoined yet
     auto r = current_join_result(*g, m, id == *g->leader);
     auto w = std::move(m.join_waiter);
     m.join_waiter.reset();
     touch(g, m);
     w->fulfil(std::move(r));
   }
+  arm_sync_timer(g);
+}
+
+void GroupPartition::arm_sync_timer(const GroupPtr& g) {
+  g->sync_timer.expires_after(std::chrono::milliseconds(g->max_rebalance_timeout()));
+  std::weak_ptr<Group> wg = g;
+  g->sync_timer.async_wait([this, wg, generation = g->generation](const boost::system::error_code& ec) {
+    if (!ec) on_sync_timer(wg, generation);
+  });
+}
+
+void GroupPartition::on_sync_timer(const std::weak_ptr<Group>& wg, int32_t generation) {
+  // Members that have not sent SyncGroup within the rebalance timeout of the join phase are
+  // removed, so a leader that never assigns cannot hold the group in CompletingRebalance.
+  GroupPtr g = wg.lock();
+  if (!g || g->generation != generation || g->pending_sync.empty()) return;
+  if (g->state != GroupState::completing_rebalance && g->state != GroupState::stable) return;
+  std::vector<std::string> gone(g->pending_sync.begin(), g->pending_sync.end());
+  module_logger("group")->info("group {}: {} members did not sync within the rebalance timeout", g->id, gone.size());
+  for (const auto& id : gone) erase_member(*g, id, ErrorCode::unknown_member_id);
+  prepare_rebalance(g);
+  try_complete_join(g);
 }
 
 void GroupPartition::erase_member(Group& g, const std::string& member_id, ErrorCode answer) {
@@ -388,6 +427,7 @@ void GroupPartition::erase_member(Group& g, const std::string& member_id, ErrorC
   if (m.join_waiter) m.join_waiter->fulfil(join_error(answer, member_id));
   if (m.sync_waiter) m.sync_waiter->fulfil(sync_error(answer));
   if (m.timer) m.timer->cancel();
+  g.pending_sync.erase(member_id);
   if (m.instance_id) {
     auto s = g.static_members.find(*m.instance_id);
     if (s != g.static_members.end() && s->second == member_id) g.static_members.erase(s);
@@ -495,6 +535,7 @@ boost::asio::awaitable<SyncResult> GroupPartition::sync(SyncRequest req) {
     case GroupState::preparing_rebalance:
       co_return sync_error(ErrorCode::rebalance_in_progress);
     case GroupState::stable: {
+      g->pending_sync.erase(m.id);
       touch(g, m);
       SyncResult r;
       r.protocol_type = g->protocol_type;
@@ -508,6 +549,7 @@ boost::asio::awaitable<SyncResult> GroupPartition::sync(SyncRequest req) {
   if (m.sync_waiter) m.sync_waiter->fulfil(sync_error(ErrorCode::rebalance_in_progress));
   auto waiter = std::make_shared<Waiter<SyncResult>>(ex_);
   m.sync_waiter = waiter;
+  g->pending_sync.erase(m.id);
   touch(g, m);
   if (g->leader == m.id) {
     for (auto& [id, member] : g->members) member.assignment.clear();
@@ -618,6 +660,7 @@ LeaveResult GroupPartition::leave(const std::string& group_id, const std::vector
 void GroupPartition::shutdown() {
   for (auto& [_, g] : groups_) {
     g->join_timer.cancel();
+    g->sync_timer.cancel();
     g->pending.clear();
     for (auto& [id, m] : g->members) {
       if (m.timer) m.timer->cancel();

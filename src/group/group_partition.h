@@ -94,6 +94,8 @@ class GroupPartition {
   void complete_join(const GroupPtr& g);
   void arm_join_timer(const GroupPtr& g);
   void on_join_timer(const std::weak_ptr<Group>& wg);
+  void arm_sync_timer(const GroupPtr& g);
+  void on_sync_timer(const std::weak_ptr<Group>& wg, int32_t generation);
   void remove_member(const GroupPtr& g, const std::string& member_id, ErrorCode answer);
   void erase_member(Group& g, const std::string& member_id, ErrorCode answer);
   void touch(const GroupPtr& g, Member& m);

@@ -33,9 +33,9 @@ def group_consumer(bootstrap, group, **conf):
 class Member(threading.Thread):
     """Polls batches, 'processes' them (records what it saw), then commits synchronously."""
 
-    def __init__(self, bootstrap, group, topic, seen, lock, name):
+    def __init__(self, bootstrap, group, topic, seen, lock, name, **conf):
         super().__init__(name=name, daemon=True)
-        self.c = group_consumer(bootstrap, group)
+        self.c = group_consumer(bootstrap, group, **conf)
         self.c.subscribe([topic])
         self.seen, self.lock = seen, lock
         self.stop_flag = threading.Event()
@@ -132,6 +132,43 @@ def test_group_failover_restart_and_independent_groups(broker_factory):
             fresh.append(int(m.value()))
     c.close()
     assert sorted(fresh) == list(range(RECORDS, RECORDS + 60))
+
+
+def test_cooperative_sticky_member_joining_later_takes_partitions_incrementally(broker_factory):
+    broker = broker_factory(GROUP_OVERRIDES)
+    topic = "coop"
+    create_topic(broker.bootstrap, topic, PARTITIONS)
+    produce(broker.bootstrap, topic, 0, RECORDS // 2)
+    seen, lock = [], threading.Lock()
+    conf = {"partition.assignment.strategy": "cooperative-sticky"}
+    first = Member(broker.bootstrap, "coop-g", topic, seen, lock, "first", **conf)
+    first.start()
+    wait_until(lambda: len(first.c.assignment()) == PARTITIONS and len(seen) >= RECORDS // 8, 60,
+               "the first member to own every partition")
+    second = Member(broker.bootstrap, "coop-g", topic, seen, lock, "second", **conf)
+    second.start()
+    produce(broker.bootstrap, topic, RECORDS // 2, RECORDS // 2)
+    # The second member gets half of the partitions; the first keeps the other half (it only
+    # gives up what moves, it is never left with nothing in between).
+    wait_until(lambda: len(second.c.assignment()) == PARTITIONS // 2 and len(first.c.assignment()) == PARTITIONS // 2,
+               60, "an even split")
+    wait_until(lambda: len(set(seen)) >= RECORDS, 90, "every record")
+    for m in (first, second):
+        m.stop_flag.set()
+    for m in (first, second):
+        m.join(30)
+        assert not m.is_alive()
+        assert m.error is None, m.error
+    distinct = set(seen)
+    uncommitted = first.uncommitted + second.uncommitted
+    print(f"\ncooperative group: {len(seen)} deliveries, {len(distinct)} distinct, "
+          f"{first.failed_commits + second.failed_commits} failed commits covering {uncommitted} records")
+    assert len(distinct) == RECORDS
+    assert len(seen) - len(distinct) <= uncommitted
+    c = group_consumer(broker.bootstrap, "coop-g")
+    committed = c.committed([TopicPartition(topic, p) for p in range(PARTITIONS)], timeout=10)
+    c.close()
+    assert sum(tp.offset for tp in committed) == RECORDS
 
 
 def test_silent_member_is_removed_after_session_timeout(broker_factory, tmp_path):

@@ -74,7 +74,9 @@ boost::asio::awaitable<net::Response> handle_metadata(HandlerContext& ctx) {
       if (t) {
         resp.topics.push_back(describe_topic(*t, svc.node_id));
       } else {
-        resp.topics.push_back(topic_error(std::nullopt, requested.topic_id, ErrorCode::unknown_topic_id));
+        // The response name is nullable from v12 only: v10-11 answer with an empty name.
+        std::optional<std::string> no_name = ctx.version >= 12 ? std::nullopt : std::optional<std::string>("");
+        resp.topics.push_back(topic_error(std::move(no_name), requested.topic_id, ErrorCode::unknown_topic_id));
       }
       continue;
     }

@@ -383,5 +383,155 @@ TEST(GroupPartition, OffsetsOfEmptyGroupsExpire) {
   EXPECT_TRUE(h.part->fetch("old", std::nullopt).offsets.empty());
 }
 
+// Kafka: a static member that restarts while the leader computes the assignment (between
+// JoinGroup and SyncGroup) triggers a new rebalance; otherwise the leader assigns to the old
+// member id and the new incarnation gets nothing.
+TEST(GroupPartition, StaticRestartDuringCompletingRebalanceRebalances) {
+  Harness h;
+  auto a = h.join(join_req("g"));
+  h.sync("g", 1, a.member_id, {{a.member_id, bytes_of("all")}});
+  auto b_req = join_req("g");
+  b_req.instance_id = "host-b";
+  auto b = h.spawn(h.part->join(b_req));
+  auto a2 = h.spawn(h.part->join(join_req("g", a.member_id)));
+  ASSERT_TRUE(h.run_until(1000ms, a2, b));
+  ASSERT_EQ((*a2)->generation, 2);
+  ASSERT_EQ((*a2)->leader, a.member_id);
+  std::string old_b = (*b)->member_id;
+  // b restarts before the leader's SyncGroup.
+  auto b2 = h.spawn(h.part->join(b_req));
+  h.run_for(20ms);
+  EXPECT_FALSE(*b2) << "the restart must wait for a new generation";
+  auto sa = h.sync("g", 2, a.member_id, {{a.member_id, bytes_of("A")}, {old_b, bytes_of("B")}});
+  EXPECT_EQ(sa.error, E::rebalance_in_progress);
+  auto a3 = h.spawn(h.part->join(join_req("g", a.member_id)));
+  ASSERT_TRUE(h.run_until(1000ms, a3, b2));
+  ASSERT_EQ((*b2)->error, E::none);
+  EXPECT_EQ((*a3)->generation, 3);
+  EXPECT_EQ((*b2)->generation, 3);
+  auto sb = h.spawn(h.part->sync(SyncRequest{"g", 3, (*b2)->member_id, {}, {}, {}, {}}));
+  h.sync("g", 3, a.member_id, {{a.member_id, bytes_of("A")}, {(*b2)->member_id, bytes_of("B")}});
+  ASSERT_TRUE(h.run_until(500ms, sb));
+  EXPECT_EQ((*sb)->assignment, bytes_of("B"));
+}
+
+// KIP-345: a static member restarting in a Stable group does not rebalance as long as the
+// group's protocol stays the same, even when its subscription metadata changed (a restarted
+// consumer no longer owns partitions, and says so in its metadata).
+TEST(GroupPartition, StaticRestartWithNewMetadataButSameProtocolKeepsTheGeneration) {
+  Harness h;
+  auto a = h.join(join_req("g"));
+  h.sync("g", 1, a.member_id, {{a.member_id, bytes_of("all")}});
+  auto b_req = join_req("g");
+  b_req.instance_id = "host-b";
+  auto b = h.spawn(h.part->join(b_req));
+  auto a2 = h.spawn(h.part->join(join_req("g", a.member_id)));
+  ASSERT_TRUE(h.run_until(1000ms, a2, b));
+  auto sb = h.spawn(h.part->sync(SyncRequest{"g", 2, (*b)->member_id, {}, {}, {}, {}}));
+  h.sync("g", 2, a.member_id, {{a.member_id, bytes_of("A")}, {(*b)->member_id, bytes_of("B")}});
+  ASSERT_TRUE(h.run_until(500ms, sb));
+  auto restart_req = b_req;
+  restart_req.protocols = {{"range", bytes_of("sub-owned-nothing")}, {"roundrobin", bytes_of("rr2")}};
+  auto restart = h.join(restart_req);
+  ASSERT_EQ(restart.error, E::none);
+  EXPECT_EQ(restart.generation, 2);
+  EXPECT_EQ(h.part->describe("g").state, GroupState::stable);
+  EXPECT_EQ(h.sync("g", 2, restart.member_id).assignment, bytes_of("B"));
+  // A change of the protocol the group would select does rebalance.
+  auto switch_req = b_req;
+  switch_req.protocols = {{"roundrobin", bytes_of("rr")}};
+  auto a_switch = join_req("g", a.member_id);
+  a_switch.protocols = {{"roundrobin", bytes_of("rr")}, {"range", bytes_of("sub-")}};
+  auto sw = h.spawn(h.part->join(switch_req));
+  h.run_for(20ms);
+  EXPECT_FALSE(*sw) << "roundrobin now wins the vote, so the group rebalances";
+  auto a3 = h.spawn(h.part->join(a_switch));
+  ASSERT_TRUE(h.run_until(1000ms, a3, sw));
+  EXPECT_EQ((*sw)->generation, 3);
+  EXPECT_EQ((*sw)->protocol_name, "roundrobin");
+}
+
+// Kafka (KAFKA-12890): members that do not send SyncGroup within the rebalance timeout after
+// the join phase are removed and the group rebalances; a leader that heartbeats but never
+// syncs must not keep the group in CompletingRebalance forever.
+TEST(GroupPartition, MembersThatNeverSyncAreRemovedAfterTheRebalanceTimeout) {
+  Harness h;
+  auto a = h.join(join_req("g", "", 5000, 200));
+  h.sync("g", 1, a.member_id, {{a.member_id, bytes_of("all")}});
+  auto b = h.spawn(h.part->join(join_req("g", "", 5000, 200)));
+  auto a2 = h.spawn(h.part->join(join_req("g", a.member_id, 5000, 200)));
+  ASSERT_TRUE(h.run_until(1000ms, a2, b));
+  ASSERT_EQ((*a2)->leader, a.member_id);
+  auto sb = h.spawn(h.part->sync(SyncRequest{"g", 2, (*b)->member_id, {}, {}, {}, {}}));
+  // The leader heartbeats but never sends its SyncGroup.
+  auto start = std::chrono::steady_clock::now();
+  while (!*sb && std::chrono::steady_clock::now() - start < 1500ms) {
+    h.run_for(20ms);
+    h.part->heartbeat("g", a.member_id, std::nullopt, 2);
+  }
+  ASSERT_TRUE(*sb);
+  EXPECT_EQ((*sb)->error, E::rebalance_in_progress);
+  EXPECT_EQ(h.part->heartbeat("g", a.member_id, std::nullopt, 2), E::unknown_member_id);
+  auto b2 = h.join(join_req("g", (*b)->member_id, 5000, 200));
+  EXPECT_EQ(b2.generation, 3);
+  EXPECT_EQ(b2.leader, (*b)->member_id);
+  EXPECT_EQ(b2.members.size(), 1u);
+
+  // A follower that never syncs is removed as well, even once the group is Stable.
+  h.sync("g", 3, (*b)->member_id, {{(*b)->member_id, bytes_of("all")}});
+  auto c = h.spawn(h.part->join(join_req("g", "", 5000, 200)));
+  auto b3 = h.spawn(h.part->join(join_req("g", (*b)->member_id, 5000, 200)));
+  ASSERT_TRUE(h.run_until(1000ms, c, b3));
+  ASSERT_EQ((*b3)->generation, 4);
+  EXPECT_EQ(h.sync("g", 4, (*b)->member_id, {{(*b)->member_id, bytes_of("x")}}).error, E::none);
+  start = std::chrono::steady_clock::now();
+  ErrorCode e = E::none;
+  while (e == E::none && std::chrono::steady_clock::now() - start < 1500ms) {
+    h.run_for(20ms);
+    e = h.part->heartbeat("g", (*b)->member_id, std::nullopt, 4);
+    h.part->heartbeat("g", (*c)->member_id, std::nullopt, 4);
+  }
+  EXPECT_EQ(e, E::rebalance_in_progress);
+  EXPECT_EQ(h.part->heartbeat("g", (*c)->member_id, std::nullopt, 4), E::unknown_member_id);
+}
+
+// Kafka keeps static members that have not rejoined when the join phase completes (they are
+// only removed by their session timeout), so a slow static restart does not lose its place.
+TEST(GroupPartition, StaticMemberThatHasNotRejoinedStaysInTheGroup) {
+  Harness h;
+  auto a_req = join_req("g", "", 5000, 100);
+  a_req.instance_id = "host-a";
+  auto a = h.join(a_req);
+  h.sync("g", 1, a.member_id, {{a.member_id, bytes_of("all")}});
+  // A dynamic member joins; the static one does not rejoin within the rebalance timeout.
+  auto b = h.spawn(h.part->join(join_req("g", "", 5000, 100)));
+  ASSERT_TRUE(h.run_until(1500ms, b));
+  ASSERT_EQ((*b)->error, E::none);
+  EXPECT_EQ((*b)->generation, 2);
+  EXPECT_EQ((*b)->leader, (*b)->member_id) << "the leader must be a member that rejoined";
+  EXPECT_EQ((*b)->members.size(), 2u);
+  EXPECT_EQ(h.part->describe("g").members.size(), 2u);
+  // The static member is still known and can catch up with the current generation.
+  EXPECT_EQ(h.part->heartbeat("g", a.member_id, std::string("host-a"), 2), E::none);
+}
+
+// Kafka: offsets of a group that never had members (a standalone consumer committing with
+// generation -1) expire by their own commit time, not by when the group was created.
+TEST(GroupPartition, StandaloneOffsetsExpireByTheirLastCommit) {
+  auto s = test_settings();
+  s.offsets_retention_ms = 1000;
+  Harness h(s);
+  CommitRequest simple{"solo", -1, "", std::nullopt, {{{"t", 0}, {3, -1, "", -1, -1}}}};
+  ASSERT_EQ(h.part->commit(simple), std::vector<ErrorCode>{E::none});
+  h.now += 900;
+  simple.offsets[0].second.offset = 4;
+  ASSERT_EQ(h.part->commit(simple), std::vector<ErrorCode>{E::none});
+  h.now += 200;
+  EXPECT_EQ(h.part->expire_offsets(), 0u) << "committed 200 ms ago";
+  EXPECT_EQ(h.part->fetch("solo", std::vector<OffsetKey>{{"t", 0}}).offsets[0].entry.offset, 4);
+  h.now += 900;
+  EXPECT_EQ(h.part->expire_offsets(), 1u);
+}
+
 }  // namespace
 }  // namespace brokerd::group
