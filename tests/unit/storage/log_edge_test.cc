@@ -15,27 +15,14 @@ using testing::batch_bases;
 using testing::make_batch;
 using testing::read_all;
 using testing::TempDir;
+using testing::append;
+using testing::kNow;
+using testing::small_config;
 namespace fs = std::filesystem;
-
-constexpr int64_t kNow = 1'700'000'000'000;
-
-LogConfig cfg() {
-  LogConfig c;
-  c.segment_bytes = 4096;
-  c.index_interval_bytes = 256;
-  c.file_delete_delay_ms = 0;
-  c.retention_ms = -1;
-  return c;
-}
-
-AppendResult append(Log& log, int n, size_t value_size = 100, int64_t ts = 1000, int64_t now = kNow) {
-  Bytes b = make_batch(n, value_size, ts);
-  return log.append(b, 5, now);
-}
 
 TEST(LogEdge, RetentionOfEverythingThenRestartContinuesOffsets) {
   TempDir dir;
-  auto c = cfg();
+  auto c = small_config();
   c.retention_ms = 1000;
   auto path = dir.path() / "t-0";
   {
@@ -61,7 +48,7 @@ TEST(LogEdge, DeleteRecordsToLogEndThenRestart) {
   TempDir dir;
   auto path = dir.path() / "t-0";
   {
-    auto log = Log::open(path, cfg(), true);
+    auto log = Log::open(path, small_config(), true);
     for (int i = 0; i < 3; ++i) ASSERT_EQ(append(*log, 5).error, ErrorCode::none);
     ASSERT_EQ(log->delete_records_before(15, kNow), ErrorCode::none);
     EXPECT_EQ(log->log_start_offset(), 15);
@@ -69,7 +56,7 @@ TEST(LogEdge, DeleteRecordsToLogEndThenRestart) {
     EXPECT_EQ(log->read(14, 1 << 20, true, INT64_MAX).error, ErrorCode::offset_out_of_range);
     EXPECT_EQ(log->delete_records_before(16, kNow), ErrorCode::offset_out_of_range);
   }
-  auto log = Log::open(path, cfg(), false);
+  auto log = Log::open(path, small_config(), false);
   EXPECT_EQ(log->log_start_offset(), 15);
   EXPECT_EQ(append(*log, 5).base_offset, 15);
 }
@@ -78,7 +65,7 @@ TEST(LogEdge, TornHeaderOnlyInNewActiveSegment) {
   TempDir dir;
   auto path = dir.path() / "t-0";
   {
-    auto log = Log::open(path, cfg(), true);
+    auto log = Log::open(path, small_config(), true);
     for (int i = 0; i < 3; ++i) ASSERT_EQ(append(*log, 5).error, ErrorCode::none);
     log->roll(kNow);
   }
@@ -87,7 +74,7 @@ TEST(LogEdge, TornHeaderOnlyInNewActiveSegment) {
     std::ofstream out(path / "00000000000000000015.log", std::ios::binary | std::ios::app);
     out.write(reinterpret_cast<const char*>(b.data()), 30);
   }
-  auto log = Log::open(path, cfg(), false);
+  auto log = Log::open(path, small_config(), false);
   EXPECT_EQ(log->log_end_offset(), 15);
   EXPECT_EQ(fs::file_size(path / "00000000000000000015.log"), 0u);
   EXPECT_EQ(append(*log, 5).base_offset, 15);
@@ -97,7 +84,7 @@ TEST(LogEdge, TornHeaderOnlyInNewActiveSegment) {
 
 TEST(LogEdge, ReadAtSegmentBoundaries) {
   TempDir dir;
-  auto log = Log::open(dir.path() / "t-0", cfg(), true);
+  auto log = Log::open(dir.path() / "t-0", small_config(), true);
   for (int i = 0; i < 30; ++i) ASSERT_EQ(append(*log, 5).error, ErrorCode::none);
   ASSERT_GT(log->segment_count(), 2u);
   for (const Segment* s : log->segments()) {
@@ -117,7 +104,7 @@ TEST(LogEdge, ReadAtSegmentBoundaries) {
 
 TEST(LogEdge, OffsetForTimestampWithNonMonotonicTimestamps) {
   TempDir dir;
-  auto c = cfg();
+  auto c = small_config();
   c.segment_bytes = 1 << 20;
   c.index_interval_bytes = 1;
   auto log = Log::open(dir.path() / "t-0", c, true);

@@ -14,22 +14,9 @@ using testing::batch_bases;
 using testing::make_batch;
 using testing::read_all;
 using testing::TempDir;
-
-constexpr int64_t kNow = 1'700'000'000'000;
-
-LogConfig small_config() {
-  LogConfig c;
-  c.segment_bytes = 4096;
-  c.index_interval_bytes = 256;
-  c.file_delete_delay_ms = 0;
-  c.retention_ms = -1;
-  return c;
-}
-
-AppendResult append(Log& log, int n, size_t value_size = 100, int64_t ts = 1000, int64_t now = kNow) {
-  Bytes b = make_batch(n, value_size, ts);
-  return log.append(b, 5, now);
-}
+using testing::append;
+using testing::kNow;
+using testing::small_config;
 
 TEST(Log, AppendAssignsOffsetsAndReadsBack) {
   TempDir dir;

@@ -8,6 +8,7 @@
 
 #include "brokerd/protocol/records.h"
 #include "brokerd/storage/batch_builder.h"
+#include "brokerd/storage/log.h"
 #include "brokerd/storage/record_batch.h"
 
 namespace brokerd::storage::testing {
@@ -72,6 +73,24 @@ inline std::vector<int64_t> batch_bases(std::span<const std::byte> bytes) {
     pos += v.size();
   }
   return out;
+}
+
+constexpr int64_t kNow = 1'700'000'000'000;
+
+// Small segments and dense indexes, no retention, files deleted at once.
+inline LogConfig small_config() {
+  LogConfig c;
+  c.segment_bytes = 4096;
+  c.index_interval_bytes = 256;
+  c.file_delete_delay_ms = 0;
+  c.retention_ms = -1;
+  return c;
+}
+
+// Appends one batch of n records (leader epoch 5).
+inline AppendResult append(Log& log, int n, size_t value_size = 100, int64_t ts = 1000, int64_t now = kNow) {
+  Bytes b = make_batch(n, value_size, ts);
+  return log.append(b, 5, now);
 }
 
 }  // namespace brokerd::storage::testing
