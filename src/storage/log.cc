@@ -380,6 +380,7 @@ void Log::roll(int64_t now_ms) {
   int64_t base = cur.next_offset();
   cur.make_inactive();
   segments_.emplace(base, Segment::create(dir_, base, cfg_, now_ms));
+  dir_dirty_ = true;  // the new files' directory entries are durable only after a dir fsync
   producers_.write_snapshot(base, false);
 }
 
@@ -389,15 +390,30 @@ ErrorCode Log::flush() {
     if (s->next_offset() <= recovery_point_ && !s->empty()) continue;
     if (s->flush() != 0) return ErrorCode::kafka_storage_error;
   }
+  if (dir_dirty_) {
+    int fd = ::open(dir_.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    bool ok = fd >= 0 && ::fsync(fd) == 0;
+    if (fd >= 0) ::close(fd);
+    if (!ok) return ErrorCode::kafka_storage_error;
+    dir_dirty_ = false;
+  }
   recovery_point_ = leo;
   return ErrorCode::none;
 }
 
-FlushTarget Log::flush_target() const {
+FlushTarget Log::flush_target() {
   FlushTarget t;
   t.offset = log_end_offset();
   for (const auto& [_, s] : segments_) {
     if (s->next_offset() > recovery_point_) t.files.push_back(s->file());
+  }
+  if (dir_dirty_) {
+    // Syncing the directory makes segments created since the last flush survive a power loss.
+    int fd = ::open(dir_.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd >= 0) {
+      t.files.push_back(std::make_shared<const FileHandle>(fd));
+      dir_dirty_ = false;
+    }
   }
   return t;
 }

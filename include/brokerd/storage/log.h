@@ -104,7 +104,8 @@ class Log {
 
   void roll(int64_t now_ms);
   ErrorCode flush();
-  FlushTarget flush_target() const;
+  // Also takes the directory when segments were created since the last flush.
+  FlushTarget flush_target();
   void mark_flushed(int64_t offset);
   void close();
   void update_config(LogConfig cfg);
@@ -150,6 +151,7 @@ class Log {
   int64_t log_start_offset_ = 0;
   int64_t recovery_point_ = 0;
   bool closed_ = false;
+  bool dir_dirty_ = true;  // a segment file was created and its directory not yet fsynced
   struct PendingDelete {
     std::vector<std::filesystem::path> files;
     int64_t deadline_ms;

@@ -268,11 +268,16 @@ TEST(Log, FlushTargetAndMarkFlushed) {
   append(*log, 3);
   auto t = log->flush_target();
   EXPECT_EQ(t.offset, 3);
-  ASSERT_EQ(t.files.size(), 1u);
-  EXPECT_EQ(::fdatasync(t.files[0]->fd()), 0);
+  // The active segment, and the directory that got a new segment file.
+  ASSERT_EQ(t.files.size(), 2u);
+  for (const auto& f : t.files) EXPECT_EQ(::fdatasync(f->fd()), 0);
   log->mark_flushed(t.offset);
   EXPECT_EQ(log->recovery_point(), 3);
   EXPECT_TRUE(log->flush_target().files.empty());
+  // A roll creates files again: the next flush takes the directory too.
+  log->roll(kNow);
+  append(*log, 2);
+  EXPECT_EQ(log->flush_target().files.size(), 2u);
 }
 
 TEST(Log, FailedWriteLeavesLogConsistent) {
