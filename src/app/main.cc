@@ -108,7 +108,7 @@ int run(const brokerd::config::BrokerConfig& cfg) {
   group_settings.offsets_partitions = group::ensure_offsets_topic(
       metadata, group_settings, static_cast<int32_t>(cfg.integer("offsets.topic.replication.factor")));
   partitions.load(*metadata.image());
-  group::GroupCoordinator groups(group_settings, partitions);
+  group::GroupCoordinator groups(group_settings, partitions, blocking);
 
   kafka::KafkaDispatcher dispatcher(kafka::Services{cfg, metadata, partitions, reactors, blocking, node_id, groups, broker_metrics});
   std::vector<net::Listener> listeners;

@@ -1,4 +1,3 @@
-#include "brokerd/common/clock.h"
 #include "brokerd/cluster/partition_manager.h"
 
 #include <boost/asio/as_tuple.hpp>
@@ -13,6 +12,7 @@
 #include <cstring>
 #include <fstream>
 
+#include "brokerd/common/clock.h"
 #include "brokerd/cluster/fan_out.h"
 #include "brokerd/common/logger.h"
 #include "brokerd/config/broker_config.h"

@@ -1,4 +1,3 @@
-#include "brokerd/common/clock.h"
 #include "brokerd/group/group_coordinator.h"
 
 #include <boost/asio/as_tuple.hpp>
@@ -15,6 +14,8 @@
 #include "brokerd/cluster/fan_out.h"
 #include "brokerd/cluster/metadata_store.h"
 #include "brokerd/cluster/partition_manager.h"
+#include "brokerd/net/blocking_pool.h"
+#include "brokerd/common/clock.h"
 #include "brokerd/common/logger.h"
 #include "brokerd/config/broker_config.h"
 #include "brokerd/net/run_on.h"
@@ -96,8 +97,9 @@ struct GroupCoordinator::Slot {
   std::unique_ptr<boost::asio::steady_timer> expiry;
 };
 
-GroupCoordinator::GroupCoordinator(Settings settings, cluster::PartitionManager& partitions)
-    : settings_(settings), partitions_(partitions) {
+GroupCoordinator::GroupCoordinator(Settings settings, cluster::PartitionManager& partitions,
+                                   net::BlockingPool& blocking)
+    : settings_(settings), partitions_(partitions), blocking_(blocking) {
   for (int32_t p = 0; p < settings_.offsets_partitions; ++p) {
     auto slot = std::make_unique<Slot>();
     auto tp = offsets_tp(p);
@@ -146,7 +148,9 @@ boost::asio::awaitable<void> GroupCoordinator::load(int32_t p) {
       if (offset >= end) break;
       auto rr = partition->log().read(offset, 1 << 20, true, end);
       if (rr.error != ErrorCode::none) break;
-      Bytes data = rr.records.to_bytes();
+      // Reading may wait for the disk: do it on the blocking pool (the slices keep the files open).
+      auto read = [records = std::move(rr.records)] { return records.to_bytes(); };
+      Bytes data = co_await blocking_.run(std::move(read));
       size_t pos = 0;
       int64_t before = offset;
       while (pos + storage::batch_layout::header_size <= data.size()) {

@@ -1,4 +1,3 @@
-#include "brokerd/common/clock.h"
 #include "brokerd/raft/disk_log.h"
 
 #include <unistd.h>
@@ -11,6 +10,7 @@
 #include <stdexcept>
 #include <system_error>
 
+#include "brokerd/common/clock.h"
 #include "brokerd/raft/disk_io.h"
 #include "brokerd/storage/batch_builder.h"
 #include "brokerd/storage/log.h"

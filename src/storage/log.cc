@@ -1,4 +1,3 @@
-#include "brokerd/common/clock.h"
 #include "brokerd/storage/log.h"
 
 #include <fcntl.h>
@@ -9,6 +8,7 @@
 #include <fstream>
 #include <system_error>
 
+#include "brokerd/common/clock.h"
 #include "brokerd/common/logger.h"
 #include "brokerd/storage/record_batch.h"
 

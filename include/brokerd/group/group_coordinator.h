@@ -22,7 +22,7 @@
 
 namespace brokerd::config { class BrokerConfig; }
 namespace brokerd::cluster { class MetadataStore; class PartitionManager; }
-namespace brokerd::net { class ReactorPool; }
+namespace brokerd::net { class ReactorPool; class BlockingPool; }
 
 namespace brokerd::group {
 
@@ -40,7 +40,8 @@ int32_t ensure_offsets_topic(cluster::MetadataStore& metadata, const Settings& s
 
 class GroupCoordinator {
  public:
-  GroupCoordinator(Settings settings, cluster::PartitionManager& partitions);
+  // `blocking` reads the offsets partitions at load, off the reactors.
+  GroupCoordinator(Settings settings, cluster::PartitionManager& partitions, net::BlockingPool& blocking);
   ~GroupCoordinator();
 
   void start();
@@ -71,6 +72,7 @@ class GroupCoordinator {
 
   Settings settings_;
   cluster::PartitionManager& partitions_;
+  net::BlockingPool& blocking_;
   std::vector<std::unique_ptr<Slot>> slots_;
   std::atomic<bool> stopping_{false};
 };
