@@ -214,7 +214,7 @@ boost::asio::awaitable<std::vector<PartitionStats>> PartitionManager::partition_
                        for (const auto& [tp, p] : shards_[i]->partitions) {
                          const auto& log = p->log();
                          out.push_back({tp, log.size_bytes(), log.segment_count(), log.log_start_offset(),
-                                        log.log_end_offset(), p->high_watermark()});
+                                        log.log_end_offset(), p->high_watermark(), log.dir().parent_path()});
                        }
                        return out;
                      }});

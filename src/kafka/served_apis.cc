@@ -20,6 +20,7 @@ constexpr ServedApi kServed[] = {
     {32, 1, 4, handle_describe_configs},   // DescribeConfigs
     {22, 0, 5, handle_init_producer_id},   // InitProducerId
     {33, 0, 2, handle_alter_configs},   // AlterConfigs
+    {35, 1, 4, handle_describe_log_dirs},  // DescribeLogDirs
     {37, 0, 3, handle_create_partitions},   // CreatePartitions
     {44, 0, 1, handle_incremental_alter_configs},   // IncrementalAlterConfigs
     {60, 0, 1, handle_describe_cluster},   // DescribeCluster

@@ -965,6 +965,29 @@ void cell_describe_cluster(int16_t v) {
   }
 }
 
+void cell_describe_log_dirs(int16_t v) {
+  // Every partition, then one named partition and one that does not exist.
+  bp::DescribeLogDirsRequest all;
+  all.topics.reset();
+  auto resp = check_cell<bp::DescribeLogDirsResponse>(all, v);
+  expect(!resp.results.empty(), "DescribeLogDirs: no log dir");
+  bool found = false;
+  for (const auto& r : resp.results)
+    for (const auto& t : r.topics) found = found || (t.name == kTopic && !t.partitions.empty());
+  expect(found, "DescribeLogDirs: the matrix topic is not listed");
+  if (v >= 4) expect(resp.results[0].total_bytes > 0, "DescribeLogDirs: no total bytes in v4");
+  bp::DescribeLogDirsRequest some;
+  bp::DescribeLogDirsRequest::DescribableLogDirTopic t;
+  t.topic = kTopic;
+  t.partitions = {0, 99};
+  some.topics = std::vector<bp::DescribeLogDirsRequest::DescribableLogDirTopic>{t};
+  auto r2 = check_cell<bp::DescribeLogDirsResponse>(some, v);
+  size_t parts = 0;
+  for (const auto& r : r2.results)
+    for (const auto& tt : r.topics) parts += tt.partitions.size();
+  expect(parts == 1, "DescribeLogDirs: expected exactly partition 0, got " + std::to_string(parts));
+}
+
 void cell_describe_producers(int16_t v) {
   bp::DescribeProducersRequest req;
   bp::DescribeProducersRequest::TopicRequest t, missing;
@@ -992,6 +1015,7 @@ const std::map<int16_t, Cell>& cells() {
       {19, cell_create_topics},   {20, cell_delete_topics},
       {21, cell_delete_records},  {22, cell_init_producer_id},
       {32, cell_describe_configs}, {33, cell_alter_configs},
+      {35, cell_describe_log_dirs},
       {37, cell_create_partitions}, {42, cell_delete_groups},
       {44, cell_incremental_alter_configs}, {47, cell_offset_delete},
       {60, cell_describe_cluster}, {61, cell_describe_producers},

@@ -34,6 +34,7 @@ struct PartitionStats {
   int64_t log_start_offset = 0;
   int64_t log_end_offset = 0;
   int64_t high_watermark = 0;
+  std::filesystem::path log_dir;  // the log dir holding the partition's directory
 };
 
 class PartitionManager {
@@ -78,6 +79,7 @@ class PartitionManager {
   boost::asio::awaitable<void> reconcile(std::shared_ptr<const MetadataImage> image);
 
   const ConfigMap& topic_defaults() const { return options_.topic_defaults; }
+  const std::vector<std::filesystem::path>& log_dirs() const { return options_.log_dirs; }
 
   // The stats of every hosted partition, gathered from each shard by a fan-out; callable
   // from a coroutine on any running executor (the metrics endpoint's thread).
