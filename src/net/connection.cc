@@ -1,6 +1,7 @@
 #include "connection.h"
 
 #include <sys/sendfile.h>
+#include <sys/socket.h>
 
 #include <boost/asio/bind_cancellation_slot.hpp>
 #include <boost/asio/co_spawn.hpp>
@@ -31,6 +32,7 @@ constexpr size_t kStageSize = 64 * 1024;
 constexpr size_t kMaxSpareBuffers = 8;
 constexpr size_t kMaxCachedFrame = 8 * 1024 * 1024;
 constexpr size_t kMaxGatherBuffers = 256;
+constexpr size_t kMaxLowWater = 1024 * 1024;
 // How often a reader blocked only by the node-wide budget looks again: releases by other
 // connections happen on other shards, which do not wake it.
 constexpr auto kNodeBudgetPoll = 5ms;
@@ -220,16 +222,10 @@ asio::awaitable<void> Connection::reader() {
     if (staged < static_cast<size_t>(size)) {
       // The rest of a large frame goes straight into its buffer. Not cancelled by drain():
       // the client has sent this request, so it gets its answer.
-      auto [ec, n] = co_await asio::async_read(
-          socket_, asio::buffer(buffer->data.get() + staged, static_cast<size_t>(size) - staged), kAwait);
-      if (ec) {
-        if (ec != asio::error::operation_aborted) {
-          state_->log->debug("connection {} from {}: read: {}", context_.id, context_.peer, ec.message());
-        }
+      if (!co_await read_body(buffer->data.get() + staged, static_cast<size_t>(size) - staged)) {
         close();
         break;
       }
-      touch();
     }
     if (closed_) break;
     start_dispatch(std::move(buffer), static_cast<size_t>(size));
@@ -237,6 +233,41 @@ asio::awaitable<void> Connection::reader() {
   }
   reader_done_ = true;
   notify(writer_wake_);
+}
+
+asio::awaitable<bool> Connection::read_body(std::byte* out, size_t left) {
+  while (left > 0) {
+    if (closed_) co_return false;
+    const ssize_t n = ::recv(socket_.native_handle(), out, left, MSG_DONTWAIT);
+    if (n > 0) {
+      out += n;
+      left -= static_cast<size_t>(n);
+      touch();
+      continue;
+    }
+    if (n == 0) {
+      state_->log->debug("connection {} from {}: closed in the middle of a frame", context_.id, context_.peer);
+      co_return false;
+    }
+    if (errno == EINTR) continue;
+    if (errno != EAGAIN && errno != EWOULDBLOCK) {
+      state_->log->debug("connection {} from {}: read: {}", context_.id, context_.peer, std::strerror(errno));
+      co_return false;
+    }
+    set_receive_low_water(left);
+    auto [ec] = co_await socket_.async_wait(tcp::socket::wait_read, kAwait);
+    if (ec) co_return false;
+  }
+  set_receive_low_water(1);
+  co_return true;
+}
+
+void Connection::set_receive_low_water(size_t bytes) {
+  const int value = static_cast<int>(std::min(bytes, kMaxLowWater));
+  if (value == receive_low_water_) return;
+  if (::setsockopt(socket_.native_handle(), SOL_SOCKET, SO_RCVLOWAT, &value, sizeof value) == 0) {
+    receive_low_water_ = value;
+  }
 }
 
 void Connection::start_dispatch(std::shared_ptr<FrameBuffer> buffer, size_t size) {

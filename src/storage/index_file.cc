@@ -40,6 +40,9 @@ void IndexFile::open(size_t max_bytes, bool writable) {
 void IndexFile::map(size_t bytes, bool writable) const {
   void* p = ::mmap(nullptr, bytes, writable ? PROT_READ | PROT_WRITE : PROT_READ, MAP_SHARED, fd_, 0);
   if (p == MAP_FAILED) throw_errno("mmap", path_);
+  // Entries are appended one page at a time and looked up by binary search: readahead would
+  // only zero-fill pages of the sparse tail long before they are used.
+  ::madvise(p, bytes, MADV_RANDOM);
   map_ = static_cast<std::byte*>(p);
   map_size_ = bytes;
 }

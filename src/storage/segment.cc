@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <system_error>
@@ -53,6 +54,10 @@ void Segment::open_files(bool create, bool active, int64_t now_ms) {
   struct stat st {};
   ::fstat(fd, &st);
   size_ = static_cast<uint64_t>(st.st_size);
+  // Space preallocated past the end by a process that did not close the segment.
+  if (!create && static_cast<uint64_t>(st.st_blocks) * 512 > ((size_ + 4095) & ~uint64_t{4095})) {
+    ::ftruncate(fd, static_cast<off_t>(size_));
+  }
   auto stem = dir_ / segment_file_stem(base_offset_);
   if (create) {
     fs::remove(stem.string() + ".index");
@@ -102,18 +107,42 @@ int Segment::append(std::span<const std::byte> payload, std::span<const AppendBa
       // Leave no partial batch behind: the next append must start at a batch boundary.
       while (::ftruncate(file_->fd(), static_cast<off_t>(size_)) != 0 && errno == EINTR) {
       }
+      preallocated_ = 0;
       return err;
     }
     p += n;
     left -= static_cast<size_t>(n);
     at += static_cast<uint64_t>(n);
   }
+  preallocate(at);
   for (const auto& b : batches) {
     index_batch(BatchPosition{size_ + b.position, static_cast<uint32_t>(b.size), b.base_offset, b.last_offset,
                               b.max_timestamp});
   }
   size_ = at;
   return 0;
+}
+
+void Segment::preallocate(uint64_t end) {
+  // Only segments that are filling fast: a quiet partition reserves nothing.
+  constexpr uint64_t kMinSize = 1u << 20;
+  constexpr uint64_t kMaxStep = 16u << 20;
+  if (!preallocate_ || end < kMinSize || end + kMinSize / 4 <= preallocated_) return;
+  const uint64_t limit = static_cast<uint64_t>(cfg_.segment_bytes);
+  const uint64_t target = std::min(end + std::min(end, kMaxStep), limit);
+  if (target <= end) return;
+  // KEEP_SIZE: the file's size stays the end of its last batch, which readers and recovery
+  // rely on. Writes into allocated blocks skip ext4's delayed-allocation bookkeeping.
+  if (::fallocate(file_->fd(), FALLOC_FL_KEEP_SIZE, static_cast<off_t>(end), static_cast<off_t>(target - end)) == 0) {
+    preallocated_ = target;
+  } else {
+    preallocate_ = false;  // unsupported here, or the disk is full: plain appends still work
+  }
+}
+
+void Segment::release_preallocated() {
+  if (preallocated_ > size_) ::ftruncate(file_->fd(), static_cast<off_t>(size_));
+  preallocated_ = 0;
 }
 
 bool Segment::read_bytes(uint64_t position, std::span<std::byte> out) const {
@@ -176,6 +205,7 @@ uint64_t Segment::recover(int32_t max_message_bytes) {
   if (pos < file_size) {
     ::ftruncate(file_->fd(), static_cast<off_t>(pos));
     size_ = pos;
+    preallocated_ = 0;
   }
   return file_size - pos;
 }
@@ -213,11 +243,13 @@ void Segment::truncate_to(int64_t offset, int32_t max_message_bytes) {
   uint64_t cut = b ? b->position : size_;  // as Kafka: a batch is never split, the one holding `offset` goes
   ::ftruncate(file_->fd(), static_cast<off_t>(cut));
   size_ = cut;
+  preallocated_ = 0;
   recover(max_message_bytes);
 }
 
 void Segment::make_inactive() {
   if (!active_) return;
+  release_preallocated();
   if (max_timestamp_ >= 0) time_index_->maybe_append(max_timestamp_, offset_of_max_timestamp_);
   offset_index_->make_read_only();
   time_index_->make_read_only();

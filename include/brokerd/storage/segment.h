@@ -101,6 +101,10 @@ class Segment {
   Segment(const std::filesystem::path& dir, int64_t base_offset, const LogConfig& cfg);
   void open_files(bool create, bool active, int64_t now_ms);
   void index_batch(const BatchPosition& b);
+  // Reserves disk blocks ahead of `end` (the file keeps its size) while the segment fills.
+  void preallocate(uint64_t end);
+  // Gives back the blocks reserved past the last batch.
+  void release_preallocated();
 
   std::filesystem::path dir_;
   std::filesystem::path log_path_;
@@ -118,6 +122,8 @@ class Segment {
   uint64_t bytes_since_index_ = 0;
   bool active_ = false;
   bool indexes_missing_ = false;
+  bool preallocate_ = true;
+  uint64_t preallocated_ = 0;  // end of the blocks reserved past the file's size
 };
 
 }  // namespace brokerd::storage
