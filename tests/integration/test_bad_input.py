@@ -8,7 +8,7 @@ import time
 import pytest
 
 import kafka_wire as kw
-from brokerd_harness import rss_kib
+from brokerd_harness import module_broker, rss_kib
 from clients import create_topic, produce_and_confirm, producer, read_all, watermarks
 
 CORRUPT_MESSAGE, MESSAGE_TOO_LARGE, UNSUPPORTED_VERSION = 2, 10, 35
@@ -18,20 +18,8 @@ TOPIC = "bad-input"
 
 @pytest.fixture(scope="module")
 def shared_broker(tmp_path_factory):
-    from brokerd_harness import Broker
-    b = Broker(tmp_path_factory.mktemp("bad-input"), overrides={"message.max.bytes": 20000})
-    b.start()
-    try:
-        create_topic(b.bootstrap, TOPIC, 1)
-        yield b
-        assert b.running(), f"brokerd died:\n{b.all_logs()}"
-        b.stop()
-    except BaseException:
-        import sys
-        sys.stderr.write(f"\n===== brokerd output =====\n{b.all_logs()}\n")
-        raise
-    finally:
-        b.kill()
+    yield from module_broker(tmp_path_factory, "bad-input", overrides={"message.max.bytes": 20000},
+                             setup=lambda b: create_topic(b.bootstrap, TOPIC, 1))
 
 
 def assert_still_serving(b):

@@ -8,6 +8,7 @@ import time
 import pytest
 
 import kafka_wire as kw
+from brokerd_harness import module_broker
 from clients import create_topic
 
 TOPIC = "large-frames"
@@ -16,20 +17,8 @@ PARTITIONS = 3
 
 @pytest.fixture(scope="module")
 def broker(tmp_path_factory):
-    from brokerd_harness import Broker
-    b = Broker(tmp_path_factory.mktemp("large-frames"))
-    b.start()
-    try:
-        create_topic(b.bootstrap, TOPIC, PARTITIONS)
-        yield b
-        assert b.running(), f"brokerd died:\n{b.all_logs()}"
-        b.stop()
-    except BaseException:
-        import sys
-        sys.stderr.write(f"\n===== brokerd output =====\n{b.all_logs()}\n")
-        raise
-    finally:
-        b.kill()
+    yield from module_broker(tmp_path_factory, "large-frames",
+                             setup=lambda b: create_topic(b.bootstrap, TOPIC, PARTITIONS))
 
 
 def big_batch(tag, records=400, value_size=2000):

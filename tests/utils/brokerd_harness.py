@@ -153,3 +153,23 @@ class Broker:
     def segment_files(self, topic, partition, suffix=".log"):
         d = self.partition_dir(topic, partition)
         return sorted(p for p in d.iterdir() if p.name.endswith(suffix) and p.name[:-len(suffix)].isdigit())
+
+
+def module_broker(tmp_path_factory, name, overrides=None, setup=None):
+    """The body of a module-scoped fixture (`yield from module_broker(...)`): one broker for
+    every test of a module, set up by `setup(broker)`. It must still be running when the
+    module is done; if anything failed, its logs are printed."""
+    import sys
+    b = Broker(tmp_path_factory.mktemp(name), overrides=overrides)
+    b.start()
+    try:
+        if setup:
+            setup(b)
+        yield b
+        assert b.running(), f"brokerd died:\n{b.all_logs()}"
+        b.stop()
+    except BaseException:
+        sys.stderr.write(f"\n===== brokerd output ({b.workdir}) =====\n{b.all_logs()}\n")
+        raise
+    finally:
+        b.kill()
