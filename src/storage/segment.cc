@@ -54,8 +54,10 @@ void Segment::open_files(bool create, bool active, int64_t now_ms) {
   struct stat st {};
   ::fstat(fd, &st);
   size_ = static_cast<uint64_t>(st.st_size);
-  // Space preallocated past the end by a process that did not close the segment.
-  if (!create && static_cast<uint64_t>(st.st_blocks) * 512 > ((size_ + 4095) & ~uint64_t{4095})) {
+  // Space preallocated past the end by a process that did not close the segment. The margin
+  // keeps file system metadata blocks from triggering a truncate, which would touch mtime.
+  constexpr uint64_t kTrimMargin = 256 * 1024;
+  if (!create && static_cast<uint64_t>(st.st_blocks) * 512 > ((size_ + 4095) & ~uint64_t{4095}) + kTrimMargin) {
     ::ftruncate(fd, static_cast<off_t>(size_));
   }
   auto stem = dir_ / segment_file_stem(base_offset_);
