@@ -18,16 +18,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-std::optional<int64_t> parse_stem(const std::string& stem) {
-  if (stem.size() != 20) return std::nullopt;
-  int64_t v = 0;
-  for (char c : stem) {
-    if (c < '0' || c > '9') return std::nullopt;
-    v = v * 10 + (c - '0');
-  }
-  return v;
-}
-
 bool ends_with(const std::string& s, std::string_view suffix) {
   return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
@@ -61,7 +51,7 @@ void Log::load(bool clean_shutdown) {
       continue;
     }
     if (e.path().extension() == ".log") {
-      if (auto b = parse_stem(e.path().stem().string())) bases.push_back(*b);
+      if (auto b = parse_segment_file_stem(e.path().stem().string())) bases.push_back(*b);
     }
   }
   complete_interrupted_swaps(bases);
@@ -546,7 +536,7 @@ void Log::complete_interrupted_swaps(std::vector<int64_t>& bases) {
   for (const auto& e : fs::directory_iterator(dir_)) {
     std::string name = e.path().filename().string();
     if (!ends_with(name, ".log.swap")) continue;
-    if (auto b = parse_stem(name.substr(0, name.size() - 9))) swaps.push_back(*b);
+    if (auto b = parse_segment_file_stem(name.substr(0, name.size() - 9))) swaps.push_back(*b);
     else fs::remove(e.path());
   }
   for (int64_t base : swaps) {

@@ -153,14 +153,7 @@ T get_be(std::span<const std::byte>& in) {
 
 std::optional<int64_t> snapshot_offset(const fs::path& p) {
   if (p.extension() != ProducerStateManager::kSnapshotSuffix) return std::nullopt;
-  std::string stem = p.stem().string();
-  if (stem.size() != 20) return std::nullopt;
-  int64_t v = 0;
-  for (char c : stem) {
-    if (c < '0' || c > '9') return std::nullopt;
-    v = v * 10 + (c - '0');
-  }
-  return v;
+  return parse_segment_file_stem(p.stem().string());
 }
 
 }  // namespace

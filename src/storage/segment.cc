@@ -24,6 +24,16 @@ std::string segment_file_stem(int64_t base_offset) {
   return buf;
 }
 
+std::optional<int64_t> parse_segment_file_stem(std::string_view stem) {
+  if (stem.size() != 20) return std::nullopt;
+  int64_t v = 0;
+  for (char c : stem) {
+    if (c < '0' || c > '9') return std::nullopt;
+    v = v * 10 + (c - '0');
+  }
+  return v;
+}
+
 Segment::Segment(const fs::path& dir, int64_t base_offset, const LogConfig& cfg)
     : dir_(dir), base_offset_(base_offset), cfg_(cfg), next_offset_(base_offset) {
   log_path_ = dir_ / (segment_file_stem(base_offset) + ".log");

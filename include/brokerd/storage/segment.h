@@ -8,6 +8,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "brokerd/common/bytes.h"
@@ -19,6 +20,8 @@ namespace brokerd::storage {
 
 // "00000000000000000042" for 42.
 std::string segment_file_stem(int64_t base_offset);
+// The offset a 20-digit file stem names; nullopt for any other name.
+std::optional<int64_t> parse_segment_file_stem(std::string_view stem);
 
 // Where one batch sits in a segment, read from its header.
 struct BatchPosition {
