@@ -9,7 +9,7 @@ import pytest
 
 import kafka_wire as kw
 from brokerd_harness import module_broker
-from clients import create_topic
+from clients import create_topic, watermarks
 
 TOPIC = "large-frames"
 PARTITIONS = 3
@@ -58,12 +58,7 @@ def read_api_versions(conn, correlation):
 
 
 def ends(b):
-    with kw.Connection(b.port) as conn:
-        out = []
-        for p in range(PARTITIONS):
-            resp = kw.fetch(conn, TOPIC, p, 0, max_wait_ms=0, max_bytes=1)
-            out.append(resp["high_watermark"])
-        return out
+    return [watermarks(b.bootstrap, TOPIC, p)[1] for p in range(PARTITIONS)]
 
 
 def check_written(b, before, tag, records=400):
