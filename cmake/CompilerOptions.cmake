@@ -24,3 +24,11 @@ function(brokerd_module name)
     PRIVATE ${CMAKE_SOURCE_DIR}/src)
   target_link_libraries(brokerd_${name} PUBLIC ${M_DEPS})
 endfunction()
+
+# Sanitizer builds for the test command: BROKERD_SANITIZE=address,undefined or thread.
+# Every report is fatal, so a test that triggers one fails.
+set(BROKERD_SANITIZE "" CACHE STRING "Sanitizers to build with (address,undefined | thread), empty for none")
+if(BROKERD_SANITIZE)
+  add_compile_options(-fsanitize=${BROKERD_SANITIZE} -fno-sanitize-recover=all -O1)
+  add_link_options(-fsanitize=${BROKERD_SANITIZE})
+endif()

@@ -176,7 +176,7 @@ int64_t MetadataLog::append(const std::vector<Bytes>& record_values) {
   int64_t ts = wall_clock_ms();
   for (const auto& v : record_values) builder.add(ts, std::nullopt, std::span<const std::byte>(v));
   Bytes batch = builder.build();
-  auto result = log_->append(batch, 0, ts);
+  auto result = log_->append(batch, 0, ts, storage::AppendOrigin::internal);
   if (result.error != protocol::ErrorCode::none) {
     throw std::runtime_error("metadata log append failed: " + result.message);
   }

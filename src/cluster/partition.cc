@@ -2,8 +2,8 @@
 
 namespace brokerd::cluster {
 
-storage::AppendResult Partition::append(std::span<std::byte> batches, int64_t now_ms) {
-  auto result = log_->append(batches, leader_epoch(), now_ms);
+storage::AppendResult Partition::append(std::span<std::byte> batches, int64_t now_ms, storage::AppendOrigin origin) {
+  auto result = log_->append(batches, leader_epoch(), now_ms, origin);
   if (result.error == protocol::ErrorCode::none && !result.duplicate && !waiters_.empty()) {
     for (auto& w : waiters_)
       if (auto waiter = w.lock()) waiter->wake();

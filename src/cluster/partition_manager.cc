@@ -231,23 +231,31 @@ void PartitionManager::start() {
   }
 }
 
+void PartitionManager::stop() {
+  stopping_ = true;
+  purgatory_.stop();
+}
+
 void PartitionManager::flush_due(Shard& shard, size_t index, int64_t now_ms) {
   for (auto& [tp, p] : shard.partitions) {
     if (p->flush_in_progress) continue;
     if (now_ms - p->last_flush_ms < p->flush_ms) continue;
     auto target = p->log().flush_target();
     p->last_flush_ms = now_ms;
-    if (target.offset <= p->log().recovery_point()) continue;
+    // Nothing new to sync, unless the directory is: a roll that added no data (retention,
+    // DeleteRecords) still created a segment whose entry must become durable.
+    if (target.offset <= p->log().recovery_point() && target.dir_version == 0) continue;
     p->flush_in_progress = true;
     blocking_.post([this, index, tp = tp, topic_id = p->topic_id(), target = std::move(target)] {
       bool synced = true;
       for (const auto& f : target.files) synced = ::fdatasync(f->fd()) == 0 && synced;
       if (!synced) module_logger("cluster")->error("fdatasync of {} failed: {}", tp.dir_name(), std::strerror(errno));
-      boost::asio::post(reactors_.executor(index), [this, tp, topic_id, synced, offset = target.offset] {
+      boost::asio::post(reactors_.executor(index), [this, tp, topic_id, synced, offset = target.offset,
+                                                    dir_version = target.dir_version] {
         auto* part = local(tp);
         // The topic may have been deleted and recreated while the sync ran.
         if (!part || part->topic_id() != topic_id) return;
-        if (synced) part->log().mark_flushed(offset);
+        if (synced) part->log().mark_flushed(offset, dir_version);
         part->flush_in_progress = false;
       });
     });

@@ -115,7 +115,7 @@ GroupCoordinator::GroupCoordinator(Settings settings, cluster::PartitionManager&
         builder.add(now, std::span<const std::byte>(r.key), value);
       }
       Bytes batch = builder.build();
-      return part->append(batch, now).error;
+      return part->append(batch, now, storage::AppendOrigin::coordinator).error;
     };
     slot->part = std::make_unique<GroupPartition>(slot->executor, p, settings_, std::move(appender), wall_clock_ms);
     slot->expiry = std::make_unique<boost::asio::steady_timer>(slot->executor);

@@ -6,6 +6,8 @@
 #include <pthread.h>
 #include <signal.h>
 
+#include <condition_variable>
+#include <mutex>
 #include <optional>
 #include <stdexcept>
 #include <thread>
@@ -26,6 +28,9 @@ struct ReactorPool::Impl {
   std::vector<std::unique_ptr<boost::asio::io_context>> contexts;
   std::vector<std::optional<Guard>> guards;
   std::vector<std::thread> threads;
+  std::mutex mu;
+  std::condition_variable cv;
+  size_t running = 0;
 };
 
 ReactorPool::ReactorPool(size_t threads) : impl_(std::make_unique<Impl>()) {
@@ -50,6 +55,7 @@ boost::asio::any_io_executor ReactorPool::executor(size_t shard) const {
 
 void ReactorPool::start() {
   if (!impl_->threads.empty()) throw std::logic_error("ReactorPool already started");
+  impl_->running = impl_->contexts.size();
   for (size_t i = 0; i < impl_->contexts.size(); ++i) {
     impl_->threads.emplace_back([this, i] {
       tls_shard = static_cast<int>(i);
@@ -70,8 +76,17 @@ void ReactorPool::start() {
         }
       }
       tls_shard = -1;
+      std::lock_guard lock(impl_->mu);
+      --impl_->running;
+      impl_->cv.notify_all();
     });
   }
+}
+
+bool ReactorPool::drain(std::chrono::milliseconds timeout) {
+  for (auto& g : impl_->guards) g.reset();
+  std::unique_lock lock(impl_->mu);
+  return impl_->cv.wait_for(lock, timeout, [&] { return impl_->running == 0; });
 }
 
 void ReactorPool::stop() {

@@ -250,7 +250,7 @@ void DiskRaftLog::append_batch(const Entry* first, size_t count) {
   for (size_t k = 0; k < count; ++k)
     builder.add(now, std::nullopt, storage::as_bytes(first[k].payload));
   Bytes batch = builder.build();
-  auto res = log_->append(batch, first->epoch, now);
+  auto res = log_->append(batch, first->epoch, now, storage::AppendOrigin::internal);
   if (res.error != storage::ErrorCode::none)
     throw std::runtime_error(dir_.string() + ": raft log append failed: " + res.message);
   if (res.base_offset != first->offset)
@@ -307,7 +307,7 @@ void DiskRaftLog::finish_pending_truncation() {
   // this a crash interrupted.
   if (end_offset() >= base) {
     log_->truncate_to(base);
-    auto res = log_->append(batch, epoch, wall_clock_ms());
+    auto res = log_->append(batch, epoch, wall_clock_ms(), storage::AppendOrigin::internal);
     if (res.error != storage::ErrorCode::none || res.base_offset != base)
       throw std::runtime_error(dir_.string() + ": cannot rewrite a cut batch: " + res.message);
     if (log_->flush() != storage::ErrorCode::none)

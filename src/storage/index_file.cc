@@ -6,7 +6,10 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstring>
 #include <system_error>
+
+#include "brokerd/common/logger.h"
 
 namespace brokerd::storage::detail {
 namespace {
@@ -15,7 +18,7 @@ namespace {
 }
 }  // namespace
 
-IndexFile::~IndexFile() { close(); }
+IndexFile::~IndexFile() { close(); }  // close() never throws
 
 void IndexFile::open(size_t max_bytes, bool writable) {
   close();
@@ -64,10 +67,14 @@ std::byte* IndexFile::append_slot() {
   return p;
 }
 
-void IndexFile::make_read_only() {
+void IndexFile::make_read_only() noexcept {
   if (fd_ < 0) return;
   unmap();
-  if (writable_ && ::ftruncate(fd_, static_cast<off_t>(entries_ * entry_size_)) != 0) throw_errno("ftruncate", path_);
+  // A file left longer than its entries is still correct: opening trims trailing zero
+  // entries, as after a crash. So a failed trim is logged, never thrown (this runs in
+  // destructors).
+  if (writable_ && ::ftruncate(fd_, static_cast<off_t>(entries_ * entry_size_)) != 0)
+    module_logger("storage")->warn("trimming index {} failed: {}", path_.string(), std::strerror(errno));
   writable_ = false;
   capacity_ = entries_;
 }
@@ -76,7 +83,7 @@ void IndexFile::flush() {
   if (map_ && writable_) ::msync(map_, map_size_, MS_SYNC);
 }
 
-void IndexFile::close() {
+void IndexFile::close() noexcept {
   if (fd_ < 0) return;
   if (writable_) make_read_only();
   unmap();

@@ -17,10 +17,10 @@ class IndexFile {
   // Opens or creates the file. A writable index is grown to `max_bytes` (sparse) so
   // appends need no syscall. Throws std::system_error on I/O failure.
   void open(size_t max_bytes, bool writable);
-  // Drops the preallocated tail, unmaps, and reopens read-only on demand.
-  void make_read_only();
+  // Drops the preallocated tail, unmaps, and reopens read-only on demand. Never throws.
+  void make_read_only() noexcept;
   void flush();
-  void close();
+  void close() noexcept;
   // Renames the file (suffix change on delete); the mapping stays valid.
   void rename_to(const std::filesystem::path& p);
 

@@ -26,7 +26,14 @@ bool ends_with(const std::string& s, std::string_view suffix) {
 
 Log::Log(fs::path dir, LogConfig cfg) : dir_(std::move(dir)), cfg_(cfg) {}
 
-Log::~Log() { close(); }
+// Destructors never throw: a failure here is logged and the next start recovers.
+Log::~Log() {
+  try {
+    close();
+  } catch (const std::exception& e) {
+    module_logger("storage")->error("closing {} failed: {}", dir_.string(), e.what());
+  }
+}
 
 int64_t Log::now() const { return wall_clock_ms(); }
 
@@ -135,12 +142,17 @@ bool Log::should_roll(size_t incoming_bytes, int64_t incoming_max_ts, int64_t la
   return last_offset - s.base_offset() > INT32_MAX;
 }
 
-AppendResult Log::append(std::span<std::byte> batches, int32_t leader_epoch, int64_t now_ms) {
+AppendResult Log::append(std::span<std::byte> batches, int32_t leader_epoch, int64_t now_ms, AppendOrigin origin) {
   AppendResult res;
   res.log_start_offset = log_start_offset_;
   if (closed_) {
     res.error = ErrorCode::kafka_storage_error;
     res.message = "log is closed";
+    return res;
+  }
+  if (origin == AppendOrigin::client && has_more_than_one_batch(batches)) {
+    res.error = ErrorCode::invalid_record;
+    res.message = "a produce request must carry exactly one record batch per partition";
     return res;
   }
   BatchLimits limits;
@@ -158,22 +170,53 @@ AppendResult Log::append(std::span<std::byte> batches, int32_t leader_epoch, int
     return res;
   }
   const bool log_append_time = cfg_.message_timestamp_type == TimestampType::log_append_time;
+  int64_t base = log_end_offset();
+  ProducerAppend producer_append(producers_);
+  std::vector<std::optional<ProducerBatch>> dups;
+  if (!check_producers(batches, infos, base, log_append_time ? now_ms : -1, producer_append, dups, res)) return res;
+
+  // Idempotent retries are answered with their original offsets and not written again; the
+  // batches to write are moved together at the front of the payload.
+  int64_t first_offset = -1, last_offset = -1, written_records = 0;
+  size_t write_bytes = 0;
+  std::vector<BatchInfo> fresh;
+  fresh.reserve(infos.size());
+  for (size_t k = 0; k < infos.size(); ++k) {
+    if (dups[k]) {
+      if (first_offset < 0) first_offset = dups[k]->first_offset;
+      last_offset = dups[k]->last_offset;
+      continue;
+    }
+    BatchInfo i = infos[k];
+    if (i.position != write_bytes) std::memmove(batches.data() + write_bytes, batches.data() + i.position, i.size);
+    i.position = write_bytes;
+    write_bytes += i.size;
+    written_records += i.records_count;
+    fresh.push_back(i);
+  }
+  if (fresh.empty()) {
+    const ProducerBatch& d = *dups.front();
+    res.duplicate = true;
+    res.base_offset = first_offset;
+    res.last_offset = last_offset;
+    res.log_append_time = log_append_time ? d.timestamp : -1;
+    return res;
+  }
+  batches = batches.first(write_bytes);
+
   int64_t offsets = 0, incoming_max_ts = -1;
-  for (const auto& i : infos) {
+  for (const auto& i : fresh) {
     offsets += int64_t{i.last_offset_delta} + 1;
     incoming_max_ts = std::max(incoming_max_ts, log_append_time ? now_ms : i.max_timestamp);
   }
-  int64_t base = log_end_offset();
-  ProducerAppend producer_append(producers_);
-  if (!check_producers(batches, infos, base, log_append_time ? now_ms : -1, producer_append, res)) return res;
   if (should_roll(batches.size(), incoming_max_ts, base + offsets - 1, now_ms)) {
     roll(now_ms);
   }
 
   std::vector<AppendBatch> metas;
-  metas.reserve(infos.size());
+  metas.reserve(fresh.size());
   int64_t next = base;
-  for (const auto& i : infos) {
+  for (const auto& i : fresh) {
     MutableRecordBatchView b(batches.subspan(i.position, i.size));
     b.set_base_offset(next);
     b.set_partition_leader_epoch(leader_epoch);
@@ -193,10 +236,10 @@ AppendResult Log::append(std::span<std::byte> batches, int32_t leader_epoch, int
     return res;
   }
   producer_append.commit(producers_);
-  res.base_offset = base;
-  res.last_offset = next - 1;
+  res.base_offset = first_offset >= 0 && dups.front() ? first_offset : base;
+  res.last_offset = dups.back() ? last_offset : next - 1;
   res.log_append_time = log_append_time ? now_ms : -1;
-  res.record_count = v.record_count;
+  res.record_count = written_records;
   return res;
 }
 
@@ -370,7 +413,7 @@ void Log::roll(int64_t now_ms) {
   int64_t base = cur.next_offset();
   cur.make_inactive();
   segments_.emplace(base, Segment::create(dir_, base, cfg_, now_ms));
-  dir_dirty_ = true;  // the new files' directory entries are durable only after a dir fsync
+  ++dir_version_;  // the new files' directory entries are durable only after a dir fsync
   producers_.write_snapshot(base, false);
 }
 
@@ -380,12 +423,13 @@ ErrorCode Log::flush() {
     if (s->next_offset() <= recovery_point_ && !s->empty()) continue;
     if (s->flush() != 0) return ErrorCode::kafka_storage_error;
   }
-  if (dir_dirty_) {
+  if (dir_dirty()) {
+    const uint64_t version = dir_version_;
     int fd = ::open(dir_.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     bool ok = fd >= 0 && ::fsync(fd) == 0;
     if (fd >= 0) ::close(fd);
     if (!ok) return ErrorCode::kafka_storage_error;
-    dir_dirty_ = false;
+    dir_synced_version_ = version;
   }
   recovery_point_ = leo;
   return ErrorCode::none;
@@ -397,18 +441,22 @@ FlushTarget Log::flush_target() {
   for (const auto& [_, s] : segments_) {
     if (s->next_offset() > recovery_point_) t.files.push_back(s->file());
   }
-  if (dir_dirty_) {
-    // Syncing the directory makes segments created since the last flush survive a power loss.
+  if (dir_dirty()) {
+    // Syncing the directory makes segments created since the last flush survive a power
+    // loss. It counts as synced only once mark_flushed() says the sync succeeded.
     int fd = ::open(dir_.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (fd >= 0) {
       t.files.push_back(std::make_shared<const FileHandle>(fd));
-      dir_dirty_ = false;
+      t.dir_version = dir_version_;
     }
   }
   return t;
 }
 
-void Log::mark_flushed(int64_t offset) { recovery_point_ = std::max(recovery_point_, std::min(offset, log_end_offset())); }
+void Log::mark_flushed(int64_t offset, uint64_t dir_version) {
+  recovery_point_ = std::max(recovery_point_, std::min(offset, log_end_offset()));
+  dir_synced_version_ = std::max(dir_synced_version_, dir_version);
+}
 
 void Log::close() {
   if (closed_) return;
@@ -488,6 +536,25 @@ void fsync_path(const fs::path& p) {
   ::close(fd);
 }
 
+// `<stem>.swap-end`: the first offset after the segments a compaction swap replaces.
+constexpr const char* kSwapEndSuffix = ".swap-end";
+
+bool write_swap_end(const std::string& stem, int64_t end) {
+  const std::string text = std::to_string(end) + "\n";
+  int fd = ::open((stem + kSwapEndSuffix).c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) return false;
+  bool ok = ::write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size()) && ::fsync(fd) == 0;
+  ::close(fd);
+  return ok;
+}
+
+std::optional<int64_t> read_swap_end(const std::string& stem) {
+  std::ifstream in(stem + kSwapEndSuffix);
+  int64_t end = -1;
+  if (in >> end && end >= 0) return end;
+  return std::nullopt;
+}
+
 }  // namespace
 
 bool Log::replace_segments(std::span<const SegmentSnapshot> old, int64_t now_ms, int crash_after_step) {
@@ -507,6 +574,10 @@ bool Log::replace_segments(std::span<const SegmentSnapshot> old, int64_t now_ms,
   for (const char* ext : kExts) {
     if (!fs::exists(stem + ext + ".cleaned")) return false;
   }
+  // 0. Where the replaced range ends, durable before the swap commits: recovery cannot infer
+  //    it from the swap's batches when the last replaced segments lost every record.
+  if (!write_swap_end(stem, old.back().next_offset)) return false;
+  fsync_path(dir_);
   // 1. .cleaned -> .swap. Once `.log.swap` exists, recovery finishes the swap.
   for (const char* ext : kExts) fs::rename(stem + ext + ".cleaned", stem + ext + ".swap");
   fsync_path(dir_);
@@ -519,6 +590,7 @@ bool Log::replace_segments(std::span<const SegmentSnapshot> old, int64_t now_ms,
   fs::rename(stem + ".index.swap", stem + ".index");
   fs::rename(stem + ".timeindex.swap", stem + ".timeindex");
   fsync_path(dir_);
+  fs::remove(stem + kSwapEndSuffix);  // without a `.log.swap` beside it, recovery ignores it
   auto seg = Segment::open(dir_, base, cfg_, false, now_ms);
   if (!seg->load_state()) {
     seg.reset();
@@ -553,6 +625,8 @@ void Log::complete_interrupted_swaps(std::vector<int64_t>& bases) {
       pos += static_cast<off_t>(v.size());
     }
     ::close(fd);
+    // The recorded end of the replaced range covers old segments that cleaning emptied.
+    if (auto end = read_swap_end(stem)) next = std::max(next, *end);
     // Every old segment the swap replaces goes; the swap takes the first one's name.
     std::erase_if(bases, [&](int64_t b) {
       if (b != base && (b < base || b >= next)) return false;
@@ -568,6 +642,10 @@ void Log::complete_interrupted_swaps(std::vector<int64_t>& bases) {
   }
   std::sort(bases.begin(), bases.end());
   if (!swaps.empty()) fsync_path(dir_);
+  // Range files of finished swaps, or of swaps that never committed.
+  for (const auto& e : fs::directory_iterator(dir_)) {
+    if (ends_with(e.path().filename().string(), kSwapEndSuffix)) fs::remove(e.path());
+  }
 }
 
 }  // namespace brokerd::storage

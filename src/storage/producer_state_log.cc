@@ -24,9 +24,12 @@ bool is_idempotent_data(const RecordBatchView& v) { return v.producer_id() >= 0 
 }  // namespace
 
 bool Log::check_producers(std::span<std::byte> batches, const std::vector<BatchInfo>& infos, int64_t base,
-                          int64_t append_time, ProducerAppend& staged, AppendResult& res) const {
+                          int64_t append_time, ProducerAppend& staged, std::vector<std::optional<ProducerBatch>>& dups,
+                          AppendResult& res) const {
+  dups.assign(infos.size(), std::nullopt);
   int64_t next = base;
-  for (const auto& i : infos) {
+  for (size_t k = 0; k < infos.size(); ++k) {
+    const BatchInfo& i = infos[k];
     RecordBatchView v(batches.subspan(i.position, i.size));
     int64_t last = next + i.last_offset_delta;
     if (is_idempotent_data(v)) {
@@ -38,13 +41,10 @@ bool Log::check_producers(std::span<std::byte> batches, const std::vector<BatchI
         return false;
       }
       if (const auto& d = staged.duplicate()) {
-        // Already written: answer as the first write did, write nothing (Kafka does the same
-        // rather than return DUPLICATE_SEQUENCE_NUMBER).
-        res.duplicate = true;
-        res.base_offset = d->first_offset;
-        res.last_offset = d->last_offset;
-        res.log_append_time = append_time >= 0 ? d->timestamp : -1;
-        return false;
+        // Written before (or earlier in this payload): this batch alone is answered with its
+        // original offsets and not written again; it takes no offsets of its own.
+        dups[k] = *d;
+        continue;
       }
     }
     next = last + 1;

@@ -212,6 +212,12 @@ ValidationResult validate_batch(std::span<const std::byte> bytes, const BatchLim
   return r;
 }
 
+bool has_more_than_one_batch(std::span<const std::byte> payload) {
+  if (payload.size() < batch_layout::log_overhead) return false;
+  const int64_t len = RecordBatchView(payload).batch_length();
+  return len >= 0 && static_cast<uint64_t>(len) + batch_layout::log_overhead < payload.size();
+}
+
 ValidationResult validate_batches(std::span<const std::byte> payload, const BatchLimits& limits,
                                   std::vector<BatchInfo>* infos) {
   ValidationResult total;

@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <system_error>
 
+#include "brokerd/common/logger.h"
 #include "brokerd/storage/record_batch.h"
 #include "varint.h"
 
@@ -39,7 +40,14 @@ Segment::Segment(const fs::path& dir, int64_t base_offset, const LogConfig& cfg)
   log_path_ = dir_ / (segment_file_stem(base_offset) + ".log");
 }
 
-Segment::~Segment() { close(); }
+// Destructors never throw: a failure here is logged and the next start recovers.
+Segment::~Segment() {
+  try {
+    close();
+  } catch (const std::exception& e) {
+    module_logger("storage")->error("closing {} failed: {}", log_path_.string(), e.what());
+  }
+}
 
 std::unique_ptr<Segment> Segment::create(const fs::path& dir, int64_t base_offset, const LogConfig& cfg, int64_t now_ms) {
   std::unique_ptr<Segment> s(new Segment(dir, base_offset, cfg));

@@ -38,6 +38,9 @@ def broker_factory(request, tmp_path):
         b.kill()
         if failed:
             sys.stderr.write(f"\n===== brokerd output ({b.workdir}) =====\n{b.all_logs()}\n")
+    if not failed:
+        for b in brokers:
+            b.assert_no_sanitizer_reports()
 
 
 @pytest.fixture

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 import kafka_wire as kw
-from brokerd_harness import Broker
+from brokerd_harness import module_broker
 
 GROUP_APIS = {8: "OffsetCommit", 9: "OffsetFetch", 10: "FindCoordinator", 15: "DescribeGroups",
               16: "ListGroups", 42: "DeleteGroups"}
@@ -33,10 +33,7 @@ def brokerctl_binary():
 
 @pytest.fixture(scope="module")
 def srv(tmp_path_factory):
-    b = Broker(tmp_path_factory.mktemp("brokerctl"))
-    b.start()
-    yield b
-    b.kill()
+    yield from module_broker(tmp_path_factory, "brokerctl")
 
 
 class Result:

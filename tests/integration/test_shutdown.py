@@ -72,3 +72,54 @@ def test_sigterm_idle_and_sigint(broker):
     broker.proc.send_signal(signal.SIGINT)
     assert broker.proc.wait(timeout=20) == 0
     assert "shutdown complete" in broker.log_text()
+
+
+def test_sigterm_with_parked_fetches_and_rebalance_waits(broker):
+    """Long polls and a JoinGroup waiting for a rebalance are answered at once by a stop, which
+    then ends quickly and cleanly (once it waited out the drain and crashed at teardown)."""
+    import kafka_wire as kw
+    topic = "parked"
+    create_topic(broker.bootstrap, topic, 4)
+    conns = []
+    try:
+        # Fetches at the log end with a two-minute max wait: each parks in the purgatory.
+        for i in range(400):
+            c = kw.Connection(broker.port)
+            conns.append(c)
+            body = (kw.i32(-1) + kw.i32(120000) + kw.i32(1) + kw.i32(1 << 20) + kw.i8(0) +
+                    kw.array([topic], lambda t: kw.string(t) + kw.array(
+                        [i % 4], lambda p: kw.i32(p) + kw.i64(0) + kw.i64(-1) + kw.i32(1 << 20))))
+            c.send(kw.API_FETCH, 5, body)
+        # A group of two: the first member is in, the second's JoinGroup waits for it to rejoin
+        # (up to its two-minute rebalance timeout).
+        first = kw.Connection(broker.port, timeout=30)
+        conns.append(first)
+        kw.join_group_request(first, "parked-group")
+        err, generation, member = kw.join_group_response(first)
+        assert err == 0 and generation == 1
+        second = kw.Connection(broker.port, timeout=30)
+        conns.append(second)
+        kw.join_group_request(second, "parked-group")
+        time.sleep(1.0)  # everything parked
+        t0 = time.monotonic()
+        broker.stop()  # asserts exit code 0 and 'shutdown complete'
+        took = time.monotonic() - t0
+        print(f"stop with 400 parked fetches and a rebalance wait: {took:.3f}s")
+        assert took < 5, f"stop took {took:.1f}s"
+        log = broker.log_text()
+        assert "exiting without teardown" not in log, log
+        # The waits were answered, not cut: each connection got its response.
+        answered = 0
+        for c in conns[:400]:
+            c.sock.settimeout(5)
+            try:
+                c.recv_frame()
+                answered += 1
+            except (ConnectionError, OSError):
+                pass
+        assert answered == 400, f"only {answered} of 400 parked fetches were answered"
+    finally:
+        for c in conns:
+            c.close()
+    broker.restart()
+    assert "not shut down cleanly" not in broker.log_text()

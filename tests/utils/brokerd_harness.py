@@ -12,6 +12,10 @@ from pathlib import Path
 
 DEFAULT_START_TIMEOUT_S = 20.0
 DEFAULT_STOP_TIMEOUT_S = 20.0
+# Sanitizer builds (ASan, UBSan, LSan, TSan) report into the process's output; any report
+# fails the test that ran the broker.
+SANITIZER_MARKERS = ("ERROR: AddressSanitizer", "ERROR: LeakSanitizer", "runtime error:",
+                     "WARNING: ThreadSanitizer", "ERROR: ThreadSanitizer")
 
 
 def brokerd_binary():
@@ -120,6 +124,7 @@ class Broker:
         except subprocess.TimeoutExpired:
             self.kill()
             raise AssertionError(f"brokerd did not exit within {timeout}s of SIGTERM:\n{self.log_text()}")
+        self.assert_no_sanitizer_reports()
         assert rc == 0, f"brokerd exited with {rc} after SIGTERM:\n{self.log_text()}"
         assert "shutdown complete" in self.log_text(), f"no 'shutdown complete' logged:\n{self.log_text()}"
         return rc
@@ -140,6 +145,19 @@ class Broker:
             return self.log_paths[index].read_text(errors="replace")
         except FileNotFoundError:
             return ""
+
+    def sanitizer_reports(self):
+        """Lines of sanitizer reports in any of this broker's logs."""
+        found = []
+        for i in range(len(self.log_paths)):
+            for line in self.log_text(i).splitlines():
+                if any(m in line for m in SANITIZER_MARKERS):
+                    found.append(f"{self.log_paths[i].name}: {line}")
+        return found
+
+    def assert_no_sanitizer_reports(self):
+        reports = self.sanitizer_reports()
+        assert not reports, "sanitizer reports:\n" + "\n".join(reports[:20]) + "\n" + self.all_logs()
 
     def all_logs(self):
         out = []
@@ -168,6 +186,7 @@ def module_broker(tmp_path_factory, name, overrides=None, setup=None):
         yield b
         assert b.running(), f"brokerd died:\n{b.all_logs()}"
         b.stop()
+        b.assert_no_sanitizer_reports()
     except BaseException:
         sys.stderr.write(f"\n===== brokerd output ({b.workdir}) =====\n{b.all_logs()}\n")
         raise

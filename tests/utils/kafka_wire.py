@@ -268,6 +268,7 @@ class Connection:
 
 API_PRODUCE, API_FETCH, API_LIST_OFFSETS, API_METADATA = 0, 1, 2, 3
 API_API_VERSIONS, API_DELETE_RECORDS = 18, 21
+API_JOIN_GROUP, API_INIT_PRODUCER_ID = 11, 22
 
 
 def api_versions(conn, version=0):
@@ -275,6 +276,31 @@ def api_versions(conn, version=0):
     error = r.i16()
     apis = r.array(lambda x: (x.i16(), x.i16(), x.i16()))
     return error, {k: (lo, hi) for k, lo, hi in (apis or [])}
+
+
+def init_producer_id(conn):
+    """A new idempotent producer id (InitProducerId v0); returns (error, producer_id, epoch)."""
+    r = conn.request(API_INIT_PRODUCER_ID, 0, string(None) + i32(60000))
+    r.i32()  # throttle
+    return r.i16(), r.i64(), r.i16()
+
+
+def join_group_request(conn, group, member_id="", session_timeout_ms=30000, rebalance_timeout_ms=120000):
+    """Sends JoinGroup v2 (no member-id round trip) without waiting; returns the correlation id."""
+    body = (string(group) + i32(session_timeout_ms) + i32(rebalance_timeout_ms) + string(member_id) +
+            string("consumer") + array(["range"], lambda n: string(n) + nbytes(b"")))
+    return conn.send(API_JOIN_GROUP, 2, body)
+
+
+def join_group_response(conn):
+    """Reads a JoinGroup v2 response: (error, generation, member_id)."""
+    r = Reader(conn.recv_frame())
+    r.i32()  # correlation
+    r.i32()  # throttle
+    error, generation = r.i16(), r.i32()
+    r.string()  # protocol
+    r.string()  # leader
+    return error, generation, r.string()
 
 
 def produce(conn, topic, partition, records_bytes, acks=-1, timeout_ms=10000, version=3):

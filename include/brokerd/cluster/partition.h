@@ -29,7 +29,7 @@ class Partition {
   int32_t leader_epoch() const { return 0; }
 
   // Appends and wakes the fetches waiting on this partition.
-  storage::AppendResult append(std::span<std::byte> batches, int64_t now_ms);
+  storage::AppendResult append(std::span<std::byte> batches, int64_t now_ms, storage::AppendOrigin origin);
 
   // Forgets idempotent producers idle for producer.id.expiration.ms, at most once per
   // producer.id.expiration.check.interval.ms (checked lazily by produce and DescribeProducers).

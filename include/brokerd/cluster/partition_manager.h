@@ -11,6 +11,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "brokerd/cluster/fetch_purgatory.h"
 #include "brokerd/cluster/metadata_image.h"
 #include "brokerd/cluster/partition.h"
 #include "brokerd/cluster/topic_config.h"
@@ -63,6 +64,9 @@ class PartitionManager {
   void load(const MetadataImage& image);
   // Starts each shard's retention and flush loops. The reactors must be running.
   void start();
+  // The first step of a stop, from any thread: wakes every parked fetch (they answer at
+  // once, and later ones do not park) and ends the shards' loops within a tick.
+  void stop();
   // After the reactors have stopped: flushes and closes every log and marks each log dir
   // as cleanly shut down.
   void shutdown();
@@ -77,6 +81,9 @@ class PartitionManager {
   // every shard; returns once all shards have. Older images than one already applied are
   // ignored, so concurrent callers cannot undo each other.
   boost::asio::awaitable<void> reconcile(std::shared_ptr<const MetadataImage> image);
+
+  // The fetches parked on this node's partitions.
+  FetchPurgatory& purgatory() { return purgatory_; }
 
   const ConfigMap& topic_defaults() const { return options_.topic_defaults; }
   const std::vector<std::filesystem::path>& log_dirs() const { return options_.log_dirs; }
@@ -104,6 +111,7 @@ class PartitionManager {
   std::atomic<size_t> next_dir_{0};
   std::atomic<bool> stopping_{false};
   std::atomic<int> cleaner_passes_{0};
+  FetchPurgatory purgatory_;
 };
 
 // Reads "<log dir>/<topic>-<partition>/partition.metadata" (topic id), if present.

@@ -3,6 +3,7 @@
 // on that partition's home shard, so the data path needs no locks.
 #include <boost/asio/any_io_executor.hpp>
 
+#include <chrono>
 #include <cstddef>
 #include <memory>
 
@@ -24,7 +25,13 @@ class ReactorPool {
 
   // Starts the threads; each runs its io_context until stop(), even when it has no work.
   void start();
-  // Asks every io_context to stop; pending handlers are dropped. Safe from any thread.
+  // Lets every io_context run until it has no work left (no pending handler, timer or
+  // suspended coroutine), at most `timeout`. True when all threads have exited by then; the
+  // caller must first end everything that waits indefinitely (listeners, parked waits,
+  // periodic loops). Must not be called from a reactor thread.
+  bool drain(std::chrono::milliseconds timeout);
+  // Asks every io_context to stop; pending handlers are dropped (and destroyed only with the
+  // pool). Safe from any thread.
   void stop();
   // Waits for the threads to exit. Must not be called from a reactor thread.
   void join();

@@ -25,6 +25,11 @@ namespace brokerd::storage {
 
 struct BatchInfo;
 
+// Who appends. Client batches follow the Produce rules (exactly one batch per partition, so
+// that one acknowledgement describes exactly what was written); the node's own writers (the
+// group coordinator, the metadata log) may write several batches at once.
+enum class AppendOrigin : uint8_t { client, coordinator, internal };
+
 struct AppendResult {
   ErrorCode error = ErrorCode::none;
   std::string message;  // why, when error != none
@@ -33,7 +38,8 @@ struct AppendResult {
   int64_t log_append_time = -1;  // -1 unless the topic uses LogAppendTime
   int64_t log_start_offset = -1;
   int64_t record_count = 0;
-  bool duplicate = false;  // an idempotent retry: nothing written, the original offsets
+  // Every batch was an idempotent retry: nothing written, the offsets are the originals.
+  bool duplicate = false;
 };
 
 struct ReadResult {
@@ -56,6 +62,9 @@ struct SegmentSnapshot {
 struct FlushTarget {
   std::vector<std::shared_ptr<const FileHandle>> files;  // to fdatasync
   int64_t offset = 0;                                    // everything below is durable after the sync
+  // Non-zero when `files` includes the partition directory: the directory state it makes
+  // durable (pass it back to mark_flushed).
+  uint64_t dir_version = 0;
 };
 
 class Log {
@@ -72,7 +81,9 @@ class Log {
 
   // Validates the batches, assigns offsets, leader epoch and (if configured) LogAppendTime in
   // place, and writes them with one write. Rolls first when the active segment is full.
-  AppendResult append(std::span<std::byte> batches, int32_t leader_epoch, int64_t now_ms);
+  // Idempotent retries are answered with their original offsets and not written again.
+  AppendResult append(std::span<std::byte> batches, int32_t leader_epoch, int64_t now_ms,
+                      AppendOrigin origin = AppendOrigin::client);
 
   // Whole batches from the one holding `offset`, at most max_bytes (the first batch whole
   // when min_one_batch), stopping before max_offset_exclusive.
@@ -104,9 +115,14 @@ class Log {
 
   void roll(int64_t now_ms);
   ErrorCode flush();
-  // Also takes the directory when segments were created since the last flush.
+  // Also takes the directory when segments were created since it was last synced.
   FlushTarget flush_target();
-  void mark_flushed(int64_t offset);
+  // After every file of a target synced: moves the recovery point, and counts the directory
+  // as durable up to the target's dir_version. A failed sync calls nothing, so the
+  // directory is taken again by the next target.
+  void mark_flushed(int64_t offset, uint64_t dir_version = 0);
+  // True while a segment was created and its directory entry is not known to be durable.
+  bool dir_dirty() const { return dir_synced_version_ < dir_version_; }
   void close();
   void update_config(LogConfig cfg);
   // Removes everything at and above `offset` (whole batches; replication truncation).
@@ -141,8 +157,11 @@ class Log {
   void complete_interrupted_swaps(std::vector<int64_t>& bases);
   int64_t now() const;
   // Producer-state hooks: checks before a write, load at open (snapshot, then the log after it).
+  // The duplicate decision is per batch: `dups[k]` holds the original offsets of batch k when
+  // it is an idempotent retry, which is then skipped while the others are written.
   bool check_producers(std::span<std::byte> batches, const std::vector<BatchInfo>& infos, int64_t base,
-                       int64_t append_time, ProducerAppend& staged, AppendResult& res) const;
+                       int64_t append_time, ProducerAppend& staged,
+                       std::vector<std::optional<ProducerBatch>>& dups, AppendResult& res) const;
   void load_producer_state();
 
   std::filesystem::path dir_;
@@ -151,7 +170,9 @@ class Log {
   int64_t log_start_offset_ = 0;
   int64_t recovery_point_ = 0;
   bool closed_ = false;
-  bool dir_dirty_ = true;  // a segment file was created and its directory not yet fsynced
+  // Bumped whenever a segment file is created; the directory is durable up to the synced one.
+  uint64_t dir_version_ = 1;
+  uint64_t dir_synced_version_ = 0;
   struct PendingDelete {
     std::vector<std::filesystem::path> files;
     int64_t deadline_ms;

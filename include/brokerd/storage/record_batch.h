@@ -178,6 +178,10 @@ struct ValidationResult {
 ValidationResult validate_batches(std::span<const std::byte> payload, const BatchLimits& limits,
                                   std::vector<BatchInfo>* infos = nullptr);
 
+// True when a produce payload carries bytes beyond its first batch (judged by that batch's
+// length alone). Produce v3+ must carry exactly one batch per partition.
+bool has_more_than_one_batch(std::span<const std::byte> payload);
+
 // Checks a single batch that starts at `bytes` (which may hold more after it).
 ValidationResult validate_batch(std::span<const std::byte> bytes, const BatchLimits& limits,
                                 BatchInfo* info = nullptr);

@@ -132,10 +132,11 @@ boost::asio::awaitable<net::Response> handle_fetch(HandlerContext& ctx) {
         r.records = protocol::Records::empty();
       }
     }
-    if (total >= req.min_bytes || any_error || Clock::now() >= deadline) break;
+    // A stopping node answers at once with what it has.
+    if (total >= req.min_bytes || any_error || Clock::now() >= deadline || svc.partitions.purgatory().stopped()) break;
 
     // Park until one of the partitions gets data, or the deadline.
-    if (!waiter) waiter = std::make_shared<cluster::FetchWaiter>(co_await boost::asio::this_coro::executor);
+    if (!waiter) waiter = svc.partitions.purgatory().waiter(co_await boost::asio::this_coro::executor);
     waiter->reset();
     std::vector<cluster::FanOutTask<bool>> watches;
     for (size_t i = 0; i < wanted.size(); ++i) {

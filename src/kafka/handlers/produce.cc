@@ -87,7 +87,8 @@ boost::asio::awaitable<net::Response> handle_produce(HandlerContext& ctx) {
                            // Idempotent producers: a retried batch answers with its original
                            // offsets (no error); a gap is OUT_OF_ORDER_SEQUENCE_NUMBER and a
                            // stale epoch INVALID_PRODUCER_EPOCH, as Kafka answers them.
-                           auto res = p->append(data, now);
+                           // One batch per partition (Produce v3+), checked by the log.
+                           auto res = p->append(data, now, storage::AppendOrigin::client);
                            r.error = res.error;
                            r.message = std::move(res.message);
                            r.base_offset = res.base_offset;

@@ -1,6 +1,9 @@
 #include <gtest/gtest.h>
 
 #include <boost/asio/detached.hpp>
+#include <boost/asio/steady_timer.hpp>
+
+#include <atomic>
 
 #include <thread>
 
@@ -143,6 +146,37 @@ TEST_F(Pools, BlockingPoolPostAndExceptions) {
     co_return "none";
   });
   EXPECT_EQ(msg, "disk");
+}
+
+// drain(): the reactors run what is left (here, coroutines sleeping a little) and exit on
+// their own, so no suspended frame is left to be destroyed with the pool.
+TEST(ReactorDrain, RunsRemainingWorkToTheEnd) {
+  ReactorPool pool(2);
+  pool.start();
+  std::atomic<int> finished{0};
+  for (int i = 0; i < 100; ++i) {
+    boost::asio::co_spawn(pool.executor(i % 2), [&finished, i]() -> awaitable<void> {
+      co_await test::sleep_for(std::chrono::milliseconds(1 + i % 20));
+      ++finished;
+    }, boost::asio::detached);
+  }
+  EXPECT_TRUE(pool.drain(std::chrono::seconds(5)));
+  EXPECT_EQ(finished.load(), 100);
+  pool.join();
+}
+
+// Work that never ends (a timer far away) keeps a reactor busy: drain() says so in time.
+TEST(ReactorDrain, ReportsWorkThatDoesNotEnd) {
+  ReactorPool pool(1);
+  pool.start();
+  auto timer = std::make_shared<boost::asio::steady_timer>(pool.executor(0), std::chrono::hours(1));
+  timer->async_wait([](const boost::system::error_code&) {});
+  const auto t0 = std::chrono::steady_clock::now();
+  EXPECT_FALSE(pool.drain(std::chrono::milliseconds(200)));
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(2));
+  pool.stop();
+  pool.join();
+  timer.reset();
 }
 
 }  // namespace

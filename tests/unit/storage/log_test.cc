@@ -271,13 +271,52 @@ TEST(Log, FlushTargetAndMarkFlushed) {
   // The active segment, and the directory that got a new segment file.
   ASSERT_EQ(t.files.size(), 2u);
   for (const auto& f : t.files) EXPECT_EQ(::fdatasync(f->fd()), 0);
-  log->mark_flushed(t.offset);
+  EXPECT_NE(t.dir_version, 0u);
+  log->mark_flushed(t.offset, t.dir_version);
   EXPECT_EQ(log->recovery_point(), 3);
+  EXPECT_FALSE(log->dir_dirty());
   EXPECT_TRUE(log->flush_target().files.empty());
   // A roll creates files again: the next flush takes the directory too.
   log->roll(kNow);
   append(*log, 2);
   EXPECT_EQ(log->flush_target().files.size(), 2u);
+}
+
+TEST(Log, DirectoryStaysDirtyUntilItsSyncIsConfirmed) {
+  TempDir dir;
+  auto log = Log::open(dir.path() / "t-0", LogConfig{}, true);
+  append(*log, 3);
+  // A target was taken but its sync failed (mark_flushed never called): the next target
+  // must take the directory again.
+  auto lost = log->flush_target();
+  ASSERT_NE(lost.dir_version, 0u);
+  EXPECT_TRUE(log->dir_dirty());
+  auto again = log->flush_target();
+  EXPECT_EQ(again.dir_version, lost.dir_version);
+  // Files synced without the directory do not count for it.
+  log->mark_flushed(again.offset);
+  EXPECT_TRUE(log->dir_dirty());
+  log->mark_flushed(again.offset, again.dir_version);
+  EXPECT_FALSE(log->dir_dirty());
+}
+
+TEST(Log, RollWithoutNewDataStillNeedsADirectorySync) {
+  TempDir dir;
+  auto log = Log::open(dir.path() / "t-0", small_config(), true);
+  append(*log, 3);
+  ASSERT_EQ(log->flush(), ErrorCode::none);
+  EXPECT_FALSE(log->dir_dirty());
+  // DeleteRecords up to the end rolls the active segment: no data, a new file.
+  ASSERT_EQ(log->delete_records_before(log->log_end_offset(), kNow), ErrorCode::none);
+  auto t = log->flush_target();
+  EXPECT_LE(t.offset, log->recovery_point());
+  EXPECT_NE(t.dir_version, 0u);
+  // A directory created while a sync of an older version ran stays dirty afterwards.
+  log->roll(kNow);  // empty active segment: nothing to roll
+  append(*log, 1);
+  log->roll(kNow);
+  log->mark_flushed(t.offset, t.dir_version);
+  EXPECT_TRUE(log->dir_dirty());
 }
 
 TEST(Log, FailedWriteLeavesLogConsistent) {

@@ -80,6 +80,74 @@ TEST(ProducerState, DuplicateOfEachOfTheLastFiveReturnsItsOffsets) {
   EXPECT_EQ(log->log_end_offset(), leo);
 }
 
+// Several batches in one append (never from a client, whose Produce v3+ carries one batch
+// per partition, but possible for internal writers): the duplicate decision is per batch.
+// Every offset the append answers must be readable afterwards.
+Bytes concat(std::initializer_list<Bytes> parts) {
+  Bytes out;
+  for (const auto& p : parts) out.insert(out.end(), p.begin(), p.end());
+  return out;
+}
+
+std::vector<int64_t> stored_bases(Log& log) {
+  auto r = log.read(log.log_start_offset(), INT32_MAX, true, log.log_end_offset());
+  return testing::batch_bases(testing::read_all(r.records));
+}
+
+TEST(ProducerState, SameBatchTwiceInOneAppendIsWrittenOnce) {
+  TempDir dir;
+  auto log = Log::open(dir.path(), config(), true);
+  Bytes one = idem_batch(9, 0, 0, 2);
+  Bytes payload = concat({one, one});
+  auto r = log->append(payload, 0, 1000, AppendOrigin::coordinator);
+  ASSERT_EQ(r.error, ErrorCode::none);
+  EXPECT_FALSE(r.duplicate);
+  EXPECT_EQ(r.base_offset, 0);
+  EXPECT_EQ(r.last_offset, 1);
+  EXPECT_EQ(log->log_end_offset(), 2);
+  EXPECT_EQ(stored_bases(*log), (std::vector<int64_t>{0}));
+  EXPECT_EQ(put(*log, 9, 0, 2).base_offset, 2);
+}
+
+TEST(ProducerState, NewBatchThenRetryInOneAppendWritesTheNewOne) {
+  TempDir dir;
+  auto log = Log::open(dir.path(), config(), true);
+  ASSERT_EQ(put(*log, 4, 0, 0).base_offset, 0);
+  Bytes payload = concat({idem_batch(4, 0, 1, 1), idem_batch(4, 0, 0, 1)});
+  auto r = log->append(payload, 0, 1000, AppendOrigin::coordinator);
+  ASSERT_EQ(r.error, ErrorCode::none);
+  EXPECT_FALSE(r.duplicate);
+  EXPECT_EQ(r.base_offset, 1);      // the new batch's offset
+  EXPECT_EQ(log->log_end_offset(), 2);
+  EXPECT_EQ(stored_bases(*log), (std::vector<int64_t>{0, 1}));
+  // The producer's next batch follows on.
+  auto next = put(*log, 4, 0, 2);
+  EXPECT_EQ(next.error, ErrorCode::none);
+  EXPECT_EQ(next.base_offset, 2);
+}
+
+TEST(ProducerState, RetryThenNewBatchInOneAppendWritesTheNewOne) {
+  TempDir dir;
+  auto log = Log::open(dir.path(), config(), true);
+  ASSERT_EQ(put(*log, 4, 0, 0, 3).base_offset, 0);
+  Bytes payload = concat({idem_batch(4, 0, 0, 3), idem_batch(4, 0, 3, 2)});
+  auto r = log->append(payload, 0, 1000, AppendOrigin::coordinator);
+  ASSERT_EQ(r.error, ErrorCode::none);
+  EXPECT_EQ(r.base_offset, 0);  // the retry's original offsets come first
+  EXPECT_EQ(r.last_offset, 4);
+  EXPECT_EQ(log->log_end_offset(), 5);
+  EXPECT_EQ(stored_bases(*log), (std::vector<int64_t>{0, 3}));
+}
+
+TEST(ProducerState, ClientAppendsCarryExactlyOneBatch) {
+  TempDir dir;
+  auto log = Log::open(dir.path(), config(), true);
+  Bytes payload = concat({idem_batch(4, 0, 0, 1), idem_batch(4, 0, 1, 1)});
+  auto r = log->append(payload, 0, 1000, AppendOrigin::client);
+  EXPECT_EQ(r.error, ErrorCode::invalid_record);
+  EXPECT_EQ(log->log_end_offset(), 0);
+}
+
 TEST(ProducerState, GapIsOutOfOrder) {
   TempDir dir;
   auto log = Log::open(dir.path(), config(), true);
