@@ -14,6 +14,7 @@
 #include "brokerd/cluster/partition_manager.h"
 #include "brokerd/common/logger.h"
 #include "brokerd/config/broker_config.h"
+#include "brokerd/controller/controller_dispatcher.h"
 #include "brokerd/group/group_coordinator.h"
 #include "brokerd/kafka/broker_collectors.h"
 #include "brokerd/kafka/dispatcher.h"
@@ -22,8 +23,11 @@
 #include "brokerd/metrics/process_metrics.h"
 #include "brokerd/metrics/registry.h"
 #include "brokerd/net/blocking_pool.h"
+#include "brokerd/net/listener_router.h"
 #include "brokerd/net/reactor_pool.h"
 #include "brokerd/net/server.h"
+#include "brokerd/quorum/quorum_driver.h"
+#include "brokerd/quorum/settings.h"
 
 namespace {
 
@@ -82,6 +86,28 @@ std::optional<brokerd::metrics::HttpAddress> metrics_address(const brokerd::conf
   }
 }
 
+// The listener clients are told about: the first advertised one that is not the
+// controller listener.
+brokerd::config::Endpoint client_listener(const brokerd::config::BrokerConfig& cfg) {
+  for (const auto& e : cfg.advertised_listeners())
+    if (!brokerd::quorum::is_controller_listener(cfg, e.listener)) return e;
+  throw brokerd::config::ConfigError("listeners: a broker needs a listener other than the controller listener");
+}
+
+// The quorum's directory must not hold the metadata log of a node that ran alone: joining a
+// quorum would start from an empty image and delete that node's partitions.
+void refuse_single_node_metadata(const std::filesystem::path& dir) {
+  std::error_code ec;
+  if (std::filesystem::exists(dir / "quorum-state", ec)) return;
+  for (const auto& e : std::filesystem::directory_iterator(dir, ec)) {
+    if (e.path().extension() == ".log" && e.file_size(ec) > 0) {
+      throw brokerd::config::ConfigError(
+          "controller.quorum.voters: " + dir.string() +
+          " holds the metadata of a node that ran alone; moving a single node into a quorum is not supported yet");
+    }
+  }
+}
+
 int run(const brokerd::config::BrokerConfig& cfg) {
   using namespace brokerd;
   auto log = module_logger("main");
@@ -97,14 +123,19 @@ int run(const brokerd::config::BrokerConfig& cfg) {
   const auto log_dirs = cfg.log_dirs();
   const int32_t node_id = cfg.node_id();
   auto cluster_id = cluster::ensure_node_identity(log_dirs, node_id);
-  auto advertised = cfg.advertised_listeners().front();
+  auto quorum_options = quorum::quorum_options_from(cfg, cluster_id);
+  const auto advertised = client_listener(cfg);
   cluster::BrokerInfo self{node_id, advertised.host, advertised.port, cfg.raw("broker.rack")};
+  // A node alone keeps its metadata log where the quorum's would be. While the quorum does
+  // not carry the metadata yet, a node of a quorum keeps a local one beside it.
+  const auto metadata_dir = log_dirs.front() / (quorum_options ? "__cluster_metadata-local" : "__cluster_metadata-0");
+  if (quorum_options) refuse_single_node_metadata(quorum_options->dir);
 
   net::ReactorPool reactors(static_cast<size_t>(cfg.reactor_threads()));
   net::BlockingPool blocking(static_cast<size_t>(cfg.integer("num.io.threads")));
   metrics::Registry registry(reactors.size());
   metrics::BrokerMetrics broker_metrics(registry);
-  cluster::MetadataStore metadata(log_dirs.front() / "__cluster_metadata-0", cluster_id, self);
+  cluster::MetadataStore metadata(metadata_dir, cluster_id, self);
   cluster::PartitionManager partitions(
       reactors, blocking,
       {log_dirs, cfg.topic_defaults(), cfg.integer("log.retention.check.interval.ms"),
@@ -122,7 +153,17 @@ int run(const brokerd::config::BrokerConfig& cfg) {
   server_cfg.socket_request_max_bytes = cfg.integer("socket.request.max.bytes");
   server_cfg.connections_max_idle_ms = cfg.integer("connections.max.idle.ms");
   server_cfg.queued_max_request_bytes = cfg.integer("queued.max.request.bytes");
-  net::Server server(reactors, blocking, dispatcher, listeners, server_cfg);
+  // The metadata quorum, when this node is part of one; its RPCs arrive on the controller
+  // listener.
+  std::unique_ptr<quorum::QuorumDriver> quorum_driver;
+  std::unique_ptr<controller::ControllerDispatcher> controller_dispatcher;
+  net::ListenerRouter router(dispatcher);
+  if (quorum_options) {
+    quorum_driver = std::make_unique<quorum::QuorumDriver>(*quorum_options, nullptr);
+    controller_dispatcher = std::make_unique<controller::ControllerDispatcher>(*quorum_driver);
+    router.route(cfg.raw("controller.listener.names"), *controller_dispatcher);
+  }
+  net::Server server(reactors, blocking, router, listeners, server_cfg);
 
   auto connections = [&server] { return static_cast<double>(server.connection_count()); };
   registry.gauge_fn("brokerd_connections", "Open client connections.", connections);
@@ -147,6 +188,7 @@ int run(const brokerd::config::BrokerConfig& cfg) {
     partitions.stop();
     groups.stop();
     server.stop();
+    if (quorum_driver) quorum_driver->stop();
     if (http) http->stop();
     const bool drained = reactors.drain(std::chrono::milliseconds(kReactorDrainMs));
     if (!drained) {
@@ -162,13 +204,14 @@ int run(const brokerd::config::BrokerConfig& cfg) {
   partitions.start();
   groups.start();
   try {
+    if (quorum_driver) quorum_driver->start();
     server.start();
-  } catch (const std::system_error& e) {
+  } catch (const std::exception& e) {
     shut_down();
     throw;
   }
   log->info("brokerd node {} of cluster {} serving on {}:{} ({} reactor threads, data in {})", node_id, cluster_id,
-            listeners.front().host, server.port(size_t{0}), reactors.size(), log_dirs.front().string());
+            advertised.host, server.port(advertised.listener), reactors.size(), log_dirs.front().string());
   if (http) {
     http->set_ready(true);
     log->info("metrics on http://{}:{}/metrics", metrics_at->host, http->port());

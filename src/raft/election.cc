@@ -8,7 +8,8 @@ void RaftNode::election_tick(int64_t now) {
   if (!is_voter()) return;
   if (now >= election_deadline_) {
     // A candidate whose election timed out goes back to pre-vote (KIP-996), so a node that
-    // keeps losing does not keep raising the epoch.
+    // keeps losing does not keep raising the epoch. A new round hears every leader named.
+    lost_leader_ = kNoReplica;
     become_prospective(now);
     return;
   }

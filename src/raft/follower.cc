@@ -7,6 +7,7 @@ namespace brokerd::raft {
 void RaftNode::follower_tick(int64_t now) {
   if (role_ == Role::follower && now >= fetch_deadline_) {
     if (is_voter()) {
+      lost_leader_ = leader_id_;
       become_prospective(now);
     } else {
       become_unattached(epoch_, now);

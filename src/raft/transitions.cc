@@ -16,6 +16,7 @@ void RaftNode::reset_election_timer(int64_t now) {
 }
 
 void RaftNode::become_unattached(Epoch epoch, int64_t now) {
+  lost_leader_ = kNoReplica;
   if (epoch != epoch_) voted_for_ = kNoReplica;
   epoch_ = epoch;
   role_ = Role::unattached;
@@ -30,6 +31,7 @@ void RaftNode::become_unattached(Epoch epoch, int64_t now) {
 }
 
 void RaftNode::become_follower(Epoch epoch, ReplicaId leader, int64_t now) {
+  lost_leader_ = kNoReplica;
   if (epoch != epoch_) voted_for_ = kNoReplica;
   epoch_ = epoch;
   role_ = Role::follower;
@@ -62,6 +64,7 @@ void RaftNode::become_prospective(int64_t now) {
 }
 
 void RaftNode::become_candidate(int64_t now) {
+  lost_leader_ = kNoReplica;
   epoch_ += 1;
   role_ = Role::candidate;
   voted_for_ = config_.node_id;

@@ -158,6 +158,12 @@ class RaftNode {
   int64_t leader_since_ = 0;
   int64_t begin_resend_at_ = 0;
 
+  // The leader this voter stopped hearing from before it became prospective. Pre-vote
+  // rejections that name it again carry no news (the rejecting voter's own fetch timer may
+  // simply not have expired yet): in that round they count as rejections instead of sending
+  // this voter back to a leader it already knows to be silent. Forgotten at the next round.
+  ReplicaId lost_leader_ = kNoReplica;
+
   // Follower / observer.
   int64_t fetch_deadline_ = 0;   // the leader is presumed gone after this
   int64_t next_fetch_at_ = 0;

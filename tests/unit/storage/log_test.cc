@@ -46,7 +46,10 @@ TEST(Log, MultipleBatchesInOneAppend) {
   auto log = Log::open(dir.path() / "t-0", LogConfig{}, true);
   Bytes a = make_batch(2), b = make_batch(3);
   a.insert(a.end(), b.begin(), b.end());
-  auto r = log->append(a, 0, kNow);
+  // A client's partition data is one batch; the node's own writers may append several.
+  EXPECT_EQ(log->append(a, 0, kNow, AppendOrigin::client).error, ErrorCode::invalid_record);
+  EXPECT_EQ(log->log_end_offset(), 0);
+  auto r = log->append(a, 0, kNow, AppendOrigin::internal);
   ASSERT_EQ(r.error, ErrorCode::none);
   EXPECT_EQ(r.base_offset, 0);
   EXPECT_EQ(r.last_offset, 4);

@@ -284,8 +284,11 @@ TEST(ProducerSnapshot, RebuiltFromTheLogAfterACrash) {
       if (e.is_regular_file()) fs::copy_file(e.path(), keep / e.path().filename());
   }
   fs::path crashed = dir.path() / "keep";
-  for (const auto& e : fs::directory_iterator(crashed))
-    if (e.path().extension() == ".snapshot") EXPECT_EQ(e.path().stem().string(), "00000000000000000004");
+  for (const auto& e : fs::directory_iterator(crashed)) {
+    if (e.path().extension() == ".snapshot") {
+      EXPECT_EQ(e.path().stem().string(), "00000000000000000004");
+    }
+  }
   auto log = Log::open(crashed, config(), false);
   EXPECT_EQ(log->producer_state().producers(), before);
   auto r = put(*log, 1, 0, 5, 1);

@@ -1,0 +1,45 @@
+#pragma once
+// One outbound connection to another node's controller listener, owned by the quorum driver
+// and used only on its thread. Requests are pipelined and answered in order. Any failure
+// (connect, write, read, a request unanswered for too long) closes the connection and fails
+// every pending request; the raft core resends what it still needs.
+#include <boost/asio/any_io_executor.hpp>
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "brokerd/common/bytes.h"
+#include "brokerd/quorum/voters.h"
+
+namespace brokerd::quorum {
+
+class PeerClient {
+ public:
+  // The response body (after the response header), or nullopt when the request failed.
+  using Done = std::function<void(std::optional<Bytes>)>;
+
+  PeerClient(boost::asio::any_io_executor ex, Voter peer, std::string client_id, int64_t request_timeout_ms);
+  ~PeerClient();
+  PeerClient(const PeerClient&) = delete;
+  PeerClient& operator=(const PeerClient&) = delete;
+
+  // Queues a request (body without header); connects first if needed. `done` runs later on
+  // the driver thread, never from inside send().
+  void send(int16_t api_key, int16_t version, Bytes body, Done done);
+  // Closes the connection when its oldest request has waited longer than the timeout.
+  void expire(int64_t now_ms);
+  void close();
+
+  const Voter& peer() const { return peer_; }
+
+  struct State;
+
+ private:
+  std::shared_ptr<State> state_;
+  Voter peer_;
+};
+
+}  // namespace brokerd::quorum

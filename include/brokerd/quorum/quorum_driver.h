@@ -1,0 +1,91 @@
+#pragma once
+// Runs this node's replica of the metadata quorum: the pure raft::RaftNode bound to a thread
+// of its own (so an fsync of the metadata log never stalls a reactor serving clients), to time
+// (a tick every few milliseconds), to the on-disk stores in the metadata log directory, and to
+// the network (outbound PeerClients to the other voters; inbound requests arrive from the
+// controller listener through handle()). Committed entries and snapshots go to the listener,
+// on the driver thread, in log order.
+#include <boost/asio/any_io_executor.hpp>
+#include <boost/asio/awaitable.hpp>
+
+#include <atomic>
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "brokerd/quorum/voters.h"
+#include "brokerd/raft/messages.h"
+#include "brokerd/raft/persistence.h"
+#include "brokerd/raft/types.h"
+
+namespace brokerd::quorum {
+
+// The state machine fed by the quorum (the metadata image). Called on the driver thread.
+class QuorumListener {
+ public:
+  virtual ~QuorumListener() = default;
+  // Replaces everything applied so far.
+  virtual void load_snapshot(const raft::Snapshot& snapshot) = 0;
+  // Committed entries in offset order (control entries included).
+  virtual void apply(const std::vector<raft::Entry>& entries) = 0;
+};
+
+struct QuorumOptions {
+  int32_t node_id = -1;
+  std::string cluster_id;
+  std::vector<Voter> voters;  // this node among them when it is a voter
+  std::filesystem::path dir;  // <metadata.log.dir>/__cluster_metadata-0
+  int64_t election_timeout_ms = 1000;
+  int64_t fetch_timeout_ms = 2000;
+  int64_t request_timeout_ms = 2000;  // an unanswered request closes its connection
+  int64_t fetch_backoff_ms = 20;
+  int32_t max_fetch_entries = 512;
+  int64_t tick_ms = 5;
+};
+
+// What the driver knows right now (thread-safe copy, refreshed after every step).
+struct QuorumStatus {
+  raft::Role role = raft::Role::unattached;
+  raft::Epoch epoch = 0;
+  raft::ReplicaId leader_id = raft::kNoReplica;
+  raft::Offset high_watermark = 0;
+  raft::Offset log_end_offset = 0;
+  raft::Offset applied_offset = 0;
+};
+
+class QuorumDriver {
+ public:
+  QuorumDriver(QuorumOptions options, QuorumListener* listener);
+  ~QuorumDriver();  // stop()
+  QuorumDriver(const QuorumDriver&) = delete;
+  QuorumDriver& operator=(const QuorumDriver&) = delete;
+
+  // Opens the stores and starts the thread. Throws when the stores cannot be opened.
+  void start();
+  // A leader resigns first (EndQuorumEpoch, so the others elect at once); then the thread
+  // stops. Waits at most `resign_wait_ms` for the resignation to go out.
+  void stop(int64_t resign_wait_ms = 200);
+
+  const QuorumOptions& options() const { return options_; }
+  bool is_voter() const;
+
+  // An inbound KRaft request from replica `from`: runs the core on the driver thread and
+  // returns its answer. Callable from any executor's coroutine.
+  boost::asio::awaitable<raft::MessageBody> handle(raft::ReplicaId from, raft::MessageBody request);
+  // DescribeQuorum, answered from the core on the driver thread. Times are wall-clock ms.
+  boost::asio::awaitable<raft::DescribeQuorumResponse> describe();
+
+  QuorumStatus status() const;
+
+  struct Impl;
+
+ private:
+  QuorumOptions options_;
+  std::shared_ptr<Impl> impl_;
+};
+
+}  // namespace brokerd::quorum

@@ -1,0 +1,107 @@
+#include "brokerd/controller/controller_dispatcher.h"
+
+#include "brokerd/common/logger.h"
+#include "brokerd/protocol/error_code.h"
+#include "brokerd/protocol/framing.h"
+#include "brokerd/protocol/messages/api_table.h"
+#include "brokerd/protocol/messages/api_versions_response.h"
+#include "brokerd/quorum/kraft_codec.h"
+#include "brokerd/quorum/quorum_driver.h"
+
+namespace brokerd::controller {
+
+namespace {
+
+constexpr int16_t kApiVersions = 18, kDescribeQuorum = 55;
+
+net::Response close_connection() { return net::Response{{}, false, true}; }
+
+net::Response respond_bytes(const net::Request& req, int16_t version, const Bytes& body) {
+  protocol::Writer w;
+  protocol::encode_response_header(w, req.api_key, version, req.correlation_id);
+  w.raw(body);
+  return net::Response{std::move(w).finish()};
+}
+
+void add_apis(protocol::ApiVersionsResponse& resp) {
+  for (const auto& a : controller_apis()) {
+    auto& v = resp.api_keys.emplace_back();
+    v.api_key = a.api_key;
+    v.min_version = a.min_version;
+    v.max_version = a.max_version;
+  }
+}
+
+const ControllerApi* find(int16_t key) {
+  for (const auto& a : controller_apis())
+    if (a.api_key == key) return &a;
+  return nullptr;
+}
+
+// The id of the replica a KRaft request comes from.
+raft::ReplicaId sender_of(const raft::MessageBody& body) {
+  if (const auto* r = std::get_if<raft::VoteRequest>(&body)) return r->candidate_id;
+  if (const auto* r = std::get_if<raft::BeginQuorumEpochRequest>(&body)) return r->leader_id;
+  if (const auto* r = std::get_if<raft::EndQuorumEpochRequest>(&body)) return r->leader_id;
+  if (const auto* r = std::get_if<raft::FetchRequest>(&body)) return r->replica_id;
+  if (const auto* r = std::get_if<raft::FetchSnapshotRequest>(&body)) return r->replica_id;
+  return raft::kNoReplica;
+}
+
+}  // namespace
+
+const std::vector<ControllerApi>& controller_apis() {
+  static const std::vector<ControllerApi> apis = {
+      {1, 4, quorum::kFetchVersion},   {18, 0, 4},
+      {52, 0, quorum::kVoteVersion},   {53, 0, quorum::kBeginQuorumEpochVersion},
+      {54, 0, quorum::kEndQuorumEpochVersion}, {55, 0, 2},
+      {59, 0, quorum::kFetchSnapshotVersion},
+  };
+  return apis;
+}
+
+boost::asio::awaitable<net::Response> ControllerDispatcher::dispatch(net::Request req) {
+  static auto log = module_logger("quorum");
+  const char* peer = req.connection ? req.connection->peer.c_str() : "?";
+  const ControllerApi* api = find(req.api_key);
+  if (!api || req.api_version < api->min_version || req.api_version > api->max_version) {
+    if (req.api_key == kApiVersions) {
+      protocol::ApiVersionsResponse resp;
+      resp.error_code = protocol::code(protocol::ErrorCode::unsupported_version);
+      add_apis(resp);
+      co_return net::Response{protocol::encode_response(req.api_key, 0, req.correlation_id, resp)};
+    }
+    log->warn("closing controller connection from {}: API key {} v{} is not served on the controller listener", peer,
+              req.api_key, req.api_version);
+    co_return close_connection();
+  }
+  protocol::Reader body(req.frame.data.subspan(req.header_end), req.frame.owner);
+  try {
+    if (protocol::request_header_version(req.api_key, req.api_version) >= 2) {
+      std::vector<protocol::TaggedField> ignored;
+      body.tagged_fields(ignored, [](uint32_t, protocol::Reader&) { return false; });
+    }
+    const auto rest = req.frame.data.subspan(req.frame.data.size() - body.remaining());
+    if (req.api_key == kApiVersions) {
+      protocol::ApiVersionsResponse resp;
+      add_apis(resp);
+      co_return net::Response{protocol::encode_response(req.api_key, req.api_version, req.correlation_id, resp)};
+    }
+    if (req.api_key == kDescribeQuorum) {
+      auto q = co_await quorum_.describe();
+      co_return respond_bytes(req, req.api_version,
+                              quorum::encode_describe_quorum(req.api_version, q, quorum_.options().voters));
+    }
+    raft::MessageBody request =
+        quorum::decode_request(req.api_key, req.api_version, rest, quorum_.options().max_fetch_entries);
+    const raft::ReplicaId from = sender_of(request);
+    raft::MessageBody answer = co_await quorum_.handle(from, std::move(request));
+    co_return respond_bytes(req, req.api_version, quorum::encode_response(req.api_key, req.api_version, answer));
+  } catch (const protocol::DecodeError& e) {
+    log->warn("closing controller connection from {}: malformed request (API key {} v{}): {}", peer, req.api_key,
+              req.api_version, e.what());
+    co_return close_connection();
+  }
+}
+
+}  // namespace brokerd::controller

@@ -1,0 +1,67 @@
+#include "brokerd/quorum/settings.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <stdexcept>
+
+#include "brokerd/config/broker_config.h"
+
+namespace brokerd::quorum {
+
+bool is_controller_listener(const config::BrokerConfig& cfg, const std::string& listener_name) {
+  return listener_name == cfg.raw("controller.listener.names");
+}
+
+std::optional<QuorumOptions> quorum_options_from(const config::BrokerConfig& cfg, const std::string& cluster_id) {
+  using config::ConfigError;
+  const auto roles = cfg.list("process.roles");
+  const bool broker = std::find(roles.begin(), roles.end(), "broker") != roles.end();
+  const bool controller = std::find(roles.begin(), roles.end(), "controller") != roles.end();
+  if (!broker) {
+    throw ConfigError("process.roles: a node without the broker role (a dedicated controller) is not supported yet");
+  }
+  std::vector<Voter> voters;
+  try {
+    voters = parse_voters(cfg.raw("controller.quorum.voters"));
+  } catch (const std::invalid_argument& e) {
+    throw ConfigError(fmt::format("controller.quorum.voters: {}", e.what()));
+  }
+  if (voters.empty()) return std::nullopt;
+
+  const int32_t id = cfg.node_id();
+  auto self = std::find_if(voters.begin(), voters.end(), [&](const Voter& v) { return v.id == id; });
+  if (controller && self == voters.end()) {
+    throw ConfigError(fmt::format(
+        "controller.quorum.voters does not name this node (node.id {}) although process.roles has controller", id));
+  }
+  if (!controller && self != voters.end()) {
+    throw ConfigError(fmt::format(
+        "controller.quorum.voters names this node (node.id {}) but process.roles has no controller role", id));
+  }
+  if (self != voters.end()) {
+    const std::string name = cfg.raw("controller.listener.names");
+    const auto listeners = cfg.listeners();
+    auto l = std::find_if(listeners.begin(), listeners.end(), [&](const config::Endpoint& e) { return e.listener == name; });
+    if (l == listeners.end()) {
+      throw ConfigError(fmt::format("listeners: a voter of the metadata quorum needs a {}://host:port listener", name));
+    }
+    if (l->port != self->port) {
+      throw ConfigError(fmt::format("controller.quorum.voters says node {} listens on port {}, but its {} listener is on {}",
+                                    id, self->port, name, l->port));
+    }
+  }
+  QuorumOptions o;
+  o.node_id = id;
+  o.cluster_id = cluster_id;
+  o.voters = std::move(voters);
+  std::filesystem::path base = cfg.raw("metadata.log.dir");
+  if (base.empty()) base = cfg.log_dirs().front();
+  o.dir = base / "__cluster_metadata-0";
+  o.election_timeout_ms = cfg.integer("controller.quorum.election.timeout.ms");
+  o.fetch_timeout_ms = cfg.integer("controller.quorum.fetch.timeout.ms");
+  o.request_timeout_ms = cfg.integer("controller.quorum.request.timeout.ms");
+  return o;
+}
+
+}  // namespace brokerd::quorum
