@@ -5,6 +5,7 @@
 #include "brokerd/protocol/framing.h"
 #include "brokerd/protocol/messages/api_table.h"
 #include "brokerd/protocol/messages/api_versions_response.h"
+#include "brokerd/protocol/messages/describe_quorum_request.h"
 #include "brokerd/quorum/kraft_codec.h"
 #include "brokerd/quorum/quorum_driver.h"
 
@@ -88,6 +89,8 @@ boost::asio::awaitable<net::Response> ControllerDispatcher::dispatch(net::Reques
       co_return net::Response{protocol::encode_response(req.api_key, req.api_version, req.correlation_id, resp)};
     }
     if (req.api_key == kDescribeQuorum) {
+      protocol::DescribeQuorumRequest dq;
+      dq.decode(body, req.api_version);
       auto q = co_await quorum_.describe();
       co_return respond_bytes(req, req.api_version,
                               quorum::encode_describe_quorum(req.api_version, q, quorum_.options().voters));

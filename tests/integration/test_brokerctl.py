@@ -8,27 +8,14 @@ import struct
 import subprocess
 import threading
 import time
-from pathlib import Path
 
 import pytest
 
 import kafka_wire as kw
-from brokerd_harness import module_broker
+from brokerd_harness import brokerctl_binary, module_broker
 
 GROUP_APIS = {8: "OffsetCommit", 9: "OffsetFetch", 10: "FindCoordinator", 15: "DescribeGroups",
               16: "ListGroups", 42: "DeleteGroups"}
-
-
-def brokerctl_binary():
-    path = os.environ.get("BROKERCTL_BIN")
-    if not path:
-        brokerd = os.environ.get("BROKERD_BIN")
-        if not brokerd:
-            raise RuntimeError("BROKERD_BIN (or BROKERCTL_BIN) must be set")
-        path = str(Path(brokerd).resolve().parent.parent / "brokerctl" / "brokerctl")
-    if not os.access(path, os.X_OK):
-        raise RuntimeError(f"brokerctl not found at {path} (build the brokerctl target)")
-    return path
 
 
 @pytest.fixture(scope="module")

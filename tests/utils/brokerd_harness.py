@@ -27,6 +27,16 @@ def brokerd_binary():
     return path
 
 
+def brokerctl_binary():
+    """brokerctl from BROKERCTL_BIN, or beside BROKERD_BIN in the build tree."""
+    path = os.environ.get("BROKERCTL_BIN")
+    if not path:
+        path = str(Path(brokerd_binary()).resolve().parent.parent / "brokerctl" / "brokerctl")
+    if not os.access(path, os.X_OK):
+        raise RuntimeError(f"brokerctl not found at {path} (build the brokerctl target)")
+    return path
+
+
 def free_port():
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
         s.bind(("127.0.0.1", 0))

@@ -1,0 +1,184 @@
+"""The metadata quorum across real brokerd processes: three voters elect one leader; kill -9
+of the leader elects another; SIGSTOP of the leader past the election timeout, then
+SIGCONT, leaves one leader (the old one steps down); a restarted node rejoins; bad
+configurations stop the start with one line; malformed KRaft requests fail alone."""
+import signal
+import socket
+import struct
+import time
+
+import pytest
+
+import kafka_wire as kw
+from brokerd_harness import Broker, free_port
+from cluster_harness import QuorumCluster
+
+
+@pytest.fixture
+def cluster(tmp_path):
+    c = QuorumCluster(tmp_path)
+    try:
+        yield c.start()
+    finally:
+        for n in c.nodes.values():
+            if n.proc is not None and n.proc.poll() is None:
+                try:
+                    n.proc.send_signal(signal.SIGCONT)
+                except ProcessLookupError:
+                    pass
+        c.kill_all()
+        for n in c.nodes.values():
+            n.assert_no_sanitizer_reports()
+
+
+def test_three_voters_elect_one_leader_and_agree(cluster):
+    leader, epoch = cluster.wait_for_leader()
+    q = cluster.quorum(leader)
+    assert q["leader"] == leader and q["epoch"] == epoch
+    assert sorted(v["id"] for v in q["voters"]) == [1, 2, 3]
+    # Every voter replicates the leader's epoch-start entry.
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        q = cluster.quorum(leader)
+        if q and all(v["log_end_offset"] >= q["high_watermark"] >= 1 for v in q["voters"]):
+            break
+        time.sleep(0.05)
+    assert all(v["lag"] == 0 for v in q["voters"]), q
+    # The quorum-state files agree on leader and epoch.
+    states = cluster.quorum_state_files()
+    assert {s["leaderId"] for s in states.values()} == {leader}, states
+    assert {s["leaderEpoch"] for s in states.values()} == {epoch}, states
+
+
+def test_killing_the_leader_elects_another_and_it_rejoins(cluster):
+    times = []
+    for _ in range(3):
+        leader, epoch = cluster.wait_for_leader()
+        cluster.nodes[leader].kill()
+        t0 = time.monotonic()
+        new_leader, new_epoch = cluster.wait_for_leader(excluding=(leader,))
+        times.append(time.monotonic() - t0)
+        assert new_leader != leader and new_epoch > epoch
+        cluster.nodes[leader].restart()
+        # The old leader comes back as a follower of the new epoch.
+        deadline = time.monotonic() + 15
+        while time.monotonic() < deadline:
+            q = cluster.quorum(leader)
+            if q and q["leader"] == new_leader and q["epoch"] >= new_epoch:
+                break
+            time.sleep(0.05)
+        assert q and q["leader"] == new_leader, q
+    print("leader failover times (s):", ", ".join(f"{t:.2f}" for t in times))
+
+
+def test_a_paused_leader_steps_down_without_split_brain(cluster):
+    leader, epoch = cluster.wait_for_leader()
+    node = cluster.nodes[leader]
+    node.proc.send_signal(signal.SIGSTOP)
+    try:
+        new_leader, new_epoch = cluster.wait_for_leader(among=[i for i in cluster.nodes if i != leader],
+                                                        excluding=(leader,))
+    finally:
+        node.proc.send_signal(signal.SIGCONT)
+    assert new_epoch > epoch
+    # Once resumed, the old leader learns the new epoch and follows; nobody else claims to lead.
+    deadline = time.monotonic() + 15
+    while time.monotonic() < deadline:
+        answers = {i: cluster.quorum(i) for i in cluster.nodes}
+        if all(a and a["leader"] == new_leader and a["epoch"] == new_epoch for a in answers.values()):
+            break
+        time.sleep(0.1)
+    assert all(a and a["leader"] == new_leader for a in answers.values()), answers
+    states = cluster.quorum_state_files()
+    assert states[leader]["leaderEpoch"] == new_epoch, states
+
+
+def test_full_restart_keeps_the_epoch_moving_forward(cluster):
+    leader, epoch = cluster.wait_for_leader()
+    for n in cluster.nodes.values():
+        n.stop()
+    for n in cluster.nodes.values():
+        n.start()
+    _, new_epoch = cluster.wait_for_leader()
+    assert new_epoch > epoch
+
+
+def raw_controller_request(port, api_key, version, body, flexible_header=True):
+    header = struct.pack(">hhi", api_key, version, 7) + kw.string("raw-test")
+    if flexible_header:
+        header += b"\x00"  # no tagged fields
+    frame = header + body
+    with socket.create_connection(("127.0.0.1", port), timeout=5) as s:
+        s.sendall(struct.pack(">i", len(frame)) + frame)
+        s.settimeout(5)
+        try:
+            data = s.recv(65536)
+        except (ConnectionResetError, socket.timeout):
+            data = b""
+        return data
+
+
+def test_malformed_kraft_requests_fail_alone(cluster):
+    leader, _ = cluster.wait_for_leader()
+    port = cluster.controller_ports[leader]
+    for api_key, version in [(52, 2), (53, 1), (54, 1), (1, 17), (59, 1), (55, 2)]:
+        # A body of garbage: the connection closes, nothing else happens.
+        assert raw_controller_request(port, api_key, version, b"\xff\xff\xff\xff\x01\x02") == b""
+    # A client API on the controller listener is not served there.
+    assert raw_controller_request(port, 3, 1, b"\x00\x00\x00\x00", flexible_header=False) == b""
+    # The leader still leads and answers.
+    assert cluster.quorum(leader)["leader"] == leader
+    for n in cluster.nodes.values():
+        assert n.running()
+
+
+@pytest.mark.parametrize("case", ["not_a_voter", "no_controller_listener", "port_mismatch", "voter_without_role",
+                                  "duplicate_id", "malformed"])
+def test_bad_quorum_configuration_stops_the_start_with_one_line(tmp_path, case):
+    port, cport = free_port(), free_port()
+    listeners = f"PLAINTEXT://127.0.0.1:{port},CONTROLLER://127.0.0.1:{cport}"
+    props = {"node.id": "1", "listeners": listeners, "controller.quorum.voters": f"1@127.0.0.1:{cport},2@127.0.0.1:1"}
+    expect = {
+        "not_a_voter": "does not name this node",
+        "no_controller_listener": "needs a CONTROLLER://host:port listener",
+        "port_mismatch": "but its CONTROLLER listener is on",
+        "voter_without_role": "process.roles has no controller role",
+        "duplicate_id": "listed twice",
+        "malformed": "is not id@host:port",
+    }[case]
+    if case == "not_a_voter":
+        props["controller.quorum.voters"] = f"2@127.0.0.1:{cport},3@127.0.0.1:1"
+    elif case == "no_controller_listener":
+        props["listeners"] = f"PLAINTEXT://127.0.0.1:{port}"
+    elif case == "port_mismatch":
+        props["controller.quorum.voters"] = f"1@127.0.0.1:{cport + 1},2@127.0.0.1:1"
+    elif case == "voter_without_role":
+        props["process.roles"] = "broker"
+    elif case == "duplicate_id":
+        props["controller.quorum.voters"] = f"1@127.0.0.1:{cport},1@127.0.0.1:1"
+    elif case == "malformed":
+        props["controller.quorum.voters"] = "1@nowhere"
+    b = Broker(tmp_path, overrides=props, port=port)
+    with pytest.raises(RuntimeError) as err:
+        b.start(timeout=10)
+    text = str(err.value)
+    assert "exited with 2" in text, text
+    lines = [line for line in b.log_text().splitlines() if line.strip()]
+    assert len(lines) == 1 and expect in lines[0], lines
+
+
+def test_a_single_node_data_directory_is_not_silently_dropped_by_a_quorum(tmp_path):
+    # A node that ran alone keeps its topics in its metadata log; starting it as a voter of a
+    # quorum must refuse rather than start from an empty image (which would delete them).
+    alone = Broker(tmp_path)
+    alone.start()
+    from clients import create_topic
+    create_topic(alone.bootstrap, "kept", 1)
+    alone.stop()
+    cport = free_port()
+    alone.overrides.update({"node.id": "1", "listeners": f"PLAINTEXT://127.0.0.1:{alone.port},CONTROLLER://127.0.0.1:{cport}",
+                            "controller.quorum.voters": f"1@127.0.0.1:{cport}"})
+    with pytest.raises(RuntimeError) as err:
+        alone.start(timeout=10)
+    assert "ran alone" in str(err.value)
+    assert (alone.data_dir / "kept-0").is_dir()

@@ -1,0 +1,68 @@
+"""Several brokerd processes on loopback forming one metadata quorum: each node gets a
+client listener and a controller listener on free ports, and every node is told the same
+controller.quorum.voters."""
+import json
+import subprocess
+import time
+
+from brokerd_harness import Broker, brokerctl_binary, free_port
+
+
+class QuorumCluster:
+    def __init__(self, workdir, voters=3, overrides=None):
+        self.workdir = workdir
+        self.controller_ports = {i: free_port() for i in range(1, voters + 1)}
+        self.voters = ",".join(f"{i}@127.0.0.1:{p}" for i, p in self.controller_ports.items())
+        self.nodes = {}
+        for i, cport in self.controller_ports.items():
+            port = free_port()
+            props = {
+                "node.id": str(i),
+                "listeners": f"PLAINTEXT://127.0.0.1:{port},CONTROLLER://127.0.0.1:{cport}",
+                "controller.quorum.voters": self.voters,
+            }
+            props.update(overrides or {})
+            self.nodes[i] = Broker(workdir / f"node{i}", overrides=props, port=port)
+
+    def start(self):
+        for n in self.nodes.values():
+            n.start()
+        return self
+
+    def kill_all(self):
+        for n in self.nodes.values():
+            n.kill()
+
+    def controller(self, node_id):
+        return f"127.0.0.1:{self.controller_ports[node_id]}"
+
+    def quorum(self, node_id, timeout_ms=1000):
+        """DescribeQuorum through brokerctl, asked of one node's controller listener (brokerctl
+        follows a follower's answer to the leader); None when it fails."""
+        proc = subprocess.run([brokerctl_binary(), "cluster", "quorum", "--bootstrap-controller",
+                               self.controller(node_id), "--output", "json", "--timeout-ms", str(timeout_ms)],
+                              capture_output=True, text=True, timeout=30)
+        if proc.returncode != 0:
+            return None
+        return json.loads(proc.stdout)
+
+    def wait_for_leader(self, among=None, excluding=(), timeout=20.0):
+        """(leader id, epoch) once a live node reports a leader that is not excluded."""
+        among = among or [i for i, n in self.nodes.items() if n.running()]
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            for i in among:
+                q = self.quorum(i, timeout_ms=300)
+                if q and q["leader"] >= 0 and q["leader"] not in excluding:
+                    return q["leader"], q["epoch"]
+            time.sleep(0.02)
+        raise TimeoutError(f"no leader among {among} (excluding {excluding}) within {timeout}s")
+
+    def quorum_state_files(self):
+        """Each node's quorum-state file as written on disk."""
+        out = {}
+        for i, n in self.nodes.items():
+            p = n.data_dir / "__cluster_metadata-0" / "quorum-state"
+            if p.exists():
+                out[i] = json.loads(p.read_text())
+        return out
