@@ -46,7 +46,7 @@ void RaftNode::handle_vote_response(const Message& m, const VoteResponse& r, int
   if (r.pre_vote) {
     if (role_ != Role::prospective) return;
     if (r.leader_epoch == epoch_ && r.leader_id != kNoReplica && r.leader_id != config_.node_id &&
-        r.leader_id != lost_leader_) {
+        (r.leader_id != lost_leader_ || config_.has_bug(Bug::follow_lost_leader))) {
       // The voter knows a leader for our epoch: follow it instead of running.
       become_follower(epoch_, r.leader_id, now);
       return;

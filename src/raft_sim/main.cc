@@ -31,6 +31,8 @@ constexpr BugInfo kBugs[] = {
      "followers report entries to the leader before flushing them"},
     {"skip-divergence-check", Bug::skip_divergence_check,
      "the leader serves a fetch without checking the fetcher's last epoch"},
+    {"follow-lost-leader", Bug::follow_lost_leader,
+     "a prospective voter follows again the dead leader that a pre-vote rejection names (livelock)"},
 };
 
 void usage() {

@@ -84,6 +84,9 @@ class SimCluster {
   int32_t max_fetch_entries_ = 8;
   bool starting_ = false;  // output drained inside start_node
   bool healed_ = false;
+  // Half the seeds heal with the leader of the moment left dead for good: the others must
+  // still elect one and commit.
+  ReplicaId left_down_ = kNoReplica;
   int64_t healed_at_ = 0;
 
   // Client.

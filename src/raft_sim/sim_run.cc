@@ -166,9 +166,21 @@ void SimCluster::heal() {
   loss_ = 0;
   duplicate_ = 0;
   delay_max_ = 10;
-  note("heal: network repaired, disks fast, every node up");
+  if (opt_.voters >= 3 && rng_.chance(0.5)) {
+    left_down_ = 1 + static_cast<ReplicaId>(rng_.range(0, opt_.voters - 1));
+    for (auto& n : nodes_)
+      if (n.raft && n.raft->role() == Role::leader && n.id <= opt_.voters) left_down_ = n.id;
+  }
+  note(left_down_ == kNoReplica ? "heal: network repaired, disks fast, every node up"
+                                : "heal: network repaired, disks fast, every node up but " +
+                                      std::to_string(left_down_) + ", which stays dead");
   for (auto& n : nodes_) {
     n.slow_disk = false;
+    if (n.id == left_down_) {
+      crash_node(n);
+      ++n.incarnation;  // also cancels a restart already scheduled
+      continue;
+    }
     if (!n.raft) {
       ++n.incarnation;  // cancels the pending restart
       start_node(n);
@@ -182,7 +194,7 @@ bool SimCluster::liveness_reached() {
     if (n.raft && n.raft->role() == Role::leader) leader = &n;
   if (!leader) return false;
   for (auto& n : nodes_) {
-    if (&n == leader) continue;
+    if (&n == leader || n.id == left_down_) continue;
     if (!n.raft || n.raft->epoch() != leader->raft->epoch() ||
         n.raft->leader_id() != leader->id || n.raft->role() != Role::follower)
       return false;
@@ -193,7 +205,7 @@ bool SimCluster::liveness_reached() {
     return false;
   }
   for (auto& n : nodes_)
-    if (n.sm_offset <= marker_->offset) return false;
+    if (n.id != left_down_ && n.sm_offset <= marker_->offset) return false;
   return true;
 }
 

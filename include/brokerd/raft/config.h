@@ -17,6 +17,7 @@ enum class Bug : uint32_t {
   hw_past_majority = 1u << 3,           // count one replica too few for the high watermark
   fetch_before_flush = 1u << 4,         // report unflushed entries to the leader as replicated
   skip_divergence_check = 1u << 5,      // leader serves fetches without checking the epoch
+  follow_lost_leader = 1u << 6,         // a prospective follows the silent leader a pre-vote names
 };
 
 struct RaftConfig {
