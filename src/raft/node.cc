@@ -37,7 +37,11 @@ void RaftNode::start(int64_t now) {
     hw_ = applied_ = log_.start_offset();
   }
   flush_requested_ = log_.flushed_end_offset();
-  if (leader_id_ == config_.node_id) {
+  if (config_.voters.size() == 1 && config_.voters.front() == config_.node_id) {
+    // The only voter is its own majority: it leads a new epoch at once instead of waiting
+    // out an election timeout (a single node starts without delay).
+    become_candidate(now);
+  } else if (leader_id_ == config_.node_id) {
     // A leader that restarts never leads the same epoch again.
     become_resigned(now);
   } else if (leader_id_ != kNoReplica) {

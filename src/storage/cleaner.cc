@@ -80,7 +80,7 @@ class SegmentScanner {
     if (pos_ + n > seg_.size) return false;
     if (at_ + n <= have_) return true;
     size_t keep = have_ - at_;
-    std::memmove(buf_.data(), buf_.data() + at_, keep);
+    if (keep > 0) std::memmove(buf_.data(), buf_.data() + at_, keep);  // never with a null buffer
     at_ = 0;
     have_ = keep;
     size_t want = std::max<size_t>(n, kChunk);
