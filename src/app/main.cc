@@ -2,6 +2,9 @@
 // then waits for SIGTERM or SIGINT and shuts down cleanly.
 #include <signal.h>
 
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -23,7 +26,6 @@
 #include "brokerd/metrics/process_metrics.h"
 #include "brokerd/metrics/registry.h"
 #include "brokerd/net/blocking_pool.h"
-#include "brokerd/net/listener_router.h"
 #include "brokerd/net/reactor_pool.h"
 #include "brokerd/net/server.h"
 #include "brokerd/quorum/quorum_driver.h"
@@ -94,18 +96,15 @@ brokerd::config::Endpoint client_listener(const brokerd::config::BrokerConfig& c
   throw brokerd::config::ConfigError("listeners: a broker needs a listener other than the controller listener");
 }
 
-// The quorum's directory must not hold the metadata log of a node that ran alone: joining a
-// quorum would start from an empty image and delete that node's partitions.
-void refuse_single_node_metadata(const std::filesystem::path& dir) {
-  std::error_code ec;
-  if (std::filesystem::exists(dir / "quorum-state", ec)) return;
-  for (const auto& e : std::filesystem::directory_iterator(dir, ec)) {
-    if (e.path().extension() == ".log" && e.file_size(ec) > 0) {
-      throw brokerd::config::ConfigError(
-          "controller.quorum.voters: " + dir.string() +
-          " holds the metadata of a node that ran alone; moving a single node into a quorum is not supported yet");
-    }
-  }
+const char* signal_name(int sig) { return sig == SIGTERM ? "SIGTERM" : "SIGINT"; }
+
+// Waits up to `ms` for SIGTERM or SIGINT; true (and `sig` set) when one came.
+bool take_signal(const sigset_t& signals, int& sig, int ms) {
+  timespec ts{0, static_cast<long>(ms) * 1000000L};
+  const int got = sigtimedwait(&signals, nullptr, &ts);
+  if (got < 0) return false;
+  sig = got;
+  return true;
 }
 
 int run(const brokerd::config::BrokerConfig& cfg) {
@@ -123,19 +122,60 @@ int run(const brokerd::config::BrokerConfig& cfg) {
   const auto log_dirs = cfg.log_dirs();
   const int32_t node_id = cfg.node_id();
   auto cluster_id = cluster::ensure_node_identity(log_dirs, node_id);
-  auto quorum_options = quorum::quorum_options_from(cfg, cluster_id);
+  const auto quorum_options = quorum::quorum_options_from(cfg, cluster_id);
+  quorum::check_metadata_dir(quorum_options);
   const auto advertised = client_listener(cfg);
   cluster::BrokerInfo self{node_id, advertised.host, advertised.port, cfg.raw("broker.rack")};
-  // A node alone keeps its metadata log where the quorum's would be. While the quorum does
-  // not carry the metadata yet, a node of a quorum keeps a local one beside it.
-  const auto metadata_dir = log_dirs.front() / (quorum_options ? "__cluster_metadata-local" : "__cluster_metadata-0");
-  if (quorum_options) refuse_single_node_metadata(quorum_options->dir);
+
+  std::vector<net::Listener> client_listeners, controller_listeners;
+  for (const auto& ep : cfg.listeners()) {
+    net::Listener l{ep.listener, ep.host, ep.port};
+    (quorum::is_controller_listener(cfg, ep.listener) ? controller_listeners : client_listeners).push_back(l);
+  }
+  net::ServerConfig server_cfg;
+  server_cfg.socket_request_max_bytes = cfg.integer("socket.request.max.bytes");
+  server_cfg.connections_max_idle_ms = cfg.integer("connections.max.idle.ms");
+  server_cfg.queued_max_request_bytes = cfg.integer("queued.max.request.bytes");
 
   net::ReactorPool reactors(static_cast<size_t>(cfg.reactor_threads()));
   net::BlockingPool blocking(static_cast<size_t>(cfg.integer("num.io.threads")));
   metrics::Registry registry(reactors.size());
   metrics::BrokerMetrics broker_metrics(registry);
-  cluster::MetadataStore metadata(metadata_dir, cluster_id, self);
+
+  // The metadata quorum comes first: the image every other part starts from is its log
+  // replayed. Its controller listener serves from the start, since the other voters need it
+  // before any node can replay anything.
+  cluster::MetadataStore metadata(cluster_id, self);
+  quorum::QuorumDriver quorum_driver(quorum_options, &metadata);
+  metadata.attach(quorum_driver);
+  controller::ControllerDispatcher controller_dispatcher(quorum_driver);
+  net::Server controller_server(reactors, blocking, controller_dispatcher, controller_listeners, server_cfg);
+  auto stop_quorum = [&] {
+    controller_server.stop();
+    quorum_driver.stop();
+  };
+  reactors.start();
+  try {
+    quorum_driver.start();
+    if (!controller_listeners.empty()) controller_server.start();
+  } catch (const std::exception&) {
+    stop_quorum();
+    reactors.drain(std::chrono::milliseconds(kReactorDrainMs));
+    throw;
+  }
+  int sig = 0;
+  const bool caught_up = metadata.wait_until_caught_up([&] { return take_signal(signals, sig, 20); });
+  if (!caught_up) {
+    log->info("received {} while waiting for the metadata quorum, shutting down", signal_name(sig));
+    stop_quorum();
+    if (!reactors.drain(std::chrono::milliseconds(kReactorDrainMs))) {
+      reactors.stop();
+      reactors.join();
+    }
+    log->info("shutdown complete");
+    return 0;
+  }
+
   cluster::PartitionManager partitions(
       reactors, blocking,
       {log_dirs, cfg.topic_defaults(), cfg.integer("log.retention.check.interval.ms"),
@@ -144,26 +184,14 @@ int run(const brokerd::config::BrokerConfig& cfg) {
   group_settings.offsets_partitions = group::ensure_offsets_topic(
       metadata, group_settings, static_cast<int32_t>(cfg.integer("offsets.topic.replication.factor")));
   partitions.load(*metadata.image());
+  // Changes committed by other nodes reach the partitions too.
+  metadata.on_publish([&partitions, &reactors](std::shared_ptr<const cluster::MetadataImage> image) {
+    boost::asio::co_spawn(reactors.executor(0), partitions.reconcile(std::move(image)), boost::asio::detached);
+  });
   group::GroupCoordinator groups(group_settings, partitions, blocking);
 
   kafka::KafkaDispatcher dispatcher(kafka::Services{cfg, metadata, partitions, reactors, blocking, node_id, groups, broker_metrics});
-  std::vector<net::Listener> listeners;
-  for (const auto& ep : cfg.listeners()) listeners.push_back({ep.listener, ep.host, ep.port});
-  net::ServerConfig server_cfg;
-  server_cfg.socket_request_max_bytes = cfg.integer("socket.request.max.bytes");
-  server_cfg.connections_max_idle_ms = cfg.integer("connections.max.idle.ms");
-  server_cfg.queued_max_request_bytes = cfg.integer("queued.max.request.bytes");
-  // The metadata quorum, when this node is part of one; its RPCs arrive on the controller
-  // listener.
-  std::unique_ptr<quorum::QuorumDriver> quorum_driver;
-  std::unique_ptr<controller::ControllerDispatcher> controller_dispatcher;
-  net::ListenerRouter router(dispatcher);
-  if (quorum_options) {
-    quorum_driver = std::make_unique<quorum::QuorumDriver>(*quorum_options, nullptr);
-    controller_dispatcher = std::make_unique<controller::ControllerDispatcher>(*quorum_driver);
-    router.route(cfg.raw("controller.listener.names"), *controller_dispatcher);
-  }
-  net::Server server(reactors, blocking, router, listeners, server_cfg);
+  net::Server server(reactors, blocking, dispatcher, client_listeners, server_cfg);
 
   auto connections = [&server] { return static_cast<double>(server.connection_count()); };
   registry.gauge_fn("brokerd_connections", "Open client connections.", connections);
@@ -181,14 +209,14 @@ int run(const brokerd::config::BrokerConfig& cfg) {
 
   // Stops everything started below. Every wait that could hold the stop is answered first
   // (parked fetches, rebalance waits), then the listeners close and in-flight requests
-  // finish, then the reactors run until nothing is left on them, so no suspended coroutine
-  // outlives an object it uses. True when that drain completed.
+  // finish, the quorum resigns and stops, then the reactors run until nothing is left on
+  // them, so no suspended coroutine outlives an object it uses. True when that drain completed.
   auto shut_down = [&] {
     if (http) http->set_ready(false);
     partitions.stop();
     groups.stop();
     server.stop();
-    if (quorum_driver) quorum_driver->stop();
+    stop_quorum();
     if (http) http->stop();
     const bool drained = reactors.drain(std::chrono::milliseconds(kReactorDrainMs));
     if (!drained) {
@@ -196,15 +224,12 @@ int run(const brokerd::config::BrokerConfig& cfg) {
       reactors.join();
     }
     partitions.shutdown();
-    metadata.close();
     blocking.join();
     return drained;
   };
-  reactors.start();
   partitions.start();
   groups.start();
   try {
-    if (quorum_driver) quorum_driver->start();
     server.start();
   } catch (const std::exception& e) {
     shut_down();
@@ -217,9 +242,8 @@ int run(const brokerd::config::BrokerConfig& cfg) {
     log->info("metrics on http://{}:{}/metrics", metrics_at->host, http->port());
   }
 
-  int sig = 0;
   sigwait(&signals, &sig);
-  log->info("received {}, shutting down", sig == SIGTERM ? "SIGTERM" : "SIGINT");
+  log->info("received {}, shutting down", signal_name(sig));
   if (!shut_down()) {
     // Some work never finished, and its suspended frames may reference anything below: the
     // logs are flushed and closed, so end here without running the destructors.

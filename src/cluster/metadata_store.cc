@@ -3,7 +3,8 @@
 #include <fmt/format.h>
 
 #include "brokerd/common/logger.h"
-#include "cluster/metadata_log.h"
+#include "brokerd/protocol/wire.h"
+#include "cluster/metadata_records.h"
 
 namespace brokerd::cluster {
 namespace {
@@ -21,26 +22,100 @@ constexpr int32_t kMaxPartitions = 100000;
 
 }  // namespace
 
-MetadataStore::MetadataStore(std::filesystem::path metadata_dir, std::string cluster_id, BrokerInfo self)
-    : log_(std::make_unique<MetadataLog>(std::move(metadata_dir))) {
+// The answer to a committed change: the topic as the image now holds it (or as proposed,
+// should a later change have removed it already).
+TopicChange MetadataStore::applied(const std::string& name, std::shared_ptr<const TopicMetadata> proposed) const {
+  auto after = image();
+  auto it = after->topics().find(name);
+  return TopicChange{ErrorCode::none, {}, it != after->topics().end() ? it->second : std::move(proposed), after};
+}
+
+namespace {
+
+}  // namespace
+
+MetadataStore::MetadataStore(std::string cluster_id, BrokerInfo self) {
   auto image = std::make_shared<MetadataImage>();
   image->cluster_id = std::move(cluster_id);
-  image->controller_id = self.node_id;
+  image->controller_id = -1;
+  const int32_t node_id = self.node_id;
   image->brokers.push_back(std::move(self));
-  log_->replay(*image);
-  module_logger("cluster")->info("metadata replayed: {} topics, last offset {}", image->topics().size(), image->offset);
-  int32_t node_id = image->controller_id;  // this node
   image_.store(std::move(image));
   producer_ids_ = std::make_unique<ProducerIdManager>([this, node_id] { return allocate_producer_ids(node_id, -1); });
 }
 
 MetadataStore::~MetadataStore() = default;
 
-void MetadataStore::publish(std::shared_ptr<MetadataImage> next) { image_.store(std::move(next)); }
+void MetadataStore::publish(std::shared_ptr<MetadataImage> next) {
+  std::shared_ptr<const MetadataImage> published = next;
+  image_.store(std::move(next));
+  std::lock_guard lock(publish_mutex_);
+  for (const auto& hook : publish_hooks_) hook(published);
+}
 
-void MetadataStore::close() {
-  std::lock_guard lock(write_mutex_);
-  log_->close();
+void MetadataStore::on_publish(std::function<void(std::shared_ptr<const MetadataImage>)> fn) {
+  std::lock_guard lock(publish_mutex_);
+  publish_hooks_.push_back(std::move(fn));
+}
+
+int32_t MetadataStore::controller_id() const { return quorum_ ? quorum_->status().leader_id : -1; }
+
+bool MetadataStore::wait_until_caught_up(const std::function<bool()>& stop) {
+  auto log = module_logger("cluster");
+  auto next_note = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+  while (!quorum_ || !quorum_->status().caught_up) {
+    if (stop()) return false;
+    if (std::chrono::steady_clock::now() >= next_note) {
+      auto s = quorum_ ? quorum_->status() : quorum::QuorumStatus{};
+      log->info("waiting for the metadata quorum (leader {}, epoch {}, applied {} of {})", s.leader_id, s.epoch,
+                s.applied_offset, s.high_watermark);
+      next_note += std::chrono::seconds(5);
+    }
+  }
+  auto image = this->image();
+  log->info("metadata replayed: {} topics, last offset {}", image->topics().size(), image->offset);
+  return true;
+}
+
+void MetadataStore::apply(const std::vector<raft::Entry>& entries) {
+  auto next = std::make_shared<MetadataImage>(*image());
+  for (const auto& e : entries) {
+    next->offset = e.offset;
+    if (e.control) continue;
+    try {
+      apply_change(std::as_bytes(std::span<const char>(e.payload.data(), e.payload.size())), *next);
+    } catch (const protocol::DecodeError& err) {
+      // Committed bytes that do not decode: every replica skips them alike.
+      module_logger("cluster")->error("metadata entry at offset {} does not decode: {}", e.offset, err.what());
+    }
+  }
+  publish(std::move(next));
+}
+
+void MetadataStore::load_snapshot(const raft::Snapshot& snapshot) {
+  auto next = std::make_shared<MetadataImage>();
+  auto current = image();
+  next->cluster_id = current->cluster_id;
+  next->brokers = current->brokers;
+  apply_change(std::as_bytes(std::span<const char>(snapshot.data.data(), snapshot.data.size())), *next);
+  next->offset = snapshot.id.offset - 1;
+  publish(std::move(next));
+}
+
+ErrorCode MetadataStore::commit(const std::vector<Bytes>& records, std::string* message) {
+  if (!quorum_) {
+    *message = "no metadata quorum";
+    return ErrorCode::not_controller;
+  }
+  auto future = quorum_->propose(encode_change(records));
+  if (future.wait_for(std::chrono::seconds(30)) != std::future_status::ready) {
+    *message = "the metadata change was not committed within 30 s";
+    return ErrorCode::request_timed_out;
+  }
+  auto result = future.get();
+  if (result.ok) return ErrorCode::none;
+  *message = result.error;
+  return ErrorCode::not_controller;
 }
 
 TopicChange MetadataStore::create_topic(const std::string& name, int32_t partitions, int32_t replication_factor,
@@ -73,14 +148,13 @@ TopicChange MetadataStore::create_topic(const std::string& name, int32_t partiti
   if (validate_only) return TopicChange{ErrorCode::none, {}, topic, nullptr};
 
   std::vector<Bytes> records{topic_record(*topic)};
-  for (int32_t p = 0; p < partitions; ++p) records.push_back(partition_record(*topic, p, current->controller_id));
+  const int32_t leader = current->brokers.front().node_id;
+  for (int32_t p = 0; p < partitions; ++p) records.push_back(partition_record(*topic, p, leader));
   for (const auto& [k, v] : topic->configs) records.push_back(config_record(name, k, v));
-  auto next = std::make_shared<MetadataImage>(*current);
-  next->offset = log_->append(records);
-  next->put_topic(topic);
-  publish(next);
+  std::string why;
+  if (ErrorCode e = commit(records, &why); e != ErrorCode::none) return failure(e, why);
   module_logger("cluster")->info("created topic {} ({} partitions, id {})", name, partitions, topic->id.to_string());
-  return TopicChange{ErrorCode::none, {}, topic, next};
+  return applied(name, topic);
 }
 
 TopicChange MetadataStore::delete_topic(const std::string& name) {
@@ -89,12 +163,10 @@ TopicChange MetadataStore::delete_topic(const std::string& name) {
   const TopicMetadata* t = current->topic(name);
   if (!t) return failure(ErrorCode::unknown_topic_or_partition, "This server does not host this topic.");
   auto removed = current->topics().at(name);
-  auto next = std::make_shared<MetadataImage>(*current);
-  next->offset = log_->append({remove_topic_record(t->id)});
-  next->remove_topic(name);
-  publish(next);
+  std::string why;
+  if (ErrorCode e = commit({remove_topic_record(t->id)}, &why); e != ErrorCode::none) return failure(e, why);
   module_logger("cluster")->info("deleted topic {}", name);
-  return TopicChange{ErrorCode::none, {}, removed, next};
+  return TopicChange{ErrorCode::none, {}, removed, image()};
 }
 
 TopicChange MetadataStore::create_partitions(const std::string& name, int32_t total, bool validate_only) {
@@ -111,22 +183,20 @@ TopicChange MetadataStore::create_partitions(const std::string& name, int32_t to
   topic->partitions = total;
   if (validate_only) return TopicChange{ErrorCode::none, {}, topic, nullptr};
   std::vector<Bytes> records;
-  for (int32_t p = t->partitions; p < total; ++p) records.push_back(partition_record(*topic, p, current->controller_id));
-  auto next = std::make_shared<MetadataImage>(*current);
-  next->offset = log_->append(records);
-  next->put_topic(topic);
-  publish(next);
-  return TopicChange{ErrorCode::none, {}, topic, next};
+  const int32_t leader = current->brokers.front().node_id;
+  for (int32_t p = t->partitions; p < total; ++p) records.push_back(partition_record(*topic, p, leader));
+  std::string why;
+  if (ErrorCode e = commit(records, &why); e != ErrorCode::none) return failure(e, why);
+  return applied(name, topic);
 }
 
 ProducerIdBlock MetadataStore::allocate_producer_ids(int32_t broker_id, int64_t broker_epoch) {
   std::lock_guard lock(write_mutex_);
   auto current = image();
   ProducerIdBlock block{broker_id, current->next_producer_id, ProducerIdManager::kBlockSize};
-  auto next = std::make_shared<MetadataImage>(*current);
-  next->offset = log_->append({producer_ids_record(broker_id, broker_epoch, block.end())});
-  next->next_producer_id = block.end();
-  publish(next);
+  std::string why;
+  if (ErrorCode e = commit({producer_ids_record(broker_id, broker_epoch, block.end())}, &why); e != ErrorCode::none)
+    throw std::runtime_error("cannot allocate producer ids: " + why);
   module_logger("cluster")->info("allocated producer ids [{}, {}) to node {}", block.first, block.end(), broker_id);
   return block;
 }
@@ -150,11 +220,9 @@ TopicChange MetadataStore::set_topic_configs(const std::string& name, const std:
     if (old == t->configs.end() || old->second != v) records.push_back(config_record(name, k, v));
   }
   if (records.empty()) return TopicChange{ErrorCode::none, {}, topic, current};
-  auto next = std::make_shared<MetadataImage>(*current);
-  next->offset = log_->append(records);
-  next->put_topic(topic);
-  publish(next);
-  return TopicChange{ErrorCode::none, {}, topic, next};
+  std::string why;
+  if (ErrorCode e = commit(records, &why); e != ErrorCode::none) return failure(e, why);
+  return applied(name, topic);
 }
 
 }  // namespace brokerd::cluster

@@ -85,6 +85,9 @@ int32_t ensure_offsets_topic(cluster::MetadataStore& metadata, const Settings& s
   std::map<std::string, std::string> configs{{"cleanup.policy", "compact"},
                                              {"segment.bytes", std::to_string(settings.offsets_segment_bytes)}};
   auto change = metadata.create_topic(name, settings.offsets_partitions, replication_factor, configs, false);
+  // Another node leads the quorum (and creates the topic as it starts), or created it just now.
+  if (change.error == ErrorCode::not_controller || change.error == ErrorCode::topic_already_exists)
+    return settings.offsets_partitions;
   if (change.error != ErrorCode::none)
     throw std::runtime_error("cannot create " + name + ": " + std::string(protocol::error_name(change.error)) + " " +
                              change.message);

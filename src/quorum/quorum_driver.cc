@@ -82,6 +82,13 @@ struct QuorumDriver::Impl : std::enable_shared_from_this<QuorumDriver::Impl> {
   std::unique_ptr<raft::RaftNode> node;
   std::map<raft::ReplicaId, std::unique_ptr<PeerClient>> peers;
 
+  struct Proposal {
+    raft::Epoch epoch = 0;
+    std::promise<ProposeResult> done;
+  };
+  std::map<raft::Offset, Proposal> proposals;  // by offset, until applied
+  bool fetched_from_leader = false;            // a fetch answered since start
+
   int64_t next_inbound = 1;
   std::map<int64_t, raft::MessageBody> replies;  // answers to inbound requests, by correlation
   bool stopping = false;
@@ -97,7 +104,10 @@ struct QuorumDriver::Impl : std::enable_shared_from_this<QuorumDriver::Impl> {
       const bool empty = out.messages.empty() && !out.flush_up_to && !out.load_snapshot && out.committed.empty();
       if (empty) break;
       if (out.load_snapshot && listener) listener->load_snapshot(*out.load_snapshot);
-      if (!out.committed.empty() && listener) listener->apply(out.committed);
+      if (!out.committed.empty()) {
+        if (listener) listener->apply(out.committed);
+        settle(out.committed);
+      }
       for (auto& m : out.messages) route(std::move(m));
       if (out.flush_up_to) {
         log->flush(*out.flush_up_to);
@@ -105,6 +115,32 @@ struct QuorumDriver::Impl : std::enable_shared_from_this<QuorumDriver::Impl> {
       }
     }
     publish_status();
+  }
+
+  // Proposals whose offsets were just applied: theirs if the epoch matches, else another
+  // leader's entry took the offset.
+  void settle(const std::vector<raft::Entry>& committed) {
+    for (const auto& e : committed) {
+      auto it = proposals.find(e.offset);
+      if (it == proposals.end()) continue;
+      ProposeResult r;
+      r.offset = e.offset;
+      r.ok = e.epoch == it->second.epoch;
+      if (!r.ok) r.error = "leadership moved before the entry committed";
+      it->second.done.set_value(std::move(r));
+      proposals.erase(it);
+    }
+  }
+
+  void fail_proposals(const char* why) {
+    for (auto& [offset, p] : proposals) p.done.set_value(ProposeResult{false, offset, why});
+    proposals.clear();
+  }
+
+  bool caught_up() const {
+    if (node->applied_offset() < node->high_watermark()) return false;
+    if (node->role() == raft::Role::leader) return node->high_watermark() > node->epoch_start_offset();
+    return fetched_from_leader;
   }
 
   void route(raft::Message m) {
@@ -128,6 +164,10 @@ struct QuorumDriver::Impl : std::enable_shared_from_this<QuorumDriver::Impl> {
                        resp.correlation_id = correlation;
                        try {
                          resp.body = decode_response(api, version, *body, request);
+                         if (const auto* f = std::get_if<raft::FetchResponse>(&resp.body);
+                             f && f->error == raft::Errc::none) {
+                           self->fetched_from_leader = true;
+                         }
                        } catch (const std::exception& e) {
                          module_logger("quorum")->warn("malformed response from node {}: {}", to, e.what());
                          return;
@@ -165,6 +205,8 @@ struct QuorumDriver::Impl : std::enable_shared_from_this<QuorumDriver::Impl> {
     s.high_watermark = node->high_watermark();
     s.log_end_offset = node->log().end_offset();
     s.applied_offset = node->applied_offset();
+    s.caught_up = caught_up();
+    if (s.role != raft::Role::leader && !proposals.empty()) fail_proposals("this node no longer leads the quorum");
     std::lock_guard lock(status_mu);
     status = s;
   }
@@ -253,6 +295,7 @@ void QuorumDriver::stop(int64_t resign_wait_ms) {
   std::promise<void> stopped;
   asio::post(s.ctx, [&s, &stopped] {
     s.stopping = true;
+    s.fail_proposals("the node is stopping");
     s.timer.cancel();
     for (auto& [_, p] : s.peers) p->close();
     s.guard.reset();
@@ -310,6 +353,38 @@ asio::awaitable<raft::DescribeQuorumResponse> QuorumDriver::describe() {
     return r;
   };
   co_return co_await net::run_on(impl->ctx.get_executor(), std::move(fn));
+}
+
+std::future<ProposeResult> QuorumDriver::propose(std::string payload) {
+  auto impl = impl_;
+  auto promise = std::make_shared<std::promise<ProposeResult>>();
+  auto future = promise->get_future();
+  asio::post(impl->ctx, [impl, promise, payload = std::move(payload)]() mutable {
+    auto& s = *impl;
+    if (!s.node || s.stopping) {
+      promise->set_value(ProposeResult{false, -1, "the node is stopping"});
+      return;
+    }
+    if (s.node->role() != raft::Role::leader || !s.caught_up()) {
+      promise->set_value(ProposeResult{false, -1, "this node does not lead the metadata quorum"});
+      return;
+    }
+    std::optional<raft::OffsetAndEpoch> at;
+    s.step([&] { at = s.node->propose(std::move(payload), steady_ms()); });
+    if (!at) {
+      promise->set_value(ProposeResult{false, -1, "this node does not lead the metadata quorum"});
+      return;
+    }
+    if (s.node->applied_offset() > at->offset) {
+      // Committed and applied within the same step (a quorum of one).
+      promise->set_value(ProposeResult{true, at->offset, {}});
+      return;
+    }
+    auto& p = s.proposals[at->offset];
+    p.epoch = at->epoch;
+    p.done = std::move(*promise);
+  });
+  return future;
 }
 
 QuorumStatus QuorumDriver::status() const {

@@ -1,11 +1,13 @@
 #include "brokerd/quorum/settings.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <stdexcept>
 
 #include "brokerd/config/broker_config.h"
+#include "brokerd/raft/disk_quorum_state.h"
 
 namespace brokerd::quorum {
 
@@ -13,7 +15,39 @@ bool is_controller_listener(const config::BrokerConfig& cfg, const std::string& 
   return listener_name == cfg.raw("controller.listener.names");
 }
 
-std::optional<QuorumOptions> quorum_options_from(const config::BrokerConfig& cfg, const std::string& cluster_id) {
+void check_metadata_dir(const QuorumOptions& options) {
+  using config::ConfigError;
+  namespace fs = std::filesystem;
+  std::vector<raft::ReplicaId> configured;
+  for (const auto& v : options.voters) configured.push_back(v.id);
+  std::sort(configured.begin(), configured.end());
+  std::error_code ec;
+  if (fs::exists(options.dir / raft::DiskQuorumStateStore::kFileName, ec)) {
+    auto recorded = raft::DiskQuorumStateStore(options.dir).recorded_voters();
+    std::sort(recorded.begin(), recorded.end());
+    if (!recorded.empty() && recorded != configured) {
+      throw ConfigError(fmt::format(
+          "controller.quorum.voters: {} was written by a quorum of voters {} but {} are configured; changing the voters "
+          "is not supported yet",
+          options.dir.string(), fmt::join(recorded, ","), fmt::join(configured, ",")));
+    }
+    return;
+  }
+  if (!networked(options)) return;
+  for (const auto& e : fs::directory_iterator(options.dir, ec)) {
+    if (e.path().extension() == ".log" && e.file_size(ec) > 0) {
+      throw ConfigError(fmt::format("controller.quorum.voters: {} holds the metadata of a node that ran alone; moving a "
+                                    "single node into a quorum of several is not supported yet",
+                                    options.dir.string()));
+    }
+  }
+}
+
+bool networked(const QuorumOptions& options) {
+  return options.voters.size() > 1 || (options.voters.size() == 1 && options.voters[0].id != options.node_id);
+}
+
+QuorumOptions quorum_options_from(const config::BrokerConfig& cfg, const std::string& cluster_id) {
   using config::ConfigError;
   const auto roles = cfg.list("process.roles");
   const bool broker = std::find(roles.begin(), roles.end(), "broker") != roles.end();
@@ -27,9 +61,11 @@ std::optional<QuorumOptions> quorum_options_from(const config::BrokerConfig& cfg
   } catch (const std::invalid_argument& e) {
     throw ConfigError(fmt::format("controller.quorum.voters: {}", e.what()));
   }
-  if (voters.empty()) return std::nullopt;
-
   const int32_t id = cfg.node_id();
+  const bool alone = voters.empty();
+  if (alone && !controller)
+    throw ConfigError("process.roles: a node without the controller role needs controller.quorum.voters naming the controllers");
+  if (alone) voters.push_back(Voter{id, "", 0});
   auto self = std::find_if(voters.begin(), voters.end(), [&](const Voter& v) { return v.id == id; });
   if (controller && self == voters.end()) {
     throw ConfigError(fmt::format(
@@ -39,7 +75,7 @@ std::optional<QuorumOptions> quorum_options_from(const config::BrokerConfig& cfg
     throw ConfigError(fmt::format(
         "controller.quorum.voters names this node (node.id {}) but process.roles has no controller role", id));
   }
-  if (self != voters.end()) {
+  if (self != voters.end() && !alone) {
     const std::string name = cfg.raw("controller.listener.names");
     const auto listeners = cfg.listeners();
     auto l = std::find_if(listeners.begin(), listeners.end(), [&](const config::Endpoint& e) { return e.listener == name; });

@@ -97,8 +97,7 @@ def test_full_restart_keeps_the_epoch_moving_forward(cluster):
     leader, epoch = cluster.wait_for_leader()
     for n in cluster.nodes.values():
         n.stop()
-    for n in cluster.nodes.values():
-        n.start()
+    cluster.start()
     _, new_epoch = cluster.wait_for_leader()
     assert new_epoch > epoch
 
@@ -167,17 +166,27 @@ def test_bad_quorum_configuration_stops_the_start_with_one_line(tmp_path, case):
     assert len(lines) == 1 and expect in lines[0], lines
 
 
-def test_a_single_node_data_directory_is_not_silently_dropped_by_a_quorum(tmp_path):
-    # A node that ran alone keeps its topics in its metadata log; starting it as a voter of a
-    # quorum must refuse rather than start from an empty image (which would delete them).
+def test_a_single_node_keeps_its_topics_alone_and_is_refused_by_a_quorum_of_several(tmp_path):
+    # A node that ran alone is a quorum of one: with a controller listener of its own and
+    # itself as the only voter, it starts from its metadata as before. Joining a quorum of
+    # several is refused rather than risk starting from another log (and deleting partitions).
+    from clients import create_topic, wait_for_topic
     alone = Broker(tmp_path)
     alone.start()
-    from clients import create_topic
     create_topic(alone.bootstrap, "kept", 1)
     alone.stop()
     cport = free_port()
     alone.overrides.update({"node.id": "1", "listeners": f"PLAINTEXT://127.0.0.1:{alone.port},CONTROLLER://127.0.0.1:{cport}",
                             "controller.quorum.voters": f"1@127.0.0.1:{cport}"})
+    alone.start()
+    wait_for_topic(alone.bootstrap, "kept", 1)
+    alone.stop()
+    alone.overrides["controller.quorum.voters"] = f"1@127.0.0.1:{cport},2@127.0.0.1:{free_port()}"
+    with pytest.raises(RuntimeError) as err:
+        alone.start(timeout=10)
+    assert "was written by a quorum of voters 1 but 1,2 are configured" in str(err.value)
+    # Likewise a directory of the release before the quorum (no quorum-state file at all).
+    (alone.data_dir / "__cluster_metadata-0" / "quorum-state").unlink()
     with pytest.raises(RuntimeError) as err:
         alone.start(timeout=10)
     assert "ran alone" in str(err.value)

@@ -96,7 +96,10 @@ class Broker:
             cmd += ["--override", f"{k}={v}"]
         return cmd
 
-    def start(self, timeout=DEFAULT_START_TIMEOUT_S):
+    def start(self, timeout=DEFAULT_START_TIMEOUT_S, wait=True):
+        """Starts the process; with wait, returns once its client port answers (a node of a
+        quorum serves only once the quorum has a leader: start the others with wait=False
+        first, then wait_until_serving())."""
         assert not self.running(), "broker already running"
         self.starts += 1
         log_path = self.workdir / f"brokerd.{self.starts}.log"
@@ -107,6 +110,11 @@ class Broker:
                                          stdin=subprocess.DEVNULL)
         finally:
             log.close()
+        if wait:
+            self.wait_until_serving(timeout)
+        return self
+
+    def wait_until_serving(self, timeout=DEFAULT_START_TIMEOUT_S):
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             rc = self.proc.poll()

@@ -26,7 +26,9 @@ class QuorumCluster:
 
     def start(self):
         for n in self.nodes.values():
-            n.start()
+            n.start(wait=False)
+        for n in self.nodes.values():
+            n.wait_until_serving()
         return self
 
     def kill_all(self):

@@ -1,22 +1,28 @@
 #pragma once
-// The owner of the cluster metadata on this node: applies topic changes by appending
-// KRaft metadata records to the metadata log (the single-node precursor of the controller
-// quorum's log), then publishes a new MetadataImage. Readers take image() without locks;
-// writers are serialised by a mutex and may block on disk, so call them off the reactors.
+// The cluster metadata on this node: the state machine of the metadata quorum. Committed
+// entries of the quorum's log (KRaft metadata records) are replayed into a MetadataImage,
+// published atomically; readers take image() without locks. Changes are proposed to the
+// quorum and answered once committed and applied here; only the quorum's leader writes
+// (elsewhere NOT_CONTROLLER). Writers are serialised by a mutex and block until the change
+// commits, so call them off the reactors.
 #include <atomic>
+#include <chrono>
+#include <condition_variable>
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <string>
+#include <vector>
 
 #include "brokerd/cluster/metadata_image.h"
 #include "brokerd/cluster/producer_ids.h"
+#include "brokerd/common/bytes.h"
 #include "brokerd/protocol/error_code.h"
+#include "brokerd/quorum/quorum_driver.h"
 
 namespace brokerd::cluster {
-
-class MetadataLog;
 
 struct TopicChange {
   protocol::ErrorCode error = protocol::ErrorCode::none;
@@ -25,13 +31,22 @@ struct TopicChange {
   std::shared_ptr<const MetadataImage> image;  // the image that includes the change
 };
 
-class MetadataStore {
+class MetadataStore final : public quorum::QuorumListener {
  public:
-  // Replays the metadata log in `metadata_dir` (created if missing).
-  MetadataStore(std::filesystem::path metadata_dir, std::string cluster_id, BrokerInfo self);
-  ~MetadataStore();
+  MetadataStore(std::string cluster_id, BrokerInfo self);
+  ~MetadataStore() override;
+
+  // The quorum whose log this store replays and writes to; set before the quorum starts.
+  void attach(quorum::QuorumDriver& quorum) { quorum_ = &quorum; }
+  // Blocks until the quorum has a leader and this node has applied everything committed
+  // before it joined, or `stop` says to give up. False when it gave up.
+  bool wait_until_caught_up(const std::function<bool()>& stop);
+  // Called with every image published from now on (on the quorum's thread; keep it short).
+  void on_publish(std::function<void(std::shared_ptr<const MetadataImage>)> fn);
 
   std::shared_ptr<const MetadataImage> image() const { return image_.load(); }
+  // The node leading the metadata quorum (the controller), -1 while unknown.
+  int32_t controller_id() const;
 
   // Each validates first (name, counts, configs against the topic properties); with
   // validate_only nothing is written.
@@ -43,22 +58,30 @@ class MetadataStore {
   TopicChange set_topic_configs(const std::string& name, const std::map<std::string, std::string>& configs,
                                 bool validate_only);
 
-  // Kafka's AllocateProducerIds: the next block of producer ids for `broker_id`, made durable
-  // by a ProducerIdsRecord before it is returned, so blocks never overlap across restarts.
-  // Blocks on disk; throws when the metadata log cannot be written.
+  // Kafka's AllocateProducerIds: the next block of producer ids for `broker_id`, committed by
+  // a ProducerIdsRecord before it is returned, so blocks never overlap across restarts.
+  // Blocks; throws std::runtime_error when the quorum does not commit it.
   ProducerIdBlock allocate_producer_ids(int32_t broker_id, int64_t broker_epoch);
   // This node's producer-id manager, fed by allocate_producer_ids.
   ProducerIdManager& producer_ids() { return *producer_ids_; }
 
-  void close();
+  // quorum::QuorumListener
+  void load_snapshot(const raft::Snapshot& snapshot) override;
+  void apply(const std::vector<raft::Entry>& entries) override;
 
  private:
+  // Proposes one change and waits until it is committed and applied. NOT_CONTROLLER when
+  // this node does not lead the quorum, REQUEST_TIMED_OUT when the commit did not come.
+  protocol::ErrorCode commit(const std::vector<Bytes>& records, std::string* message);
   void publish(std::shared_ptr<MetadataImage> next);
+  TopicChange applied(const std::string& name, std::shared_ptr<const TopicMetadata> proposed) const;
 
   std::mutex write_mutex_;
-  std::unique_ptr<MetadataLog> log_;
+  quorum::QuorumDriver* quorum_ = nullptr;
   std::atomic<std::shared_ptr<const MetadataImage>> image_;
   std::unique_ptr<ProducerIdManager> producer_ids_;
+  std::mutex publish_mutex_;
+  std::vector<std::function<void(std::shared_ptr<const MetadataImage>)>> publish_hooks_;
 };
 
 // Checks topic-level overrides: known names and valid values. Returns INVALID_CONFIG with a

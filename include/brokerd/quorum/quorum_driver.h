@@ -11,6 +11,7 @@
 #include <atomic>
 #include <cstdint>
 #include <filesystem>
+#include <future>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -55,6 +56,15 @@ struct QuorumStatus {
   raft::Offset high_watermark = 0;
   raft::Offset log_end_offset = 0;
   raft::Offset applied_offset = 0;
+  // This node has applied everything the quorum had committed when it joined: a leader whose
+  // epoch-start entry committed, or a replica that heard the leader's high watermark.
+  bool caught_up = false;
+};
+
+struct ProposeResult {
+  bool ok = false;
+  raft::Offset offset = -1;
+  std::string error;  // why not, when !ok
 };
 
 class QuorumDriver {
@@ -80,6 +90,12 @@ class QuorumDriver {
   boost::asio::awaitable<raft::DescribeQuorumResponse> describe();
 
   QuorumStatus status() const;
+
+  // Appends `payload` as one entry. The future completes once the entry is committed and the
+  // listener has applied it; it fails at once on a node that does not lead (or has not caught
+  // up), and later if leadership moves before the entry commits (it may still commit under
+  // the next leader: the outcome of a failed proposal is unknown, as with any timeout).
+  std::future<ProposeResult> propose(std::string payload);
 
   struct Impl;
 

@@ -1,7 +1,6 @@
 #pragma once
 // The metadata quorum this node takes part in, read from its configuration
 // (process.roles, controller.quorum.*, controller.listener.names, metadata.log.dir).
-#include <optional>
 #include <string>
 
 #include "brokerd/quorum/quorum_driver.h"
@@ -12,12 +11,21 @@ class BrokerConfig;
 
 namespace brokerd::quorum {
 
-// nullopt when controller.quorum.voters is empty: the node is a cluster of one whose
-// metadata log is local. Throws config::ConfigError with one line for a configuration that
-// cannot work (this node has the controller role but is not a voter, or is a voter without
-// the controller role; no controller listener; a voter entry that disagrees with this node's
-// own controller listener; process.roles without broker).
-std::optional<QuorumOptions> quorum_options_from(const config::BrokerConfig& cfg, const std::string& cluster_id);
+// With controller.quorum.voters empty the node is a quorum of one (its only voter, needing
+// no controller listener). Throws config::ConfigError with one line for a configuration
+// that cannot work (this node has the controller role but is not a voter, or is a voter
+// without the controller role; no controller listener; a voter entry that disagrees with
+// this node's own controller listener; process.roles without broker).
+QuorumOptions quorum_options_from(const config::BrokerConfig& cfg, const std::string& cluster_id);
+
+// Refuses (config::ConfigError, one line) a metadata directory that was written by another
+// set of voters than the one configured: its log could be truncated away by the others'
+// (and the node would then delete its partitions). A node that ran alone before the quorum
+// existed (entries, no quorum-state file) may only be a quorum of one.
+void check_metadata_dir(const QuorumOptions& options);
+
+// True when the quorum has other voters to talk to (the controller listener is needed).
+bool networked(const QuorumOptions& options);
 
 // The listener names that belong to the controller (never advertised to clients).
 bool is_controller_listener(const config::BrokerConfig& cfg, const std::string& listener_name);

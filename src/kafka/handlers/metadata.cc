@@ -57,7 +57,7 @@ boost::asio::awaitable<net::Response> handle_metadata(HandlerContext& ctx) {
     resp.brokers.push_back(std::move(broker));
   }
   resp.cluster_id = image->cluster_id;
-  resp.controller_id = image->controller_id;
+  resp.controller_id = svc.metadata.controller_id();
 
   // v0 sends an empty list for "all topics"; later versions send null.
   bool all_topics = !req.topics.has_value() || (ctx.version == 0 && req.topics->empty());

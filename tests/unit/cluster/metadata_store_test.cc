@@ -3,15 +3,32 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <filesystem>
 
 #include "brokerd/cluster/node_identity.h"
+#include "brokerd/quorum/quorum_driver.h"
+#include "brokerd/storage/batch_builder.h"
+#include "brokerd/storage/log.h"
+#include "cluster/metadata_records.h"
 
 using namespace brokerd::cluster;
 using brokerd::protocol::ErrorCode;
 namespace fs = std::filesystem;
 
 namespace {
+
+// A store on a quorum of one over the test's directory, started and caught up.
+struct Node {
+  std::unique_ptr<MetadataStore> store;
+  std::unique_ptr<brokerd::quorum::QuorumDriver> quorum;
+  MetadataStore* operator->() { return store.get(); }
+  Node() = default;
+  Node(Node&&) = default;
+  ~Node() {
+    if (quorum) quorum->stop(0);
+  }
+};
 
 class MetadataStoreTest : public ::testing::Test {
  protected:
@@ -21,8 +38,20 @@ class MetadataStoreTest : public ::testing::Test {
     fs::remove_all(dir_);
   }
   void TearDown() override { fs::remove_all(dir_); }
-  std::unique_ptr<MetadataStore> open() {
-    return std::make_unique<MetadataStore>(dir_ / "__cluster_metadata-0", "cluster-x", BrokerInfo{1, "127.0.0.1", 9092, ""});
+  Node open() {
+    Node n;
+    n.store = std::make_unique<MetadataStore>("cluster-x", BrokerInfo{1, "127.0.0.1", 9092, ""});
+    brokerd::quorum::QuorumOptions o;
+    o.node_id = 1;
+    o.cluster_id = "cluster-x";
+    o.voters = {{1, "", 0}};
+    o.dir = dir_ / "__cluster_metadata-0";
+    n.quorum = std::make_unique<brokerd::quorum::QuorumDriver>(o, n.store.get());
+    n.store->attach(*n.quorum);
+    n.quorum->start();
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    EXPECT_TRUE(n.store->wait_until_caught_up([&] { return std::chrono::steady_clock::now() > deadline; }));
+    return n;
   }
   fs::path dir_;
 };
@@ -40,7 +69,6 @@ TEST_F(MetadataStoreTest, ChangesSurviveReopen) {
     EXPECT_EQ(store->delete_topic("gone").error, ErrorCode::none);
     EXPECT_EQ(store->create_partitions("orders", 5, false).error, ErrorCode::none);
     EXPECT_EQ(store->set_topic_configs("orders", {{"retention.ms", "2000"}}, false).error, ErrorCode::none);
-    store->close();
   }
   auto store = open();
   auto image = store->image();
@@ -80,6 +108,39 @@ TEST_F(MetadataStoreTest, RecreatedTopicGetsNewId) {
   store->delete_topic("t");
   auto b = store->create_topic("t", 1, 1, {}, false).topic->id;
   EXPECT_NE(a, b);
+}
+
+// A metadata log written by a release that kept it locally (one batch of records per change,
+// leader epoch 0) is a log of the quorum's: a single node starts from it unchanged.
+TEST_F(MetadataStoreTest, ReplaysALocalMetadataLogOfAnEarlierRelease) {
+  TopicMetadata t;
+  t.name = "legacy";
+  t.id = brokerd::protocol::Uuid::random();
+  t.partitions = 2;
+  {
+    brokerd::storage::LogConfig cfg;
+    cfg.retention_ms = -1;
+    auto log = brokerd::storage::Log::open(dir_ / "__cluster_metadata-0", cfg, true);
+    brokerd::storage::BatchBuilder b;
+    for (const auto& r : {topic_record(t), partition_record(t, 0, 1), partition_record(t, 1, 1),
+                          config_record("legacy", "retention.ms", "5000"), producer_ids_record(1, -1, 3000)}) {
+      b.add(1000, std::nullopt, std::span<const std::byte>(r));
+    }
+    auto batch = b.build();
+    ASSERT_EQ(log->append(batch, 0, 1000, brokerd::storage::AppendOrigin::internal).error, ErrorCode::none);
+    log->close();
+  }
+  auto store = open();
+  auto image = store->image();
+  const TopicMetadata* got = image->topic("legacy");
+  ASSERT_NE(got, nullptr);
+  EXPECT_EQ(got->id, t.id);
+  EXPECT_EQ(got->partitions, 2);
+  EXPECT_EQ(got->configs.at("retention.ms"), "5000");
+  EXPECT_EQ(image->next_producer_id, 3000);
+  // And it goes on from there.
+  EXPECT_EQ(store->create_topic("next", 1, 1, {}, false).error, ErrorCode::none);
+  EXPECT_EQ(store->allocate_producer_ids(1, -1).first, 3000);
 }
 
 TEST(TopicNames, KafkaRules) {

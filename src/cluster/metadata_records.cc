@@ -1,16 +1,11 @@
-#include "cluster/metadata_log.h"
+#include "cluster/metadata_records.h"
 
-#include <unistd.h>
-
-#include "brokerd/common/clock.h"
-#include "brokerd/common/logger.h"
 #include "brokerd/protocol/messages/config_record.h"
 #include "brokerd/protocol/messages/partition_record.h"
 #include "brokerd/protocol/messages/producer_ids_record.h"
 #include "brokerd/protocol/messages/remove_topic_record.h"
 #include "brokerd/protocol/messages/topic_record.h"
 #include "brokerd/protocol/wire.h"
-#include "brokerd/storage/batch_builder.h"
 
 namespace brokerd::cluster {
 namespace {
@@ -79,8 +74,10 @@ Bytes producer_ids_record(int32_t broker_id, int64_t broker_epoch, int64_t next_
   return frame(kProducerIdsRecord, r);
 }
 
-void apply_metadata_record(std::span<const std::byte> value, MetadataImage& image) {
-  protocol::Reader rd(value);
+namespace {
+
+// Applies the frame at the reader's position and leaves the reader after it.
+void apply_record(protocol::Reader& rd, MetadataImage& image) {
   rd.uvarint();  // frame version
   uint32_t type = rd.uvarint();
   auto version = static_cast<int16_t>(rd.uvarint());
@@ -137,55 +134,45 @@ void apply_metadata_record(std::span<const std::byte> value, MetadataImage& imag
   }
 }
 
-MetadataLog::MetadataLog(std::filesystem::path dir) {
-  storage::LogConfig cfg;
-  cfg.retention_ms = -1;  // the metadata log is never trimmed by time or size
-  cfg.segment_bytes = 64 << 20;
-  // Every append is fsynced before it is acknowledged, so recovery need only cut a torn tail.
-  log_ = storage::Log::open(std::move(dir), cfg, false);
+}  // namespace
+
+std::string encode_change(const std::vector<Bytes>& records) {
+  if (records.size() == 1) return std::string(reinterpret_cast<const char*>(records[0].data()), records[0].size());
+  protocol::Writer w;
+  w.i8(0);
+  for (const auto& r : records) {
+    w.uvarint(static_cast<uint32_t>(r.size()));
+    w.raw(r);
+  }
+  Bytes b = std::move(w).finish_bytes();
+  return std::string(reinterpret_cast<const char*>(b.data()), b.size());
 }
 
-MetadataLog::~MetadataLog() = default;
-
-void MetadataLog::replay(MetadataImage& image) {
-  int64_t offset = log_->log_start_offset();
-  const int64_t end = log_->log_end_offset();
-  while (offset < end) {
-    auto rr = log_->read(offset, 1 << 20, true, end);
-    if (rr.error != protocol::ErrorCode::none) throw std::runtime_error("metadata log unreadable");
-    Bytes bytes = rr.records.to_bytes();
-    if (bytes.empty()) break;
-    std::span<const std::byte> rest(bytes);
-    while (rest.size() >= storage::batch_layout::header_size) {
-      storage::RecordBatchView batch(rest);
-      if (batch.size() > rest.size()) break;
-      storage::RecordReader reader(batch);
-      storage::Record rec;
-      while (reader.next(rec)) {
-        if (rec.offset >= offset && rec.value) apply_metadata_record(*rec.value, image);
-        image.offset = rec.offset;
-      }
-      offset = batch.next_offset();
-      rest = rest.subspan(batch.size());
-    }
+void apply_change(std::span<const std::byte> payload, MetadataImage& image) {
+  if (payload.empty()) return;
+  protocol::Reader rd(payload);
+  if (payload[0] != std::byte{0}) {
+    apply_record(rd, image);
+    return;
+  }
+  rd.i8();
+  while (rd.remaining() > 0) {
+    const uint32_t size = rd.uvarint();
+    if (size > rd.remaining()) throw protocol::DecodeError("metadata change: a record runs past the entry");
+    protocol::Reader one = rd.sub(size);
+    apply_record(one, image);
   }
 }
 
-int64_t MetadataLog::append(const std::vector<Bytes>& record_values) {
-  storage::BatchBuilder builder;
-  int64_t ts = wall_clock_ms();
-  for (const auto& v : record_values) builder.add(ts, std::nullopt, std::span<const std::byte>(v));
-  Bytes batch = builder.build();
-  auto result = log_->append(batch, 0, ts, storage::AppendOrigin::internal);
-  if (result.error != protocol::ErrorCode::none) {
-    throw std::runtime_error("metadata log append failed: " + result.message);
+std::string encode_image(const MetadataImage& image, int32_t node_id) {
+  std::vector<Bytes> records;
+  for (const auto& [name, t] : image.topics()) {
+    records.push_back(topic_record(*t));
+    for (int32_t p = 0; p < t->partitions; ++p) records.push_back(partition_record(*t, p, node_id));
+    for (const auto& [k, v] : t->configs) records.push_back(config_record(name, k, v));
   }
-  if (log_->flush() != protocol::ErrorCode::none) throw std::runtime_error("metadata log fsync failed");
-  return result.last_offset;
-}
-
-void MetadataLog::close() {
-  if (log_) log_->close();
+  records.push_back(producer_ids_record(node_id, -1, image.next_producer_id));
+  return encode_change(records);
 }
 
 }  // namespace brokerd::cluster

@@ -1,0 +1,33 @@
+#pragma once
+// KRaft metadata records (TopicRecord, PartitionRecord, ConfigRecord, RemoveTopicRecord,
+// ProducerIdsRecord), framed as KRaft frames them, and their replay into a MetadataImage.
+// One change of the metadata is one entry of the metadata quorum's log: a single frame, or
+// several behind a 0 byte (a frame never starts with 0: its first field is the frame version,
+// 1), each with its length, so that a change applies whole or not at all.
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "brokerd/cluster/metadata_image.h"
+#include "brokerd/common/bytes.h"
+
+namespace brokerd::cluster {
+
+// Encoders of the records a change writes.
+Bytes topic_record(const TopicMetadata& t);
+Bytes partition_record(const TopicMetadata& t, int32_t partition, int32_t node_id);
+Bytes config_record(const std::string& topic, const std::string& name, const std::optional<std::string>& value);
+Bytes remove_topic_record(const protocol::Uuid& id);
+Bytes producer_ids_record(int32_t broker_id, int64_t broker_epoch, int64_t next_producer_id);
+
+// One change as an entry payload, and its replay (a payload written by an older release
+// holds one frame). Unknown record types are skipped, so a newer log can be read by an older
+// node as far as it understands it. Throws protocol::DecodeError on a malformed payload.
+std::string encode_change(const std::vector<Bytes>& records);
+void apply_change(std::span<const std::byte> payload, MetadataImage& image);
+
+// The image as one change that rebuilds it from nothing (the payload of a snapshot).
+std::string encode_image(const MetadataImage& image, int32_t node_id);
+
+}  // namespace brokerd::cluster
