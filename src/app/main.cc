@@ -17,6 +17,8 @@
 #include "brokerd/cluster/partition_manager.h"
 #include "brokerd/common/logger.h"
 #include "brokerd/config/broker_config.h"
+#include "brokerd/controller/broker_lifecycle.h"
+#include "brokerd/controller/broker_registry.h"
 #include "brokerd/controller/controller_dispatcher.h"
 #include "brokerd/group/group_coordinator.h"
 #include "brokerd/kafka/broker_collectors.h"
@@ -125,7 +127,7 @@ int run(const brokerd::config::BrokerConfig& cfg) {
   const auto quorum_options = quorum::quorum_options_from(cfg, cluster_id);
   quorum::check_metadata_dir(quorum_options);
   const auto advertised = client_listener(cfg);
-  cluster::BrokerInfo self{node_id, advertised.host, advertised.port, cfg.raw("broker.rack")};
+  cluster::BrokerInfo self{node_id, advertised.host, advertised.port, cfg.raw("broker.rack"), -1, {}, true};
 
   std::vector<net::Listener> client_listeners, controller_listeners;
   for (const auto& ep : cfg.listeners()) {
@@ -145,28 +147,49 @@ int run(const brokerd::config::BrokerConfig& cfg) {
   // The metadata quorum comes first: the image every other part starts from is its log
   // replayed. Its controller listener serves from the start, since the other voters need it
   // before any node can replay anything.
-  cluster::MetadataStore metadata(cluster_id, self);
+  cluster::MetadataStore metadata(cluster_id, node_id);
   quorum::QuorumDriver quorum_driver(quorum_options, &metadata);
   metadata.attach(quorum_driver);
-  controller::ControllerDispatcher controller_dispatcher(quorum_driver);
+  controller::BrokerRegistry broker_registry(metadata, quorum_driver, cfg.integer("broker.session.timeout.ms"));
+  controller::ControllerDispatcher controller_dispatcher(quorum_driver, broker_registry, blocking);
   net::Server controller_server(reactors, blocking, controller_dispatcher, controller_listeners, server_cfg);
+  controller::BrokerLifecycle lifecycle(metadata, quorum_driver, broker_registry, self, advertised.listener,
+                                        cfg.integer("broker.heartbeat.interval.ms"),
+                                        cfg.integer("broker.session.timeout.ms"));
   auto stop_quorum = [&] {
     controller_server.stop();
+    broker_registry.stop();
     quorum_driver.stop();
   };
   reactors.start();
   try {
     quorum_driver.start();
     if (!controller_listeners.empty()) controller_server.start();
+    broker_registry.start();
   } catch (const std::exception&) {
     stop_quorum();
     reactors.drain(std::chrono::milliseconds(kReactorDrainMs));
     throw;
   }
+  // Then this node replays the metadata and registers as a broker with the controller; it
+  // serves clients once the controller has unfenced it.
   int sig = 0;
-  const bool caught_up = metadata.wait_until_caught_up([&] { return take_signal(signals, sig, 20); });
-  if (!caught_up) {
-    log->info("received {} while waiting for the metadata quorum, shutting down", signal_name(sig));
+  auto signalled = [&] { return take_signal(signals, sig, 20); };
+  bool ready = metadata.wait_until_caught_up(signalled);
+  if (ready) {
+    lifecycle.start();
+    try {
+      ready = lifecycle.wait_until_unfenced(signalled);
+    } catch (const std::exception&) {
+      lifecycle.stop(false);
+      stop_quorum();
+      reactors.drain(std::chrono::milliseconds(kReactorDrainMs));
+      throw;
+    }
+  }
+  if (!ready) {
+    log->info("received {} while joining the cluster, shutting down", signal_name(sig));
+    lifecycle.stop(false);
     stop_quorum();
     if (!reactors.drain(std::chrono::milliseconds(kReactorDrainMs))) {
       reactors.stop();
@@ -213,6 +236,7 @@ int run(const brokerd::config::BrokerConfig& cfg) {
   // them, so no suspended coroutine outlives an object it uses. True when that drain completed.
   auto shut_down = [&] {
     if (http) http->set_ready(false);
+    lifecycle.stop(true);  // fenced first: clients stop being sent here
     partitions.stop();
     groups.stop();
     server.stop();

@@ -2,6 +2,18 @@
 
 namespace brokerd::cluster {
 
+const BrokerInfo* MetadataImage::broker(int32_t node_id) const {
+  for (const auto& b : brokers)
+    if (b.node_id == node_id) return &b;
+  return nullptr;
+}
+
+int32_t MetadataImage::live_brokers() const {
+  int32_t n = 0;
+  for (const auto& b : brokers) n += b.fenced ? 0 : 1;
+  return n;
+}
+
 const TopicMetadata* MetadataImage::topic(std::string_view name) const {
   auto it = by_name_.find(name);
   return it == by_name_.end() ? nullptr : it->second.get();

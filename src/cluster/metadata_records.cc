@@ -1,6 +1,12 @@
 #include "cluster/metadata_records.h"
 
+#include <algorithm>
+
 #include "brokerd/protocol/messages/config_record.h"
+#include "brokerd/protocol/messages/fence_broker_record.h"
+#include "brokerd/protocol/messages/register_broker_record.h"
+#include "brokerd/protocol/messages/unfence_broker_record.h"
+#include "brokerd/protocol/messages/unregister_broker_record.h"
 #include "brokerd/protocol/messages/partition_record.h"
 #include "brokerd/protocol/messages/producer_ids_record.h"
 #include "brokerd/protocol/messages/remove_topic_record.h"
@@ -13,6 +19,8 @@ namespace {
 constexpr uint32_t kFrameVersion = 1;
 constexpr uint32_t kTopicRecord = 2, kPartitionRecord = 3, kConfigRecord = 4, kRemoveTopicRecord = 9;
 constexpr uint32_t kProducerIdsRecord = 15;
+constexpr uint32_t kRegisterBrokerRecord = 0, kUnregisterBrokerRecord = 1, kFenceBrokerRecord = 7,
+                   kUnfenceBrokerRecord = 8;
 constexpr int8_t kTopicResource = 2;
 
 template <typename Msg>
@@ -74,7 +82,52 @@ Bytes producer_ids_record(int32_t broker_id, int64_t broker_epoch, int64_t next_
   return frame(kProducerIdsRecord, r);
 }
 
+Bytes register_broker_record(const BrokerInfo& b, const std::string& listener) {
+  protocol::RegisterBrokerRecord r;
+  r.broker_id = b.node_id;
+  r.incarnation_id = b.incarnation;
+  r.broker_epoch = b.epoch;
+  auto& ep = r.end_points.emplace_back();
+  ep.name = listener;
+  ep.host = b.host;
+  ep.port = static_cast<uint16_t>(b.port);
+  ep.security_protocol = 0;  // PLAINTEXT
+  r.rack = b.rack.empty() ? std::nullopt : std::optional<std::string>(b.rack);
+  r.fenced = b.fenced;
+  return frame(kRegisterBrokerRecord, r);
+}
+
+Bytes fence_broker_record(int32_t id, int64_t epoch, bool fenced) {
+  if (fenced) {
+    protocol::FenceBrokerRecord r;
+    r.id = id;
+    r.epoch = epoch;
+    return frame(kFenceBrokerRecord, r);
+  }
+  protocol::UnfenceBrokerRecord r;
+  r.id = id;
+  r.epoch = epoch;
+  return frame(kUnfenceBrokerRecord, r);
+}
+
 namespace {
+
+void put_broker(MetadataImage& image, BrokerInfo b) {
+  for (auto& existing : image.brokers) {
+    if (existing.node_id == b.node_id) {
+      existing = std::move(b);
+      return;
+    }
+  }
+  image.brokers.push_back(std::move(b));
+  std::sort(image.brokers.begin(), image.brokers.end(),
+            [](const BrokerInfo& x, const BrokerInfo& y) { return x.node_id < y.node_id; });
+}
+
+void set_fenced(MetadataImage& image, int32_t id, int64_t epoch, bool fenced) {
+  for (auto& b : image.brokers)
+    if (b.node_id == id && b.epoch == epoch) b.fenced = fenced;
+}
 
 // Applies the frame at the reader's position and leaves the reader after it.
 void apply_record(protocol::Reader& rd, MetadataImage& image) {
@@ -121,6 +174,40 @@ void apply_record(protocol::Reader& rd, MetadataImage& image) {
       protocol::RemoveTopicRecord r;
       r.decode(rd, version);
       if (const TopicMetadata* t = image.topic(r.topic_id)) image.remove_topic(t->name);
+      break;
+    }
+    case kRegisterBrokerRecord: {
+      protocol::RegisterBrokerRecord r;
+      r.decode(rd, version);
+      BrokerInfo b;
+      b.node_id = r.broker_id;
+      b.incarnation = r.incarnation_id;
+      b.epoch = r.broker_epoch;
+      if (!r.end_points.empty()) {
+        b.host = r.end_points[0].host;
+        b.port = r.end_points[0].port;
+      }
+      b.rack = r.rack.value_or("");
+      b.fenced = r.fenced;
+      put_broker(image, std::move(b));
+      break;
+    }
+    case kUnregisterBrokerRecord: {
+      protocol::UnregisterBrokerRecord r;
+      r.decode(rd, version);
+      std::erase_if(image.brokers, [&](const BrokerInfo& b) { return b.node_id == r.broker_id && b.epoch == r.broker_epoch; });
+      break;
+    }
+    case kFenceBrokerRecord: {
+      protocol::FenceBrokerRecord r;
+      r.decode(rd, version);
+      set_fenced(image, r.id, r.epoch, true);
+      break;
+    }
+    case kUnfenceBrokerRecord: {
+      protocol::UnfenceBrokerRecord r;
+      r.decode(rd, version);
+      set_fenced(image, r.id, r.epoch, false);
       break;
     }
     case kProducerIdsRecord: {
@@ -171,6 +258,7 @@ std::string encode_image(const MetadataImage& image, int32_t node_id) {
     for (int32_t p = 0; p < t->partitions; ++p) records.push_back(partition_record(*t, p, node_id));
     for (const auto& [k, v] : t->configs) records.push_back(config_record(name, k, v));
   }
+  for (const auto& b : image.brokers) records.push_back(register_broker_record(b, "PLAINTEXT"));
   records.push_back(producer_ids_record(node_id, -1, image.next_producer_id));
   return encode_change(records);
 }

@@ -20,6 +20,8 @@ Bytes partition_record(const TopicMetadata& t, int32_t partition, int32_t node_i
 Bytes config_record(const std::string& topic, const std::string& name, const std::optional<std::string>& value);
 Bytes remove_topic_record(const protocol::Uuid& id);
 Bytes producer_ids_record(int32_t broker_id, int64_t broker_epoch, int64_t next_producer_id);
+Bytes register_broker_record(const BrokerInfo& b, const std::string& listener);
+Bytes fence_broker_record(int32_t id, int64_t epoch, bool fenced);  // FenceBrokerRecord / UnfenceBrokerRecord
 
 // One change as an entry payload, and its replay (a payload written by an older release
 // holds one frame). Unknown record types are skipped, so a newer log can be read by an older

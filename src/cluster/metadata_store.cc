@@ -34,12 +34,10 @@ namespace {
 
 }  // namespace
 
-MetadataStore::MetadataStore(std::string cluster_id, BrokerInfo self) {
+MetadataStore::MetadataStore(std::string cluster_id, int32_t node_id) : self_id_(node_id) {
   auto image = std::make_shared<MetadataImage>();
   image->cluster_id = std::move(cluster_id);
   image->controller_id = -1;
-  const int32_t node_id = self.node_id;
-  image->brokers.push_back(std::move(self));
   image_.store(std::move(image));
   producer_ids_ = std::make_unique<ProducerIdManager>([this, node_id] { return allocate_producer_ids(node_id, -1); });
 }
@@ -96,20 +94,20 @@ void MetadataStore::load_snapshot(const raft::Snapshot& snapshot) {
   auto next = std::make_shared<MetadataImage>();
   auto current = image();
   next->cluster_id = current->cluster_id;
-  next->brokers = current->brokers;
   apply_change(std::as_bytes(std::span<const char>(snapshot.data.data(), snapshot.data.size())), *next);
   next->offset = snapshot.id.offset - 1;
   publish(std::move(next));
 }
 
-ErrorCode MetadataStore::commit(const std::vector<Bytes>& records, std::string* message) {
+ErrorCode MetadataStore::commit(const std::vector<Bytes>& records, std::string* message,
+                                std::chrono::milliseconds wait) {
   if (!quorum_) {
     *message = "no metadata quorum";
     return ErrorCode::not_controller;
   }
   auto future = quorum_->propose(encode_change(records));
-  if (future.wait_for(std::chrono::seconds(30)) != std::future_status::ready) {
-    *message = "the metadata change was not committed within 30 s";
+  if (future.wait_for(wait) != std::future_status::ready) {
+    *message = fmt::format("the metadata change was not committed within {} ms", wait.count());
     return ErrorCode::request_timed_out;
   }
   auto result = future.get();
@@ -128,10 +126,10 @@ TopicChange MetadataStore::create_topic(const std::string& name, int32_t partiti
   auto current = image();
   if (replication_factor < 1)
     return failure(ErrorCode::invalid_replication_factor, "Replication factor must be larger than 0.");
-  if (replication_factor > static_cast<int32_t>(current->brokers.size()))
+  if (replication_factor > current->live_brokers())
     return failure(ErrorCode::invalid_replication_factor,
                    fmt::format("Replication factor: {} larger than available brokers: {}.", replication_factor,
-                               current->brokers.size()));
+                               current->live_brokers()));
   auto overrides = configs;
   if (auto [err, msg] = validate_topic_configs(overrides); err != ErrorCode::none) return failure(err, msg);
 
@@ -148,7 +146,7 @@ TopicChange MetadataStore::create_topic(const std::string& name, int32_t partiti
   if (validate_only) return TopicChange{ErrorCode::none, {}, topic, nullptr};
 
   std::vector<Bytes> records{topic_record(*topic)};
-  const int32_t leader = current->brokers.front().node_id;
+  const int32_t leader = self_id_;
   for (int32_t p = 0; p < partitions; ++p) records.push_back(partition_record(*topic, p, leader));
   for (const auto& [k, v] : topic->configs) records.push_back(config_record(name, k, v));
   std::string why;
@@ -183,11 +181,36 @@ TopicChange MetadataStore::create_partitions(const std::string& name, int32_t to
   topic->partitions = total;
   if (validate_only) return TopicChange{ErrorCode::none, {}, topic, nullptr};
   std::vector<Bytes> records;
-  const int32_t leader = current->brokers.front().node_id;
+  const int32_t leader = self_id_;
   for (int32_t p = t->partitions; p < total; ++p) records.push_back(partition_record(*topic, p, leader));
   std::string why;
   if (ErrorCode e = commit(records, &why); e != ErrorCode::none) return failure(e, why);
   return applied(name, topic);
+}
+
+std::pair<ErrorCode, int64_t> MetadataStore::register_broker(BrokerInfo broker, const std::string& listener) {
+  std::lock_guard lock(write_mutex_);
+  auto current = image();
+  int64_t epoch = current->offset + 1;
+  for (const auto& b : current->brokers) epoch = std::max(epoch, b.epoch + 1);
+  broker.epoch = epoch;
+  broker.fenced = true;
+  std::string why;
+  if (ErrorCode e = commit({register_broker_record(broker, listener)}, &why); e != ErrorCode::none) return {e, -1};
+  module_logger("cluster")->info("registered broker {} at {}:{} (rack '{}', epoch {})", broker.node_id, broker.host,
+                                 broker.port, broker.rack, epoch);
+  return {ErrorCode::none, epoch};
+}
+
+ErrorCode MetadataStore::set_broker_fenced(int32_t id, int64_t epoch, bool fenced, std::chrono::milliseconds wait) {
+  std::lock_guard lock(write_mutex_);
+  const BrokerInfo* b = image()->broker(id);
+  if (!b || b->epoch != epoch) return ErrorCode::stale_broker_epoch;
+  if (b->fenced == fenced) return ErrorCode::none;
+  std::string why;
+  if (ErrorCode e = commit({fence_broker_record(id, epoch, fenced)}, &why, wait); e != ErrorCode::none) return e;
+  module_logger("cluster")->info("{} broker {} (epoch {})", fenced ? "fenced" : "unfenced", id, epoch);
+  return ErrorCode::none;
 }
 
 ProducerIdBlock MetadataStore::allocate_producer_ids(int32_t broker_id, int64_t broker_epoch) {

@@ -25,6 +25,8 @@ constexpr PropertyDef kBroker[] = {
   {"controller.quorum.election.timeout.ms", T::int64, "1000", 50, INT64_MAX, {}, {}, true, "A voter that hears no leader for a random time between this and twice this starts an election."},
   {"controller.quorum.fetch.timeout.ms", T::int64, "2000", 100, INT64_MAX, {}, {}, true, "A follower that gets no answer from the leader for this long looks for a new one; a leader not fetched from by a majority for this long resigns."},
   {"controller.quorum.request.timeout.ms", T::int64, "2000", 100, INT64_MAX, {}, {}, true, "A quorum RPC unanswered this long closes its connection."},
+  {"broker.heartbeat.interval.ms", T::int64, "500", 10, INT64_MAX, {}, {}, true, "How often a broker tells the controller it is alive (and how far it has replayed the metadata)."},
+  {"broker.session.timeout.ms", T::int64, "3000", 100, INT64_MAX, {}, {}, true, "A broker the controller has not heard from for this long is fenced: Metadata stops naming it."},
   {"metadata.log.dir", T::string, "", INT64_MIN, INT64_MAX, {}, {}, true, "Directory of the metadata log (__cluster_metadata-0 inside it); empty: the first of log.dirs."},
   {"num.network.threads", T::int32, "0", 0, 256, {}, {}, true, "Reactor threads; 0 means one per CPU core."},
   {"num.io.threads", T::int32, "4", 1, 256, {}, {}, true, "Threads for blocking disk work (cold reads, fsync)."},

@@ -1,6 +1,8 @@
 #include "brokerd/controller/controller_dispatcher.h"
 
 #include "brokerd/common/logger.h"
+#include "brokerd/controller/broker_registry.h"
+#include "brokerd/net/blocking_pool.h"
 #include "brokerd/protocol/error_code.h"
 #include "brokerd/protocol/framing.h"
 #include "brokerd/protocol/messages/api_table.h"
@@ -13,7 +15,7 @@ namespace brokerd::controller {
 
 namespace {
 
-constexpr int16_t kApiVersions = 18, kDescribeQuorum = 55;
+constexpr int16_t kApiVersions = 18, kDescribeQuorum = 55, kBrokerRegistration = 62, kBrokerHeartbeat = 63;
 
 net::Response close_connection() { return net::Response{{}, false, true}; }
 
@@ -56,9 +58,20 @@ const std::vector<ControllerApi>& controller_apis() {
       {1, 4, quorum::kFetchVersion},   {18, 0, 4},
       {52, 0, quorum::kVoteVersion},   {53, 0, quorum::kBeginQuorumEpochVersion},
       {54, 0, quorum::kEndQuorumEpochVersion}, {55, 0, 2},
-      {59, 0, quorum::kFetchSnapshotVersion},
+      {59, 0, quorum::kFetchSnapshotVersion}, {kBrokerRegistration, 0, 3},
+      {kBrokerHeartbeat, 0, 1},
   };
   return apis;
+}
+
+template <typename Req, typename F>
+boost::asio::awaitable<net::Response> ControllerDispatcher::on_blocking_pool(const net::Request& req,
+                                                                            protocol::Reader& body, F serve) {
+  Req r;
+  r.decode(body, req.api_version);
+  auto work = [serve, r = std::move(r)] { return serve(r); };
+  auto resp = co_await blocking_.run(std::move(work));
+  co_return net::Response{protocol::encode_response(req.api_key, req.api_version, req.correlation_id, resp)};
 }
 
 boost::asio::awaitable<net::Response> ControllerDispatcher::dispatch(net::Request req) {
@@ -78,10 +91,7 @@ boost::asio::awaitable<net::Response> ControllerDispatcher::dispatch(net::Reques
   }
   protocol::Reader body(req.frame.data.subspan(req.header_end), req.frame.owner);
   try {
-    if (protocol::request_header_version(req.api_key, req.api_version) >= 2) {
-      std::vector<protocol::TaggedField> ignored;
-      body.tagged_fields(ignored, [](uint32_t, protocol::Reader&) { return false; });
-    }
+    protocol::skip_request_header_tags(body, req.api_key, req.api_version);
     const auto rest = req.frame.data.subspan(req.frame.data.size() - body.remaining());
     if (req.api_key == kApiVersions) {
       protocol::ApiVersionsResponse resp;
@@ -94,6 +104,14 @@ boost::asio::awaitable<net::Response> ControllerDispatcher::dispatch(net::Reques
       auto q = co_await quorum_.describe();
       co_return respond_bytes(req, req.api_version,
                               quorum::encode_describe_quorum(req.api_version, q, quorum_.options().voters));
+    }
+    if (req.api_key == kBrokerRegistration) {
+      co_return co_await on_blocking_pool<protocol::BrokerRegistrationRequest>(
+          req, body, [this](const auto& r) { return brokers_.registration(r); });
+    }
+    if (req.api_key == kBrokerHeartbeat) {
+      co_return co_await on_blocking_pool<protocol::BrokerHeartbeatRequest>(
+          req, body, [this](const auto& r) { return brokers_.heartbeat(r); });
     }
     raft::MessageBody request =
         quorum::decode_request(req.api_key, req.api_version, rest, quorum_.options().max_fetch_entries);

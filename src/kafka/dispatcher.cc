@@ -45,10 +45,7 @@ boost::asio::awaitable<net::Response> KafkaDispatcher::dispatch(net::Request req
   }
   protocol::Reader body(req.frame.data.subspan(req.header_end), req.frame.owner);
   try {
-    if (protocol::request_header_version(req.api_key, req.api_version) >= 2) {
-      std::vector<protocol::TaggedField> ignored;
-      body.tagged_fields(ignored, [](uint32_t, protocol::Reader&) { return false; });
-    }
+    protocol::skip_request_header_tags(body, req.api_key, req.api_version);
     HandlerContext ctx{req, body, req.api_version, services_};
     // The handler starts now and runs to its first suspension before this coroutine
     // returns control: produce ordering depends on it (see net/request.h).

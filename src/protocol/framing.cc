@@ -51,6 +51,12 @@ int32_t decode_response_header(Reader& r, int16_t api_key, int16_t api_version) 
   return correlation_id;
 }
 
+void skip_request_header_tags(Reader& r, int16_t api_key, int16_t api_version) {
+  if (request_header_version(api_key, api_version) < 2) return;
+  std::vector<TaggedField> ignored;
+  r.tagged_fields(ignored, [](uint32_t, Reader&) { return false; });
+}
+
 Bytes with_size_prefix(Bytes body) {
   if (body.size() > static_cast<size_t>(std::numeric_limits<int32_t>::max())) {
     throw EncodeError("frame too large");

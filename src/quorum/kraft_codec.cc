@@ -2,6 +2,7 @@
 
 #include <stdexcept>
 
+#include "brokerd/protocol/framing.h"
 #include "brokerd/protocol/messages/begin_quorum_epoch_request.h"
 #include "brokerd/protocol/messages/describe_quorum_response.h"
 #include "brokerd/protocol/messages/begin_quorum_epoch_response.h"
@@ -31,9 +32,7 @@ namespace {
 
 template <typename Msg>
 Bytes encode(const Msg& m, int16_t version) {
-  p::Writer w;
-  m.encode(w, version);
-  return std::move(w).finish_bytes();
+  return p::encode_body(m, version);
 }
 
 template <typename Msg>

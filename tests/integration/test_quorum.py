@@ -191,3 +191,71 @@ def test_a_single_node_keeps_its_topics_alone_and_is_refused_by_a_quorum_of_seve
         alone.start(timeout=10)
     assert "ran alone" in str(err.value)
     assert (alone.data_dir / "kept-0").is_dir()
+
+
+def brokers_seen_by(node, timeout=5):
+    """Broker ids that Metadata from `node` lists."""
+    from confluent_kafka.admin import AdminClient
+    md = AdminClient({"bootstrap.servers": node.bootstrap}).list_topics(timeout=timeout)
+    return sorted(md.brokers), md.controller_id
+
+
+def wait_for_brokers(node, expected, timeout=20):
+    deadline = time.monotonic() + timeout
+    seen = None
+    while time.monotonic() < deadline:
+        try:
+            seen, _ = brokers_seen_by(node)
+            if seen == expected:
+                return time.monotonic()
+        except Exception:  # noqa: BLE001 - a node may be restarting
+            pass
+        time.sleep(0.05)
+    raise AssertionError(f"{node.bootstrap} lists brokers {seen}, expected {expected}")
+
+
+def test_brokers_register_are_fenced_when_they_die_and_return(cluster):
+    leader, _ = cluster.wait_for_leader()
+    for n in cluster.nodes.values():
+        wait_for_brokers(n, [1, 2, 3])
+    _, controller = brokers_seen_by(cluster.nodes[1])
+    assert controller == leader
+    # kill -9 of a broker that is not the controller: fenced after its session timeout.
+    victim = next(i for i in cluster.nodes if i != leader)
+    others = [i for i in cluster.nodes if i != victim]
+    cluster.nodes[victim].kill()
+    t0 = time.monotonic()
+    fenced_at = wait_for_brokers(cluster.nodes[others[0]], others)
+    print(f"broker {victim} fenced {fenced_at - t0:.2f}s after kill -9")
+    assert fenced_at - t0 < 10
+    cluster.nodes[victim].restart()
+    wait_for_brokers(cluster.nodes[others[0]], [1, 2, 3])
+    # A clean stop fences the broker at once (controlled shutdown).
+    cluster.nodes[victim].stop()
+    t0 = time.monotonic()
+    gone_at = wait_for_brokers(cluster.nodes[others[0]], others)
+    print(f"broker {victim} gone {gone_at - t0:.2f}s after SIGTERM")
+    assert gone_at - t0 < 2.5
+
+
+def test_a_broker_only_node_joins_and_a_duplicate_id_is_refused(cluster, tmp_path):
+    cluster.wait_for_leader()
+    observer = Broker(tmp_path / "observer", overrides={"node.id": "4", "process.roles": "broker",
+                                                        "controller.quorum.voters": cluster.voters})
+    observer.start()
+    try:
+        wait_for_brokers(cluster.nodes[1], [1, 2, 3, 4])
+        # The observer replays the metadata too: a topic created on the controller shows there.
+        from clients import create_topic, wait_for_topic
+        leader, _ = cluster.wait_for_leader()
+        create_topic(cluster.nodes[leader].bootstrap, "seen-by-observer", 2)
+        wait_for_topic(observer.bootstrap, "seen-by-observer", 2)
+        twin = Broker(tmp_path / "twin", overrides={"node.id": "4", "process.roles": "broker",
+                                                    "controller.quorum.voters": cluster.voters,
+                                                    "broker.session.timeout.ms": "1000"})
+        with pytest.raises(RuntimeError) as err:
+            twin.start(timeout=30)
+        assert "already registered by another live process" in str(err.value)
+        assert observer.alive()
+    finally:
+        observer.kill()

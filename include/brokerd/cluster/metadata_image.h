@@ -12,11 +12,17 @@
 
 namespace brokerd::cluster {
 
+// A broker as registered with the controller (RegisterBrokerRecord): where clients reach it,
+// its zone, the epoch of its registration, and whether it is fenced (registered but not, or
+// no longer, serving: not caught up yet, missed its heartbeats, or shut down).
 struct BrokerInfo {
   int32_t node_id = 0;
   std::string host;
   int32_t port = 0;
   std::string rack;  // empty = none
+  int64_t epoch = -1;
+  protocol::Uuid incarnation;
+  bool fenced = true;
 };
 
 struct TopicMetadata {
@@ -33,7 +39,9 @@ class MetadataImage {
  public:
   std::string cluster_id;
   int32_t controller_id = -1;
-  std::vector<BrokerInfo> brokers;
+  std::vector<BrokerInfo> brokers;  // every registered broker, by node id
+  const BrokerInfo* broker(int32_t node_id) const;
+  int32_t live_brokers() const;       // registered and unfenced
   // Offset of the last metadata record applied, -1 for an empty log.
   int64_t offset = -1;
   // The first producer id of the next block to allocate (ProducerIdsRecord).

@@ -33,7 +33,7 @@ struct TopicChange {
 
 class MetadataStore final : public quorum::QuorumListener {
  public:
-  MetadataStore(std::string cluster_id, BrokerInfo self);
+  MetadataStore(std::string cluster_id, int32_t node_id);
   ~MetadataStore() override;
 
   // The quorum whose log this store replays and writes to; set before the quorum starts.
@@ -58,6 +58,14 @@ class MetadataStore final : public quorum::QuorumListener {
   TopicChange set_topic_configs(const std::string& name, const std::map<std::string, std::string>& configs,
                                 bool validate_only);
 
+  // BrokerRegistration on the controller: records the broker, fenced, with a new epoch
+  // (larger than any before). Blocks until committed; returns the epoch, or an error.
+  std::pair<protocol::ErrorCode, int64_t> register_broker(BrokerInfo broker, const std::string& listener);
+  // Fences (heartbeats missed, shut down) or unfences (caught up) a registration.
+  // `wait` bounds the wait for the commit (a stopping broker does not wait long).
+  protocol::ErrorCode set_broker_fenced(int32_t id, int64_t epoch, bool fenced,
+                                        std::chrono::milliseconds wait = std::chrono::seconds(30));
+
   // Kafka's AllocateProducerIds: the next block of producer ids for `broker_id`, committed by
   // a ProducerIdsRecord before it is returned, so blocks never overlap across restarts.
   // Blocks; throws std::runtime_error when the quorum does not commit it.
@@ -72,11 +80,13 @@ class MetadataStore final : public quorum::QuorumListener {
  private:
   // Proposes one change and waits until it is committed and applied. NOT_CONTROLLER when
   // this node does not lead the quorum, REQUEST_TIMED_OUT when the commit did not come.
-  protocol::ErrorCode commit(const std::vector<Bytes>& records, std::string* message);
+  protocol::ErrorCode commit(const std::vector<Bytes>& records, std::string* message,
+                             std::chrono::milliseconds wait = std::chrono::seconds(30));
   void publish(std::shared_ptr<MetadataImage> next);
   TopicChange applied(const std::string& name, std::shared_ptr<const TopicMetadata> proposed) const;
 
   std::mutex write_mutex_;
+  const int32_t self_id_;
   quorum::QuorumDriver* quorum_ = nullptr;
   std::atomic<std::shared_ptr<const MetadataImage>> image_;
   std::unique_ptr<ProducerIdManager> producer_ids_;

@@ -1,8 +1,9 @@
 #pragma once
 // The controller listener (controller.listener.names): the KRaft RPCs between the nodes of
 // the metadata quorum — Vote, BeginQuorumEpoch, EndQuorumEpoch, Fetch and FetchSnapshot of
-// `__cluster_metadata` — plus ApiVersions and DescribeQuorum. Client APIs are not served
-// here: such a request closes its connection, as any unserved API does.
+// `__cluster_metadata` — the brokers' BrokerRegistration and BrokerHeartbeat, plus
+// ApiVersions and DescribeQuorum. Client APIs are not served here: such a request closes its
+// connection, as any unserved API does.
 #include <cstdint>
 #include <vector>
 
@@ -10,6 +11,12 @@
 
 namespace brokerd::quorum {
 class QuorumDriver;
+}
+namespace brokerd::net {
+class BlockingPool;
+}
+namespace brokerd::protocol {
+class Reader;
 }
 
 namespace brokerd::controller {
@@ -23,13 +30,24 @@ struct ControllerApi {
 // What the controller listener serves, for ApiVersions and tests.
 const std::vector<ControllerApi>& controller_apis();
 
+class BrokerRegistry;
+
 class ControllerDispatcher final : public net::Dispatcher {
  public:
-  explicit ControllerDispatcher(quorum::QuorumDriver& quorum) : quorum_(quorum) {}
+  // Registration and heartbeats block on the quorum: they run on `blocking`.
+  ControllerDispatcher(quorum::QuorumDriver& quorum, BrokerRegistry& brokers, net::BlockingPool& blocking)
+      : quorum_(quorum), brokers_(brokers), blocking_(blocking) {}
   boost::asio::awaitable<net::Response> dispatch(net::Request req) override;
 
  private:
+  // Decodes a Req, runs `serve` on it on the blocking pool (it waits on the quorum) and
+  // encodes its answer.
+  template <typename Req, typename F>
+  boost::asio::awaitable<net::Response> on_blocking_pool(const net::Request& req, protocol::Reader& body, F serve);
+
   quorum::QuorumDriver& quorum_;
+  BrokerRegistry& brokers_;
+  net::BlockingPool& blocking_;
 };
 
 }  // namespace brokerd::controller

@@ -37,6 +37,18 @@ std::vector<OutChunk> encode_response(int16_t api_key, int16_t version, int32_t 
   return std::move(w).finish();
 }
 
+// A message body alone, as one buffer (no header).
+template <class Msg>
+Bytes encode_body(const Msg& msg, int16_t version) {
+  Writer w;
+  msg.encode(w, version);
+  return std::move(w).finish_bytes();
+}
+
+// Skips the tagged fields of a request header v2 (flexible versions), which the header
+// prefix the network layer parsed stops short of.
+void skip_request_header_tags(Reader& r, int16_t api_key, int16_t api_version);
+
 // Bytes with the 4-byte size prefix first.
 Bytes with_size_prefix(Bytes body);
 

@@ -43,6 +43,7 @@ boost::asio::awaitable<net::Response> handle_describe_cluster(HandlerContext& ct
   resp.cluster_id = image->cluster_id;
   resp.controller_id = ctx.services.metadata.controller_id();
   for (const auto& b : image->brokers) {
+    if (b.fenced) continue;  // registered but not serving
     DescribeClusterResponse::DescribeClusterBroker out;
     out.broker_id = b.node_id;
     out.host = b.host;

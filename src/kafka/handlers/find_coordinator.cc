@@ -28,7 +28,7 @@ Answer find(const Services& svc, int8_t key_type) {
     return {ErrorCode::invalid_request, "This broker serves group coordinators only (key type 0)."};
   auto image = svc.metadata.image();
   for (const auto& b : image->brokers)
-    if (b.node_id == svc.node_id) return {ErrorCode::none, std::nullopt, b.node_id, b.host, b.port};
+    if (b.node_id == svc.node_id && !b.fenced) return {ErrorCode::none, std::nullopt, b.node_id, b.host, b.port};
   return {ErrorCode::coordinator_not_available, std::nullopt};
 }
 

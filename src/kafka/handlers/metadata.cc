@@ -49,6 +49,7 @@ boost::asio::awaitable<net::Response> handle_metadata(HandlerContext& ctx) {
 
   MetadataResponse resp;
   for (const auto& b : image->brokers) {
+    if (b.fenced) continue;  // registered but not serving
     MetadataResponse::MetadataResponseBroker broker;
     broker.node_id = b.node_id;
     broker.host = b.host;

@@ -40,7 +40,7 @@ class MetadataStoreTest : public ::testing::Test {
   void TearDown() override { fs::remove_all(dir_); }
   Node open() {
     Node n;
-    n.store = std::make_unique<MetadataStore>("cluster-x", BrokerInfo{1, "127.0.0.1", 9092, ""});
+    n.store = std::make_unique<MetadataStore>("cluster-x", 1);
     brokerd::quorum::QuorumOptions o;
     o.node_id = 1;
     o.cluster_id = "cluster-x";
@@ -51,6 +51,12 @@ class MetadataStoreTest : public ::testing::Test {
     n.quorum->start();
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
     EXPECT_TRUE(n.store->wait_until_caught_up([&] { return std::chrono::steady_clock::now() > deadline; }));
+    // The node registers itself as a broker, as it does at start.
+    if (!n.store->image()->broker(1)) {
+      auto [err, epoch] = n.store->register_broker(BrokerInfo{1, "127.0.0.1", 9092, ""}, "PLAINTEXT");
+      EXPECT_EQ(err, ErrorCode::none);
+      EXPECT_EQ(n.store->set_broker_fenced(1, epoch, false), ErrorCode::none);
+    }
     return n;
   }
   fs::path dir_;
@@ -141,6 +147,26 @@ TEST_F(MetadataStoreTest, ReplaysALocalMetadataLogOfAnEarlierRelease) {
   // And it goes on from there.
   EXPECT_EQ(store->create_topic("next", 1, 1, {}, false).error, ErrorCode::none);
   EXPECT_EQ(store->allocate_producer_ids(1, -1).first, 3000);
+}
+
+TEST_F(MetadataStoreTest, BrokersRegisterFenceAndUnfenceByEpoch) {
+  auto store = open();
+  auto [err, epoch] = store->register_broker(BrokerInfo{2, "h2", 9093, "zone-b"}, "PLAINTEXT");
+  ASSERT_EQ(err, ErrorCode::none);
+  const BrokerInfo* b = store->image()->broker(2);
+  ASSERT_NE(b, nullptr);
+  EXPECT_TRUE(b->fenced);
+  EXPECT_EQ(b->rack, "zone-b");
+  EXPECT_EQ(store->image()->live_brokers(), 1);
+  EXPECT_EQ(store->create_topic("two", 1, 2, {}, false).error, ErrorCode::invalid_replication_factor);
+  EXPECT_EQ(store->set_broker_fenced(2, epoch, false), ErrorCode::none);
+  EXPECT_EQ(store->image()->live_brokers(), 2);
+  EXPECT_EQ(store->set_broker_fenced(2, epoch - 1, true), ErrorCode::stale_broker_epoch);
+  // A new registration gets a larger epoch; the old one's fence no longer applies.
+  auto [err2, epoch2] = store->register_broker(BrokerInfo{2, "h2", 9093, "zone-b"}, "PLAINTEXT");
+  ASSERT_EQ(err2, ErrorCode::none);
+  EXPECT_GT(epoch2, epoch);
+  EXPECT_EQ(store->set_broker_fenced(2, epoch, true), ErrorCode::stale_broker_epoch);
 }
 
 TEST(TopicNames, KafkaRules) {

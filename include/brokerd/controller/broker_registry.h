@@ -1,0 +1,69 @@
+#pragma once
+// The controller's side of broker membership: BrokerRegistration and BrokerHeartbeat, and
+// the sessions behind them. A broker registers (RegisterBrokerRecord, fenced, a new epoch),
+// is unfenced by the first heartbeat that shows it has replayed the metadata up to its own
+// registration, and is fenced again when it asks to shut down or when no heartbeat came for
+// broker.session.timeout.ms. Only the node leading the metadata quorum answers; the others
+// say NOT_CONTROLLER. Sessions live in memory: a new controller gives every registered
+// broker a fresh session.
+#include <condition_variable>
+#include <cstdint>
+#include <map>
+#include <mutex>
+#include <string>
+#include <thread>
+
+#include "brokerd/protocol/messages/broker_heartbeat_request.h"
+#include "brokerd/protocol/messages/broker_heartbeat_response.h"
+#include "brokerd/protocol/messages/broker_registration_request.h"
+#include "brokerd/protocol/messages/broker_registration_response.h"
+#include "brokerd/protocol/uuid.h"
+
+namespace brokerd::cluster {
+class MetadataStore;
+}
+namespace brokerd::quorum {
+class QuorumDriver;
+}
+
+namespace brokerd::controller {
+
+class BrokerRegistry {
+ public:
+  BrokerRegistry(cluster::MetadataStore& metadata, quorum::QuorumDriver& quorum, int64_t session_timeout_ms);
+  ~BrokerRegistry();  // stop()
+  BrokerRegistry(const BrokerRegistry&) = delete;
+  BrokerRegistry& operator=(const BrokerRegistry&) = delete;
+
+  // The session-expiry loop (a thread of its own; fencing commits to the quorum).
+  void start();
+  void stop();
+
+  // Both block until what they change is committed: call them off the reactors.
+  protocol::BrokerRegistrationResponse registration(const protocol::BrokerRegistrationRequest& req);
+  protocol::BrokerHeartbeatResponse heartbeat(const protocol::BrokerHeartbeatRequest& req);
+
+ private:
+  struct Session {
+    int64_t epoch = -1;
+    protocol::Uuid incarnation;
+    int64_t last_heartbeat_ms = 0;
+  };
+  bool leading() const;
+  // Fresh sessions for every registered broker when this node became the controller.
+  void take_over_if_new_epoch();
+  void expire_sessions();
+
+  cluster::MetadataStore& metadata_;
+  quorum::QuorumDriver& quorum_;
+  const int64_t session_timeout_ms_;
+  std::mutex mu_;
+  std::map<int32_t, Session> sessions_;
+  int32_t sessions_epoch_ = -1;  // the quorum epoch the sessions belong to
+  std::mutex stop_mu_;
+  std::condition_variable stop_cv_;
+  bool stopping_ = false;
+  std::thread thread_;
+};
+
+}  // namespace brokerd::controller

@@ -1,0 +1,179 @@
+#include "brokerd/controller/broker_registry.h"
+
+#include <chrono>
+#include <vector>
+
+#include "brokerd/cluster/metadata_store.h"
+#include "brokerd/common/logger.h"
+#include "brokerd/protocol/error_code.h"
+#include "brokerd/quorum/quorum_driver.h"
+
+namespace brokerd::controller {
+
+namespace {
+
+using protocol::ErrorCode;
+
+int64_t steady_ms() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+}  // namespace
+
+BrokerRegistry::BrokerRegistry(cluster::MetadataStore& metadata, quorum::QuorumDriver& quorum, int64_t session_timeout_ms)
+    : metadata_(metadata), quorum_(quorum), session_timeout_ms_(session_timeout_ms) {}
+
+BrokerRegistry::~BrokerRegistry() { stop(); }
+
+bool BrokerRegistry::leading() const {
+  auto s = quorum_.status();
+  return s.role == raft::Role::leader && s.caught_up;
+}
+
+void BrokerRegistry::take_over_if_new_epoch() {
+  const auto epoch = quorum_.status().epoch;
+  std::lock_guard lock(mu_);
+  if (epoch == sessions_epoch_) return;
+  sessions_epoch_ = epoch;
+  sessions_.clear();
+  const int64_t now = steady_ms();
+  for (const auto& b : metadata_.image()->brokers) sessions_[b.node_id] = Session{b.epoch, b.incarnation, now};
+}
+
+protocol::BrokerRegistrationResponse BrokerRegistry::registration(const protocol::BrokerRegistrationRequest& req) {
+  protocol::BrokerRegistrationResponse resp;
+  auto refuse = [&](ErrorCode e) {
+    resp.error_code = protocol::code(e);
+    resp.broker_epoch = -1;
+    return resp;
+  };
+  if (!leading()) return refuse(ErrorCode::not_controller);
+  take_over_if_new_epoch();
+  auto image = metadata_.image();
+  if (req.cluster_id != image->cluster_id && !req.cluster_id.empty()) {
+    module_logger("controller")->warn("broker {} registers with cluster id {}, this cluster is {}", req.broker_id,
+                                      req.cluster_id, image->cluster_id);
+  }
+  {
+    // Another live process already holds this node id: refuse the newcomer.
+    std::lock_guard lock(mu_);
+    auto it = sessions_.find(req.broker_id);
+    const cluster::BrokerInfo* existing = image->broker(req.broker_id);
+    if (it != sessions_.end() && existing && !existing->fenced && it->second.incarnation != req.incarnation_id &&
+        steady_ms() - it->second.last_heartbeat_ms < session_timeout_ms_) {
+      module_logger("controller")->warn("refused a second registration of broker {}: another process holds that id",
+                                        req.broker_id);
+      return refuse(ErrorCode::duplicate_broker_registration);
+    }
+  }
+  cluster::BrokerInfo b;
+  b.node_id = req.broker_id;
+  b.incarnation = req.incarnation_id;
+  b.rack = req.rack.value_or("");
+  std::string listener = "PLAINTEXT";
+  if (!req.listeners.empty()) {
+    b.host = req.listeners[0].host;
+    b.port = req.listeners[0].port;
+    listener = req.listeners[0].name;
+  }
+  auto [err, epoch] = metadata_.register_broker(b, listener);
+  if (err != ErrorCode::none) return refuse(err);
+  std::lock_guard lock(mu_);
+  sessions_[req.broker_id] = Session{epoch, req.incarnation_id, steady_ms()};
+  resp.broker_epoch = epoch;
+  return resp;
+}
+
+protocol::BrokerHeartbeatResponse BrokerRegistry::heartbeat(const protocol::BrokerHeartbeatRequest& req) {
+  protocol::BrokerHeartbeatResponse resp;
+  resp.is_fenced = true;
+  if (!leading()) {
+    resp.error_code = protocol::code(ErrorCode::not_controller);
+    return resp;
+  }
+  take_over_if_new_epoch();
+  auto image = metadata_.image();
+  const cluster::BrokerInfo* b = image->broker(req.broker_id);
+  if (!b) {
+    resp.error_code = protocol::code(ErrorCode::broker_id_not_registered);
+    return resp;
+  }
+  if (b->epoch != req.broker_epoch) {
+    resp.error_code = protocol::code(ErrorCode::stale_broker_epoch);
+    return resp;
+  }
+  {
+    std::lock_guard lock(mu_);
+    sessions_[req.broker_id] = Session{b->epoch, b->incarnation, steady_ms()};
+  }
+  // Caught up once it has replayed its own registration.
+  resp.is_caught_up = req.current_metadata_offset >= b->epoch;
+  bool fenced = b->fenced;
+  if (req.want_shut_down || req.want_fence) {
+    if (!fenced) {
+      // Bounded: a stopping broker must not wait on a quorum that is stopping too.
+      const ErrorCode e = metadata_.set_broker_fenced(req.broker_id, b->epoch, true, std::chrono::seconds(2));
+      if (e != ErrorCode::none) resp.error_code = protocol::code(e);
+    }
+    fenced = true;
+  } else if (fenced && resp.is_caught_up) {
+    const ErrorCode e = metadata_.set_broker_fenced(req.broker_id, b->epoch, false);
+    if (e == ErrorCode::none) fenced = false;
+    else resp.error_code = protocol::code(e);
+  }
+  resp.is_fenced = fenced;
+  resp.should_shut_down = req.want_shut_down;
+  return resp;
+}
+
+void BrokerRegistry::expire_sessions() {
+  if (!leading()) return;
+  take_over_if_new_epoch();
+  auto image = metadata_.image();
+  std::vector<std::pair<int32_t, int64_t>> expired;
+  {
+    std::lock_guard lock(mu_);
+    const int64_t now = steady_ms();
+    for (const auto& b : image->brokers) {
+      if (b.fenced) continue;
+      auto it = sessions_.find(b.node_id);
+      if (it == sessions_.end()) {
+        sessions_[b.node_id] = Session{b.epoch, b.incarnation, now};
+      } else if (now - it->second.last_heartbeat_ms > session_timeout_ms_) {
+        expired.emplace_back(b.node_id, b.epoch);
+      }
+    }
+  }
+  for (const auto& [id, epoch] : expired) {
+    module_logger("controller")->warn("broker {} sent no heartbeat for {} ms: fencing it", id, session_timeout_ms_);
+    metadata_.set_broker_fenced(id, epoch, true);
+  }
+}
+
+void BrokerRegistry::start() {
+  thread_ = std::thread([this] {
+    std::unique_lock lock(stop_mu_);
+    while (!stopping_) {
+      lock.unlock();
+      try {
+        expire_sessions();
+      } catch (const std::exception& e) {
+        module_logger("controller")->error("broker session check failed: {}", e.what());
+      }
+      lock.lock();
+      stop_cv_.wait_for(lock, std::chrono::milliseconds(100), [this] { return stopping_; });
+    }
+  });
+}
+
+void BrokerRegistry::stop() {
+  {
+    std::lock_guard lock(stop_mu_);
+    stopping_ = true;
+  }
+  stop_cv_.notify_all();
+  if (thread_.joinable()) thread_.join();
+}
+
+}  // namespace brokerd::controller
