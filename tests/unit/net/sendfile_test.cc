@@ -73,7 +73,8 @@ TEST_F(ServerFixture, FileSlicesArriveByteExact) {
 TEST_F(ServerFixture, SliceBeyondEndOfFileClosesConnection) {
   TempFile file(1000);
   auto handle = file.open();
-  start([&](Request req) -> awaitable<Response> {
+  // By value: the dispatcher may still run after this test's last line (`other`'s request).
+  start([handle](Request req) -> awaitable<Response> {
     Response r = echo_response(req);
     r.chunks.emplace_back(FileSlice{handle, 500, 1000});  // 500 bytes short
     co_return r;
@@ -89,7 +90,7 @@ TEST_F(ServerFixture, SliceBeyondEndOfFileClosesConnection) {
 TEST_F(ServerFixture, ClientGoneDuringSendfileDoesNotHurtTheServer) {
   TempFile file(8 * 1024 * 1024);
   auto handle = file.open();
-  start([&](Request req) -> awaitable<Response> {
+  start([handle](Request req) -> awaitable<Response> {
     Response r = echo_response(req);
     if (body_of(req) == "big") r.chunks.emplace_back(FileSlice{handle, 0, 8 * 1024 * 1024});
     co_return r;
