@@ -58,6 +58,12 @@ void MetadataStore::on_publish(std::function<void(std::shared_ptr<const Metadata
 
 int32_t MetadataStore::controller_id() const { return quorum_ ? quorum_->status().leader_id : -1; }
 
+bool MetadataStore::leads() const {
+  if (!quorum_) return false;
+  auto s = quorum_->status();
+  return s.role == raft::Role::leader && s.caught_up;
+}
+
 bool MetadataStore::wait_until_caught_up(const std::function<bool()>& stop) {
   auto log = module_logger("cluster");
   auto next_note = std::chrono::steady_clock::now() + std::chrono::seconds(5);
@@ -123,6 +129,8 @@ TopicChange MetadataStore::create_topic(const std::string& name, int32_t partiti
                    fmt::format("Topic name '{}' is illegal: use 1-249 of [a-zA-Z0-9._-], not '.' or '..'", name));
   if (partitions < 1 || partitions > kMaxPartitions)
     return failure(ErrorCode::invalid_partitions, fmt::format("Number of partitions must be between 1 and {}.", kMaxPartitions));
+  // Only the controller's image is current enough to judge the live brokers by.
+  if (!leads()) return failure(ErrorCode::not_controller, "This node does not lead the metadata quorum.");
   auto current = image();
   if (replication_factor < 1)
     return failure(ErrorCode::invalid_replication_factor, "Replication factor must be larger than 0.");

@@ -152,7 +152,12 @@ void BrokerLifecycle::start() {
 }
 
 bool BrokerLifecycle::wait_until_unfenced(const std::function<bool()>& stop) {
-  while (fenced_.load()) {
+  // Unfenced by the controller, and this node's own image says so too (the record replayed).
+  auto unfenced_here = [this] {
+    const cluster::BrokerInfo* b = metadata_.image()->broker(self_.node_id);
+    return b && !b->fenced && b->epoch == epoch_.load();
+  };
+  while (fenced_.load() || !unfenced_here()) {
     if (refused_.load()) throw std::runtime_error("node " + std::to_string(self_.node_id) +
                                                   " is already registered by another live process");
     if (stop()) return false;

@@ -81,6 +81,8 @@ Settings settings_from(const config::BrokerConfig& cfg) {
 int32_t ensure_offsets_topic(cluster::MetadataStore& metadata, const Settings& settings, int32_t replication_factor) {
   std::string name(kOffsetsTopic);
   if (const auto* t = metadata.image()->topic(name)) return t->partitions;
+  // The controller creates it as it starts; another node takes the configured count.
+  if (!metadata.leads()) return settings.offsets_partitions;
   // Kafka's settings for this topic: compacted, offsets.topic.segment.bytes segments.
   std::map<std::string, std::string> configs{{"cleanup.policy", "compact"},
                                              {"segment.bytes", std::to_string(settings.offsets_segment_bytes)}};

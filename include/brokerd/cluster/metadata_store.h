@@ -47,6 +47,8 @@ class MetadataStore final : public quorum::QuorumListener {
   std::shared_ptr<const MetadataImage> image() const { return image_.load(); }
   // The node leading the metadata quorum (the controller), -1 while unknown.
   int32_t controller_id() const;
+  // This node is the controller and has replayed everything before its epoch.
+  bool leads() const;
 
   // Each validates first (name, counts, configs against the topic properties); with
   // validate_only nothing is written.

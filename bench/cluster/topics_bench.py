@@ -1,0 +1,96 @@
+#!/usr/bin/python3
+"""Many topics through the metadata quorum: creates N one-partition topics (RF 1) in batches
+of CreateTopics, then reports the time to create them, the metadata log size, the broker's
+RSS, a full Metadata request's latency, and how long a restarted node takes to serve again.
+
+    bench/cluster/topics_bench.py --brokerd build/src/app/brokerd [--topics 10000] [--batch 100]
+        [--nodes 1|3]
+
+With --nodes 3 the topics are created on a quorum of three local voters (each node still
+hosts every partition, so keep --topics within the open-file limit: three files per
+partition per node). Prints one line per figure. Not a test: run it by hand.
+"""
+import argparse
+import os
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "tests" / "utils"))
+
+from confluent_kafka.admin import AdminClient, NewTopic  # noqa: E402
+
+
+def rss_mib(pid):
+    with open(f"/proc/{pid}/status") as f:
+        for line in f:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) / 1024
+    return 0.0
+
+
+def dir_bytes(path):
+    return sum(p.stat().st_size for p in Path(path).rglob("*") if p.is_file())
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--brokerd", required=True)
+    ap.add_argument("--topics", type=int, default=10000)
+    ap.add_argument("--batch", type=int, default=100)
+    ap.add_argument("--nodes", type=int, default=1, choices=[1, 3])
+    args = ap.parse_args()
+    os.environ["BROKERD_BIN"] = str(Path(args.brokerd).resolve())
+    from brokerd_harness import Broker
+    from cluster_harness import QuorumCluster
+
+    work = Path(tempfile.mkdtemp(prefix="brokerd-topics-bench-"))
+    overrides = {"log.cleaner.enable": "false", "offsets.topic.num.partitions": "1"}
+    if args.nodes == 1:
+        nodes = {1: Broker(work / "node1", overrides=overrides).start()}
+        controller = nodes[1]
+    else:
+        cluster = QuorumCluster(work, overrides=overrides).start()
+        nodes = cluster.nodes
+        leader, _ = cluster.wait_for_leader()
+        controller = nodes[leader]
+    try:
+        admin = AdminClient({"bootstrap.servers": controller.bootstrap})
+        names = [f"t{i:06d}" for i in range(args.topics)]
+        t0 = time.monotonic()
+        peak = {i: 0.0 for i in nodes}
+        for at in range(0, len(names), args.batch):
+            batch = [NewTopic(n, num_partitions=1, replication_factor=1) for n in names[at:at + args.batch]]
+            for f in admin.create_topics(batch, operation_timeout=60, request_timeout=120).values():
+                f.result(timeout=120)
+            for i, n in nodes.items():
+                peak[i] = max(peak[i], rss_mib(n.pid))
+        created = time.monotonic() - t0
+        print(f"created {args.topics} topics in batches of {args.batch}: {created:.1f} s "
+              f"({args.topics / created:.0f} topics/s)")
+        for i, n in nodes.items():
+            meta = n.data_dir / "__cluster_metadata-0"
+            print(f"node {i}: RSS {rss_mib(n.pid):.0f} MiB (peak while creating {peak[i]:.0f} MiB), "
+                  f"metadata log {dir_bytes(meta) / 1e6:.1f} MB")
+        lat = []
+        for _ in range(10):
+            t = time.monotonic()
+            md = AdminClient({"bootstrap.servers": controller.bootstrap}).list_topics(timeout=60)
+            lat.append(time.monotonic() - t)
+            assert len(md.topics) >= args.topics
+        print(f"full Metadata request ({len(md.topics)} topics): median {statistics.median(lat) * 1000:.0f} ms, "
+              f"worst {max(lat) * 1000:.0f} ms")
+        victim = next(i for i, n in nodes.items() if n is not controller) if len(nodes) > 1 else 1
+        nodes[victim].stop()
+        t = time.monotonic()
+        nodes[victim].start(timeout=300)
+        print(f"node {victim} restarted and serving again in {time.monotonic() - t:.1f} s")
+    finally:
+        for n in nodes.values():
+            n.kill()
+
+
+if __name__ == "__main__":
+    main()
