@@ -31,8 +31,9 @@ def rss_mib(pid):
     return 0.0
 
 
-def dir_bytes(path):
-    return sum(p.stat().st_size for p in Path(path).rglob("*") if p.is_file())
+def log_bytes(path):
+    """Bytes of the metadata log's segments (index files are preallocated, so not counted)."""
+    return sum(p.stat().st_size for p in Path(path).glob("*.log"))
 
 
 def main():
@@ -73,7 +74,7 @@ def main():
         for i, n in nodes.items():
             meta = n.data_dir / "__cluster_metadata-0"
             print(f"node {i}: RSS {rss_mib(n.pid):.0f} MiB (peak while creating {peak[i]:.0f} MiB), "
-                  f"metadata log {dir_bytes(meta) / 1e6:.1f} MB")
+                  f"metadata log {log_bytes(meta) / 1e6:.2f} MB")
         lat = []
         for _ in range(10):
             t = time.monotonic()
