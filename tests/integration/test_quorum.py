@@ -59,7 +59,7 @@ def test_killing_the_leader_elects_another_and_it_rejoins(cluster):
         new_leader, new_epoch = cluster.wait_for_leader(excluding=(leader,))
         times.append(time.monotonic() - t0)
         assert new_leader != leader and new_epoch > epoch
-        cluster.nodes[leader].restart()
+        cluster.restart(leader)
         # The old leader comes back as a follower of the new epoch.
         deadline = time.monotonic() + 15
         while time.monotonic() < deadline:
@@ -228,7 +228,7 @@ def test_brokers_register_are_fenced_when_they_die_and_return(cluster):
     fenced_at = wait_for_brokers(cluster.nodes[others[0]], others)
     print(f"broker {victim} fenced {fenced_at - t0:.2f}s after kill -9")
     assert fenced_at - t0 < 10
-    cluster.nodes[victim].restart()
+    cluster.restart(victim)
     wait_for_brokers(cluster.nodes[others[0]], [1, 2, 3])
     # A clean stop fences the broker at once (controlled shutdown).
     cluster.nodes[victim].stop()

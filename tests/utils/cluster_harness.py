@@ -24,12 +24,20 @@ class QuorumCluster:
             props.update(overrides or {})
             self.nodes[i] = Broker(workdir / f"node{i}", overrides=props, port=port)
 
+    # A node serves once the quorum has a leader, it has replayed the metadata and the
+    # controller has unfenced it; a registration left by its own previous process must
+    # expire first (broker.session.timeout.ms). Generous for sanitizer builds.
+    START_TIMEOUT_S = 60.0
+
     def start(self):
         for n in self.nodes.values():
             n.start(wait=False)
         for n in self.nodes.values():
-            n.wait_until_serving()
+            n.wait_until_serving(self.START_TIMEOUT_S)
         return self
+
+    def restart(self, node_id):
+        return self.nodes[node_id].start(timeout=self.START_TIMEOUT_S)
 
     def kill_all(self):
         for n in self.nodes.values():
