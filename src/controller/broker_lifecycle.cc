@@ -4,6 +4,7 @@
 #include <stdexcept>
 
 #include "brokerd/cluster/metadata_store.h"
+#include "brokerd/common/clock.h"
 #include "brokerd/common/logger.h"
 #include "brokerd/controller/broker_registry.h"
 #include "brokerd/protocol/error_code.h"
@@ -92,8 +93,7 @@ void BrokerLifecycle::step(bool shutting_down) {
     auto resp = decode<protocol::BrokerRegistrationResponse>(response, kRegistrationVersion);
     if (!resp) return;
     if (resp->error_code == protocol::code(ErrorCode::duplicate_broker_registration)) {
-      const int64_t now = std::chrono::duration_cast<std::chrono::milliseconds>(
-                              std::chrono::steady_clock::now().time_since_epoch()).count();
+      const int64_t now = steady_clock_ms();
       if (refused_since_ms_ < 0) {
         refused_since_ms_ = now;
         log->warn("node {} is still registered by an earlier process; waiting for its session to expire",

@@ -4,22 +4,14 @@
 #include <vector>
 
 #include "brokerd/cluster/metadata_store.h"
+#include "brokerd/common/clock.h"
 #include "brokerd/common/logger.h"
 #include "brokerd/protocol/error_code.h"
 #include "brokerd/quorum/quorum_driver.h"
 
 namespace brokerd::controller {
 
-namespace {
-
 using protocol::ErrorCode;
-
-int64_t steady_ms() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now().time_since_epoch())
-      .count();
-}
-
-}  // namespace
 
 BrokerRegistry::BrokerRegistry(cluster::MetadataStore& metadata, quorum::QuorumDriver& quorum, int64_t session_timeout_ms)
     : metadata_(metadata), quorum_(quorum), session_timeout_ms_(session_timeout_ms) {}
@@ -37,7 +29,7 @@ void BrokerRegistry::take_over_if_new_epoch() {
   if (epoch == sessions_epoch_) return;
   sessions_epoch_ = epoch;
   sessions_.clear();
-  const int64_t now = steady_ms();
+  const int64_t now = steady_clock_ms();
   for (const auto& b : metadata_.image()->brokers) sessions_[b.node_id] = Session{b.epoch, b.incarnation, now};
 }
 
@@ -61,7 +53,7 @@ protocol::BrokerRegistrationResponse BrokerRegistry::registration(const protocol
     auto it = sessions_.find(req.broker_id);
     const cluster::BrokerInfo* existing = image->broker(req.broker_id);
     if (it != sessions_.end() && existing && !existing->fenced && it->second.incarnation != req.incarnation_id &&
-        steady_ms() - it->second.last_heartbeat_ms < session_timeout_ms_) {
+        steady_clock_ms() - it->second.last_heartbeat_ms < session_timeout_ms_) {
       module_logger("controller")->warn("refused a second registration of broker {}: another process holds that id",
                                         req.broker_id);
       return refuse(ErrorCode::duplicate_broker_registration);
@@ -80,7 +72,7 @@ protocol::BrokerRegistrationResponse BrokerRegistry::registration(const protocol
   auto [err, epoch] = metadata_.register_broker(b, listener);
   if (err != ErrorCode::none) return refuse(err);
   std::lock_guard lock(mu_);
-  sessions_[req.broker_id] = Session{epoch, req.incarnation_id, steady_ms()};
+  sessions_[req.broker_id] = Session{epoch, req.incarnation_id, steady_clock_ms()};
   resp.broker_epoch = epoch;
   return resp;
 }
@@ -105,7 +97,7 @@ protocol::BrokerHeartbeatResponse BrokerRegistry::heartbeat(const protocol::Brok
   }
   {
     std::lock_guard lock(mu_);
-    sessions_[req.broker_id] = Session{b->epoch, b->incarnation, steady_ms()};
+    sessions_[req.broker_id] = Session{b->epoch, b->incarnation, steady_clock_ms()};
   }
   // Caught up once it has replayed its own registration.
   resp.is_caught_up = req.current_metadata_offset >= b->epoch;
@@ -134,7 +126,7 @@ void BrokerRegistry::expire_sessions() {
   std::vector<std::pair<int32_t, int64_t>> expired;
   {
     std::lock_guard lock(mu_);
-    const int64_t now = steady_ms();
+    const int64_t now = steady_clock_ms();
     for (const auto& b : image->brokers) {
       if (b.fenced) continue;
       auto it = sessions_.find(b.node_id);

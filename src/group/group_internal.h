@@ -7,6 +7,7 @@
 #include <chrono>
 #include <set>
 
+#include "brokerd/common/clock.h"
 #include "group/group_partition.h"
 
 namespace brokerd::group {
@@ -29,11 +30,6 @@ template <typename T>
 boost::asio::awaitable<T> wait_for(std::shared_ptr<Waiter<T>> w) {
   while (!w->value) co_await w->timer.async_wait(boost::asio::as_tuple(boost::asio::use_awaitable));
   co_return std::move(*w->value);
-}
-
-inline int64_t steady_ms() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now().time_since_epoch())
-      .count();
 }
 
 struct GroupPartition::Member {

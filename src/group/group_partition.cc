@@ -300,7 +300,7 @@ void GroupPartition::prepare_rebalance(const GroupPtr& g) {
   }
   g->pending_sync.clear();
   g->sync_timer.cancel();
-  int64_t now = steady_ms();
+  int64_t now = steady_clock_ms();
   if (g->state == GroupState::empty && settings_.initial_rebalance_delay_ms > 0) {
     // A new group waits a little for more members, so the first ones do not rebalance once
     // per arrival.
@@ -321,7 +321,7 @@ void GroupPartition::prepare_rebalance(const GroupPtr& g) {
 void GroupPartition::arm_join_timer(const GroupPtr& g) {
   // Re-arming cancels the previous wait, whose handler then sees operation_aborted.
   g->join_timer.expires_at(boost::asio::steady_timer::clock_type::now() +
-                           std::chrono::milliseconds(std::max<int64_t>(g->join_deadline_ms - steady_ms(), 0)));
+                           std::chrono::milliseconds(std::max<int64_t>(g->join_deadline_ms - steady_clock_ms(), 0)));
   std::weak_ptr<Group> wg = g;
   g->join_timer.async_wait([this, wg](const boost::system::error_code& ec) {
     if (!ec) on_join_timer(wg);
@@ -331,7 +331,7 @@ void GroupPartition::arm_join_timer(const GroupPtr& g) {
 void GroupPartition::on_join_timer(const std::weak_ptr<Group>& wg) {
   GroupPtr g = wg.lock();
   if (!g || g->state != GroupState::preparing_rebalance) return;
-  int64_t now = steady_ms();
+  int64_t now = steady_clock_ms();
   if (now < g->join_deadline_ms) return arm_join_timer(g);
   if (g->initial_delay) {
     if (g->new_member_added && g->initial_remaining_ms > 0) {
@@ -361,7 +361,7 @@ void GroupPartition::complete_join(const GroupPtr& g) {
   auto joined = [](const auto& kv) { return kv.second.join_waiter != nullptr; };
   if (!g->members.empty() && std::none_of(g->members.begin(), g->members.end(), joined)) {
     // Only static members that have not rejoined are left: wait another rebalance timeout.
-    g->join_deadline_ms = steady_ms() + g->max_rebalance_timeout();
+    g->join_deadline_ms = steady_clock_ms() + g->max_rebalance_timeout();
     arm_join_timer(g);
     return;
   }
@@ -456,7 +456,7 @@ void GroupPartition::remove_member(const GroupPtr& g, const std::string& member_
 }
 
 void GroupPartition::touch(const GroupPtr& g, Member& m) {
-  m.deadline_ms = steady_ms() + m.session_timeout_ms;
+  m.deadline_ms = steady_clock_ms() + m.session_timeout_ms;
   if (m.timer_armed) return;  // the running wait re-reads the deadline when it fires
   if (!m.timer) m.timer = std::make_unique<boost::asio::steady_timer>(ex_);
   m.timer_armed = true;
@@ -478,7 +478,7 @@ void GroupPartition::on_session_timer(const std::weak_ptr<Group>& wg, const std:
   auto it = g->members.find(member_id);
   if (it == g->members.end()) return;
   Member& m = it->second;
-  int64_t now = steady_ms();
+  int64_t now = steady_clock_ms();
   // A member waiting for a join or sync answer is alive: it cannot heartbeat meanwhile.
   if (now < m.deadline_ms || m.join_waiter || m.sync_waiter) {
     if (now >= m.deadline_ms) m.deadline_ms = now + m.session_timeout_ms;

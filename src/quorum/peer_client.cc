@@ -14,6 +14,7 @@
 #include <chrono>
 #include <deque>
 
+#include "brokerd/common/clock.h"
 #include "brokerd/common/logger.h"
 #include "brokerd/protocol/framing.h"
 
@@ -21,13 +22,6 @@ namespace brokerd::quorum {
 
 namespace asio = boost::asio;
 using asio::ip::tcp;
-
-namespace {
-int64_t steady_ms() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now().time_since_epoch())
-      .count();
-}
-}  // namespace
 
 struct PeerClient::State : std::enable_shared_from_this<PeerClient::State> {
   struct Pending {
@@ -80,7 +74,7 @@ struct PeerClient::State : std::enable_shared_from_this<PeerClient::State> {
     if (closed) return;
     if (conn == Conn::idle) {
       conn = Conn::connecting;
-      connect_started_ms = steady_ms();
+      connect_started_ms = steady_clock_ms();
       asio::co_spawn(executor, connect(shared_from_this(), generation), asio::detached);
     } else if (conn == Conn::connected && !writing && !outbox.empty()) {
       writing = true;
@@ -113,7 +107,7 @@ struct PeerClient::State : std::enable_shared_from_this<PeerClient::State> {
     while (gen == s->generation && !s->closed && !s->outbox.empty()) {
       Pending p = std::move(s->outbox.front());
       s->outbox.pop_front();
-      p.sent_ms = steady_ms();
+      p.sent_ms = steady_clock_ms();
       Bytes frame = std::move(p.frame);
       s->inflight.push_back(std::move(p));
       auto [ec, n] = co_await asio::async_write(s->socket, asio::buffer(frame), asio::as_tuple(asio::use_awaitable));

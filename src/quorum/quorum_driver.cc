@@ -33,11 +33,6 @@ namespace asio = boost::asio;
 
 namespace {
 
-int64_t steady_ms() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now().time_since_epoch())
-      .count();
-}
-
 bool is_response(const raft::MessageBody& b) {
   return std::holds_alternative<raft::VoteResponse>(b) || std::holds_alternative<raft::BeginQuorumEpochResponse>(b) ||
          std::holds_alternative<raft::EndQuorumEpochResponse>(b) || std::holds_alternative<raft::FetchResponse>(b) ||
@@ -111,7 +106,7 @@ struct QuorumDriver::Impl : std::enable_shared_from_this<QuorumDriver::Impl> {
       for (auto& m : out.messages) route(std::move(m));
       if (out.flush_up_to) {
         log->flush(*out.flush_up_to);
-        node->on_log_flushed(steady_ms());
+        node->on_log_flushed(steady_clock_ms());
       }
     }
     publish_status();
@@ -172,7 +167,7 @@ struct QuorumDriver::Impl : std::enable_shared_from_this<QuorumDriver::Impl> {
                          module_logger("quorum")->warn("malformed response from node {}: {}", to, e.what());
                          return;
                        }
-                       self->step([&] { self->node->receive(resp, steady_ms()); });
+                       self->step([&] { self->node->receive(resp, steady_clock_ms()); });
                      });
   }
 
@@ -219,7 +214,7 @@ struct QuorumDriver::Impl : std::enable_shared_from_this<QuorumDriver::Impl> {
       self->timer.expires_after(std::chrono::milliseconds(self->options.tick_ms));
       co_await self->timer.async_wait(asio::as_tuple(asio::use_awaitable));
       if (self->stopping) break;
-      const int64_t now = steady_ms();
+      const int64_t now = steady_clock_ms();
       for (auto& [_, p] : self->peers) p->expire(now);
       self->step([&] { self->node->tick(now); });
     }
@@ -262,7 +257,7 @@ void QuorumDriver::start() {
                                                        "brokerd-quorum-" + std::to_string(options_.node_id),
                                                        options_.request_timeout_ms));
   }
-  s.node->start(steady_ms());
+  s.node->start(steady_clock_ms());
   s.drain();
   asio::co_spawn(s.ctx, Impl::tick_loop(impl_), asio::detached);
   s.thread = std::thread([impl = impl_] {
@@ -285,7 +280,7 @@ void QuorumDriver::stop(int64_t resign_wait_ms) {
   std::promise<void> resigned;
   asio::post(s.ctx, [&s, &resigned] {
     s.step([&] {
-      if (s.node->role() == raft::Role::leader) s.node->resign(steady_ms());
+      if (s.node->role() == raft::Role::leader) s.node->resign(steady_clock_ms());
     });
     resigned.set_value();
   });
@@ -321,7 +316,7 @@ asio::awaitable<raft::MessageBody> QuorumDriver::handle(raft::ReplicaId from, ra
     m.to = s.options.node_id;
     m.correlation_id = s.next_inbound++;
     m.body = request;
-    s.step([&] { s.node->receive(m, steady_ms()); });
+    s.step([&] { s.node->receive(m, steady_clock_ms()); });
     auto it = s.replies.find(m.correlation_id);
     if (it == s.replies.end()) return unanswered(request);
     raft::MessageBody reply = std::move(it->second);
@@ -340,7 +335,7 @@ asio::awaitable<raft::DescribeQuorumResponse> QuorumDriver::describe() {
       r.error = raft::Errc::not_leader_or_follower;
       return r;
     }
-    const int64_t now = steady_ms();
+    const int64_t now = steady_clock_ms();
     auto r = s.node->describe_quorum(now);
     // The core's times are steady milliseconds; DescribeQuorum speaks wall-clock ones.
     const int64_t shift = wall_clock_ms() - now;
@@ -370,7 +365,7 @@ std::future<ProposeResult> QuorumDriver::propose(std::string payload) {
       return;
     }
     std::optional<raft::OffsetAndEpoch> at;
-    s.step([&] { at = s.node->propose(std::move(payload), steady_ms()); });
+    s.step([&] { at = s.node->propose(std::move(payload), steady_clock_ms()); });
     if (!at) {
       promise->set_value(ProposeResult{false, -1, "this node does not lead the metadata quorum"});
       return;
