@@ -251,16 +251,4 @@ void apply_change(std::span<const std::byte> payload, MetadataImage& image) {
   }
 }
 
-std::string encode_image(const MetadataImage& image, int32_t node_id) {
-  std::vector<Bytes> records;
-  for (const auto& [name, t] : image.topics()) {
-    records.push_back(topic_record(*t));
-    for (int32_t p = 0; p < t->partitions; ++p) records.push_back(partition_record(*t, p, node_id));
-    for (const auto& [k, v] : t->configs) records.push_back(config_record(name, k, v));
-  }
-  for (const auto& b : image.brokers) records.push_back(register_broker_record(b, "PLAINTEXT"));
-  records.push_back(producer_ids_record(node_id, -1, image.next_producer_id));
-  return encode_change(records);
-}
-
 }  // namespace brokerd::cluster

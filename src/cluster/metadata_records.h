@@ -29,7 +29,4 @@ Bytes fence_broker_record(int32_t id, int64_t epoch, bool fenced);  // FenceBrok
 std::string encode_change(const std::vector<Bytes>& records);
 void apply_change(std::span<const std::byte> payload, MetadataImage& image);
 
-// The image as one change that rebuilds it from nothing (the payload of a snapshot).
-std::string encode_image(const MetadataImage& image, int32_t node_id);
-
 }  // namespace brokerd::cluster

@@ -37,7 +37,6 @@ namespace {
 MetadataStore::MetadataStore(std::string cluster_id, int32_t node_id) : self_id_(node_id) {
   auto image = std::make_shared<MetadataImage>();
   image->cluster_id = std::move(cluster_id);
-  image->controller_id = -1;
   image_.store(std::move(image));
   producer_ids_ = std::make_unique<ProducerIdManager>([this, node_id] { return allocate_producer_ids(node_id, -1); });
 }

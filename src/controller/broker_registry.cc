@@ -18,11 +18,6 @@ BrokerRegistry::BrokerRegistry(cluster::MetadataStore& metadata, quorum::QuorumD
 
 BrokerRegistry::~BrokerRegistry() { stop(); }
 
-bool BrokerRegistry::leading() const {
-  auto s = quorum_.status();
-  return s.role == raft::Role::leader && s.caught_up;
-}
-
 void BrokerRegistry::take_over_if_new_epoch() {
   const auto epoch = quorum_.status().epoch;
   std::lock_guard lock(mu_);
@@ -40,7 +35,7 @@ protocol::BrokerRegistrationResponse BrokerRegistry::registration(const protocol
     resp.broker_epoch = -1;
     return resp;
   };
-  if (!leading()) return refuse(ErrorCode::not_controller);
+  if (!metadata_.leads()) return refuse(ErrorCode::not_controller);
   take_over_if_new_epoch();
   auto image = metadata_.image();
   if (req.cluster_id != image->cluster_id && !req.cluster_id.empty()) {
@@ -80,7 +75,7 @@ protocol::BrokerRegistrationResponse BrokerRegistry::registration(const protocol
 protocol::BrokerHeartbeatResponse BrokerRegistry::heartbeat(const protocol::BrokerHeartbeatRequest& req) {
   protocol::BrokerHeartbeatResponse resp;
   resp.is_fenced = true;
-  if (!leading()) {
+  if (!metadata_.leads()) {
     resp.error_code = protocol::code(ErrorCode::not_controller);
     return resp;
   }
@@ -120,7 +115,7 @@ protocol::BrokerHeartbeatResponse BrokerRegistry::heartbeat(const protocol::Brok
 }
 
 void BrokerRegistry::expire_sessions() {
-  if (!leading()) return;
+  if (!metadata_.leads()) return;
   take_over_if_new_epoch();
   auto image = metadata_.image();
   std::vector<std::pair<int32_t, int64_t>> expired;

@@ -38,7 +38,6 @@ struct TopicMetadata {
 class MetadataImage {
  public:
   std::string cluster_id;
-  int32_t controller_id = -1;
   std::vector<BrokerInfo> brokers;  // every registered broker, by node id
   const BrokerInfo* broker(int32_t node_id) const;
   int32_t live_brokers() const;       // registered and unfenced

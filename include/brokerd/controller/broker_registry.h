@@ -49,7 +49,6 @@ class BrokerRegistry {
     protocol::Uuid incarnation;
     int64_t last_heartbeat_ms = 0;
   };
-  bool leading() const;
   // Fresh sessions for every registered broker when this node became the controller.
   void take_over_if_new_epoch();
   void expire_sessions();
