@@ -161,6 +161,14 @@ int run(const brokerd::config::BrokerConfig& cfg) {
     broker_registry.stop();
     quorum_driver.stop();
   };
+  // Lets the reactors run out of work; true when they did. Otherwise they are stopped, and
+  // the frames left on them are destroyed only with the pool.
+  auto drain_reactors = [&] {
+    if (reactors.drain(std::chrono::milliseconds(kReactorDrainMs))) return true;
+    reactors.stop();
+    reactors.join();
+    return false;
+  };
   reactors.start();
   try {
     quorum_driver.start();
@@ -168,7 +176,7 @@ int run(const brokerd::config::BrokerConfig& cfg) {
     broker_registry.start();
   } catch (const std::exception&) {
     stop_quorum();
-    reactors.drain(std::chrono::milliseconds(kReactorDrainMs));
+    drain_reactors();
     throw;
   }
   // Then this node replays the metadata and registers as a broker with the controller; it
@@ -183,7 +191,7 @@ int run(const brokerd::config::BrokerConfig& cfg) {
     } catch (const std::exception&) {
       lifecycle.stop(false);
       stop_quorum();
-      reactors.drain(std::chrono::milliseconds(kReactorDrainMs));
+      drain_reactors();
       throw;
     }
   }
@@ -191,10 +199,7 @@ int run(const brokerd::config::BrokerConfig& cfg) {
     log->info("received {} while joining the cluster, shutting down", signal_name(sig));
     lifecycle.stop(false);
     stop_quorum();
-    if (!reactors.drain(std::chrono::milliseconds(kReactorDrainMs))) {
-      reactors.stop();
-      reactors.join();
-    }
+    drain_reactors();
     log->info("shutdown complete");
     return 0;
   }
@@ -242,11 +247,7 @@ int run(const brokerd::config::BrokerConfig& cfg) {
     server.stop();
     stop_quorum();
     if (http) http->stop();
-    const bool drained = reactors.drain(std::chrono::milliseconds(kReactorDrainMs));
-    if (!drained) {
-      reactors.stop();
-      reactors.join();
-    }
+    const bool drained = drain_reactors();
     partitions.shutdown();
     blocking.join();
     return drained;

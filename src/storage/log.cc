@@ -236,7 +236,7 @@ AppendResult Log::append(std::span<std::byte> batches, int32_t leader_epoch, int
     return res;
   }
   producer_append.commit(producers_);
-  res.base_offset = first_offset >= 0 && dups.front() ? first_offset : base;
+  res.base_offset = dups.front() ? first_offset : base;
   res.last_offset = dups.back() ? last_offset : next - 1;
   res.log_append_time = log_append_time ? now_ms : -1;
   res.record_count = written_records;
