@@ -173,24 +173,27 @@ def test_a_single_node_keeps_its_topics_alone_and_is_refused_by_a_quorum_of_seve
     from clients import create_topic, wait_for_topic
     alone = Broker(tmp_path)
     alone.start()
-    create_topic(alone.bootstrap, "kept", 1)
-    alone.stop()
-    cport = free_port()
-    alone.overrides.update({"node.id": "1", "listeners": f"PLAINTEXT://127.0.0.1:{alone.port},CONTROLLER://127.0.0.1:{cport}",
-                            "controller.quorum.voters": f"1@127.0.0.1:{cport}"})
-    alone.start()
-    wait_for_topic(alone.bootstrap, "kept", 1)
-    alone.stop()
-    alone.overrides["controller.quorum.voters"] = f"1@127.0.0.1:{cport},2@127.0.0.1:{free_port()}"
-    with pytest.raises(RuntimeError) as err:
-        alone.start(timeout=10)
-    assert "was written by a quorum of voters 1 but 1,2 are configured" in str(err.value)
-    # Likewise a directory of the release before the quorum (no quorum-state file at all).
-    (alone.data_dir / "__cluster_metadata-0" / "quorum-state").unlink()
-    with pytest.raises(RuntimeError) as err:
-        alone.start(timeout=10)
-    assert "ran alone" in str(err.value)
-    assert (alone.data_dir / "kept-0").is_dir()
+    try:
+        create_topic(alone.bootstrap, "kept", 1)
+        alone.stop()
+        cport = free_port()
+        alone.overrides.update({"node.id": "1", "listeners": f"PLAINTEXT://127.0.0.1:{alone.port},CONTROLLER://127.0.0.1:{cport}",
+                                "controller.quorum.voters": f"1@127.0.0.1:{cport}"})
+        alone.start()
+        wait_for_topic(alone.bootstrap, "kept", 1)
+        alone.stop()
+        alone.overrides["controller.quorum.voters"] = f"1@127.0.0.1:{cport},2@127.0.0.1:{free_port()}"
+        with pytest.raises(RuntimeError) as err:
+            alone.start(timeout=10)
+        assert "was written by a quorum of voters 1 but 1,2 are configured" in str(err.value)
+        # Likewise a directory of the release before the quorum (no quorum-state file at all).
+        (alone.data_dir / "__cluster_metadata-0" / "quorum-state").unlink()
+        with pytest.raises(RuntimeError) as err:
+            alone.start(timeout=10)
+        assert "ran alone" in str(err.value)
+        assert (alone.data_dir / "kept-0").is_dir()
+    finally:
+        alone.kill()
 
 
 def brokers_seen_by(node, timeout=5):

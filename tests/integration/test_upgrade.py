@@ -26,22 +26,25 @@ def test_a_release_0_1_directory_starts_with_everything_in_it(tmp_path):
         t.extractall(tmp_path)
     b = Broker(tmp_path)
     b.start()
-    for attempt in range(2):  # and again after a restart under this release
-        got = read_all(b.bootstrap, "upgrade", 2)
-        values = {p: [m.value().decode() for m in msgs] for p, msgs in got.items()}
-        assert values[0] == [f"v{i}" for i in range(0, 100, 2)]
-        assert values[1] == [f"v{i}" for i in range(1, 100, 2)]
-        assert [m.offset() for m in got[0]] == list(range(50))
-        assert committed(b.bootstrap, "upgrade-group", "upgrade", 2) == {0: 20, 1: 30}
-        if attempt == 0:
-            b.stop()
-            b.start()
-    # Producer ids continue after the block release 0.1 handed out.
-    with kw.Connection(b.port) as conn:
-        err, pid, _ = kw.init_producer_id(conn)
-        assert err == 0 and pid >= 1000, pid
-    # And it takes new work.
-    create_topic(b.bootstrap, "after-upgrade", 1)
-    reports = produce_and_confirm(producer(b.bootstrap), "after-upgrade", [{"value": b"x"}])
-    assert reports[0].offset() == 0
-    b.stop()
+    try:
+        for attempt in range(2):  # and again after a restart under this release
+            got = read_all(b.bootstrap, "upgrade", 2)
+            values = {p: [m.value().decode() for m in msgs] for p, msgs in got.items()}
+            assert values[0] == [f"v{i}" for i in range(0, 100, 2)]
+            assert values[1] == [f"v{i}" for i in range(1, 100, 2)]
+            assert [m.offset() for m in got[0]] == list(range(50))
+            assert committed(b.bootstrap, "upgrade-group", "upgrade", 2) == {0: 20, 1: 30}
+            if attempt == 0:
+                b.stop()
+                b.start()
+        # Producer ids continue after the block release 0.1 handed out.
+        with kw.Connection(b.port) as conn:
+            err, pid, _ = kw.init_producer_id(conn)
+            assert err == 0 and pid >= 1000, pid
+        # And it takes new work.
+        create_topic(b.bootstrap, "after-upgrade", 1)
+        reports = produce_and_confirm(producer(b.bootstrap), "after-upgrade", [{"value": b"x"}])
+        assert reports[0].offset() == 0
+        b.stop()
+    finally:
+        b.kill()  # by pid, whatever failed
