@@ -20,6 +20,7 @@
 #include "brokerd/controller/broker_lifecycle.h"
 #include "brokerd/controller/broker_registry.h"
 #include "brokerd/controller/controller_dispatcher.h"
+#include "brokerd/controller/forwarding_channel.h"
 #include "brokerd/group/group_coordinator.h"
 #include "brokerd/kafka/broker_collectors.h"
 #include "brokerd/kafka/dispatcher.h"
@@ -37,6 +38,9 @@ namespace {
 
 // How long the reactors may take to run out of work once everything was told to stop.
 constexpr int64_t kReactorDrainMs = 5000;
+// How long a metadata change forwarded to the controller may take (a new controller
+// included), as long as Kafka clients wait for an admin request by default.
+constexpr int64_t kForwardTimeoutMs = 30000;
 
 constexpr const char* kUsage =
     "usage: brokerd [--config FILE] [--override KEY=VALUE ...]\n"
@@ -123,10 +127,15 @@ int run(const brokerd::config::BrokerConfig& cfg) {
 
   const auto log_dirs = cfg.log_dirs();
   const int32_t node_id = cfg.node_id();
-  auto cluster_id = cluster::ensure_node_identity(log_dirs, node_id);
-  const auto quorum_options = quorum::quorum_options_from(cfg, cluster_id);
+  // Every check of the configuration comes before anything is written to the log dirs.
+  auto quorum_options = quorum::quorum_options_from(cfg, "");
   quorum::check_metadata_dir(quorum_options);
-  const auto advertised = client_listener(cfg);
+  // A dedicated controller (process.roles=controller) is a voter of the quorum and nothing
+  // else: no client listener, no partitions, no registration as a broker.
+  const bool broker_role = quorum::has_role(cfg, "broker");
+  const auto advertised = broker_role ? client_listener(cfg) : config::Endpoint{};
+  const auto cluster_id = cluster::ensure_node_identity(log_dirs, node_id, quorum::cluster_id_from(cfg));
+  quorum_options.cluster_id = cluster_id;
   cluster::BrokerInfo self{node_id, advertised.host, advertised.port, cfg.raw("broker.rack"), -1, {}, true};
 
   std::vector<net::Listener> client_listeners, controller_listeners;
@@ -150,8 +159,11 @@ int run(const brokerd::config::BrokerConfig& cfg) {
   cluster::MetadataStore metadata(cluster_id, node_id);
   quorum::QuorumDriver quorum_driver(quorum_options, &metadata);
   metadata.attach(quorum_driver);
+  // Changes made on a node that does not lead the quorum go to the one that does.
+  controller::ForwardingChannel forwarding(quorum_driver, node_id, kForwardTimeoutMs);
+  if (quorum_options.voters.size() > 1 || !quorum_driver.is_voter()) metadata.forward_to(&forwarding);
   controller::BrokerRegistry broker_registry(metadata, quorum_driver, cfg.integer("broker.session.timeout.ms"));
-  controller::ControllerDispatcher controller_dispatcher(quorum_driver, broker_registry, blocking);
+  controller::ControllerDispatcher controller_dispatcher(quorum_driver, metadata, broker_registry, blocking);
   net::Server controller_server(reactors, blocking, controller_dispatcher, controller_listeners, server_cfg);
   controller::BrokerLifecycle lifecycle(metadata, quorum_driver, broker_registry, self, advertised.listener,
                                         cfg.integer("broker.heartbeat.interval.ms"),
@@ -179,10 +191,22 @@ int run(const brokerd::config::BrokerConfig& cfg) {
     drain_reactors();
     throw;
   }
-  // Then this node replays the metadata and registers as a broker with the controller; it
-  // serves clients once the controller has unfenced it.
   int sig = 0;
   auto signalled = [&] { return take_signal(signals, sig, 20); };
+  if (!broker_role) {
+    if (metadata.wait_until_caught_up(signalled)) {
+      log->info("brokerd controller {} of cluster {} serving the metadata quorum", node_id, cluster_id);
+      sigwait(&signals, &sig);
+    }
+    log->info("received {}, shutting down", signal_name(sig));
+    stop_quorum();
+    drain_reactors();
+    blocking.join();
+    log->info("shutdown complete");
+    return 0;
+  }
+  // Then this node replays the metadata and registers as a broker with the controller; it
+  // serves clients once the controller has unfenced it.
   bool ready = metadata.wait_until_caught_up(signalled);
   if (ready) {
     lifecycle.start();
@@ -206,12 +230,18 @@ int run(const brokerd::config::BrokerConfig& cfg) {
 
   cluster::PartitionManager partitions(
       reactors, blocking,
-      {log_dirs, cfg.topic_defaults(), cfg.integer("log.retention.check.interval.ms"),
+      {node_id, log_dirs, cfg.topic_defaults(), cfg.integer("log.retention.check.interval.ms"),
        cluster::PartitionManager::cleaner_settings_from(cfg)});
   auto group_settings = group::settings_from(cfg);
-  group_settings.offsets_partitions = group::ensure_offsets_topic(
-      metadata, group_settings, static_cast<int32_t>(cfg.integer("offsets.topic.replication.factor")));
-  partitions.load(*metadata.image());
+  // A node alone creates __consumer_offsets at once; a cluster on the first FindCoordinator,
+  // when the brokers have registered, so that its partitions spread over all of them.
+  if (!quorum::networked(quorum_options)) {
+    group_settings.offsets_partitions = group::ensure_offsets_topic(
+        metadata, group_settings, static_cast<int32_t>(cfg.integer("offsets.topic.replication.factor")));
+  } else if (const auto* t = metadata.image()->topic(group::kOffsetsTopic)) {
+    group_settings.offsets_partitions = t->partition_count();
+  }
+  partitions.load(metadata.image());
   // Changes committed by other nodes reach the partitions too.
   metadata.on_publish([&partitions, &reactors](std::shared_ptr<const cluster::MetadataImage> image) {
     boost::asio::co_spawn(reactors.executor(0), partitions.reconcile(std::move(image)), boost::asio::detached);

@@ -1,11 +1,23 @@
 #include "brokerd/cluster/metadata_image.h"
 
+#include <algorithm>
+#include <cstring>
+
 namespace brokerd::cluster {
+
+bool PartitionAssignment::hosted_by(int32_t node_id) const {
+  return std::find(replicas.begin(), replicas.end(), node_id) != replicas.end();
+}
 
 const BrokerInfo* MetadataImage::broker(int32_t node_id) const {
   for (const auto& b : brokers)
     if (b.node_id == node_id) return &b;
   return nullptr;
+}
+
+bool MetadataImage::live(int32_t node_id) const {
+  const BrokerInfo* b = broker(node_id);
+  return b && !b->fenced;
 }
 
 int32_t MetadataImage::live_brokers() const {
@@ -14,27 +26,95 @@ int32_t MetadataImage::live_brokers() const {
   return n;
 }
 
-const TopicMetadata* MetadataImage::topic(std::string_view name) const {
-  auto it = by_name_.find(name);
-  return it == by_name_.end() ? nullptr : it->second.get();
+size_t MetadataImage::bucket_of(std::string_view name) { return std::hash<std::string_view>{}(name) % kBuckets; }
+
+size_t MetadataImage::bucket_of(const protocol::Uuid& id) {
+  uint64_t h;
+  std::memcpy(&h, id.bytes.data() + 8, sizeof h);  // the random half of a v4 id
+  return h % kBuckets;
+}
+
+const TopicMetadata* MetadataImage::topic(std::string_view name) const { return topic_ptr(name).get(); }
+
+TopicPtr MetadataImage::topic_ptr(std::string_view name) const {
+  const auto& bucket = by_name_[bucket_of(name)];
+  if (!bucket) return nullptr;
+  for (const auto& t : *bucket)
+    if (t->name == name) return t;
+  return nullptr;
 }
 
 const TopicMetadata* MetadataImage::topic(const protocol::Uuid& id) const {
-  auto it = by_id_.find(id);
-  return it == by_id_.end() ? nullptr : it->second.get();
+  const auto& bucket = by_id_[bucket_of(id)];
+  if (!bucket) return nullptr;
+  for (const auto& t : *bucket)
+    if (t->id == id) return t.get();
+  return nullptr;
 }
 
-void MetadataImage::put_topic(std::shared_ptr<const TopicMetadata> t) {
-  if (auto old = by_name_.find(t->name); old != by_name_.end()) by_id_.erase(old->second->id);
-  by_id_[t->id] = t;
-  by_name_[t->name] = std::move(t);
+void MetadataImage::for_each_topic(const std::function<void(const TopicPtr&)>& fn) const {
+  for (const auto& bucket : by_name_)
+    if (bucket)
+      for (const auto& t : *bucket) fn(t);
+}
+
+void MetadataImage::for_each_changed_topic(const MetadataImage& older,
+                                           const std::function<void(const TopicPtr&, const TopicPtr&)>& fn) const {
+  static const Bucket kEmpty;
+  for (size_t i = 0; i < kBuckets; ++i) {
+    if (by_name_[i] == older.by_name_[i]) continue;
+    const Bucket& now = by_name_[i] ? *by_name_[i] : kEmpty;
+    const Bucket& before = older.by_name_[i] ? *older.by_name_[i] : kEmpty;
+    for (const auto& t : now) {
+      auto it = std::find_if(before.begin(), before.end(), [&](const TopicPtr& o) { return o->name == t->name; });
+      if (it == before.end()) {
+        fn(nullptr, t);
+      } else if (*it != t) {
+        fn(*it, t);
+      }
+    }
+    for (const auto& o : before) {
+      bool kept = std::any_of(now.begin(), now.end(), [&](const TopicPtr& t) { return t->name == o->name; });
+      if (!kept) fn(o, nullptr);
+    }
+  }
+}
+
+void MetadataImage::put(Buckets& buckets, size_t index, const TopicPtr& t, bool by_name) {
+  auto next = buckets[index] ? std::make_shared<Bucket>(*buckets[index]) : std::make_shared<Bucket>();
+  auto same = [&](const TopicPtr& o) { return by_name ? o->name == t->name : o->id == t->id; };
+  auto it = std::find_if(next->begin(), next->end(), same);
+  if (it != next->end()) {
+    *it = t;
+  } else {
+    next->push_back(t);
+  }
+  buckets[index] = std::move(next);
+}
+
+void MetadataImage::erase(Buckets& buckets, size_t index, const TopicMetadata& t, bool by_name) {
+  if (!buckets[index]) return;
+  auto next = std::make_shared<Bucket>(*buckets[index]);
+  std::erase_if(*next, [&](const TopicPtr& o) { return by_name ? o->name == t.name : o->id == t.id; });
+  buckets[index] = next->empty() ? nullptr : std::shared_ptr<const Bucket>(std::move(next));
+}
+
+void MetadataImage::put_topic(TopicPtr t) {
+  if (auto old = topic_ptr(t->name)) {
+    if (old->id != t->id) erase(by_id_, bucket_of(old->id), *old, false);
+  } else {
+    ++topic_count_;
+  }
+  put(by_id_, bucket_of(t->id), t, false);
+  put(by_name_, bucket_of(t->name), t, true);
 }
 
 void MetadataImage::remove_topic(std::string_view name) {
-  auto it = by_name_.find(name);
-  if (it == by_name_.end()) return;
-  by_id_.erase(it->second->id);
-  by_name_.erase(it);
+  auto old = topic_ptr(name);
+  if (!old) return;
+  erase(by_id_, bucket_of(old->id), *old, false);
+  erase(by_name_, bucket_of(old->name), *old, true);
+  --topic_count_;
 }
 
 bool valid_topic_name(std::string_view name) {

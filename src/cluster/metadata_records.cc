@@ -7,6 +7,7 @@
 #include "brokerd/protocol/messages/register_broker_record.h"
 #include "brokerd/protocol/messages/unfence_broker_record.h"
 #include "brokerd/protocol/messages/unregister_broker_record.h"
+#include "brokerd/protocol/messages/partition_change_record.h"
 #include "brokerd/protocol/messages/partition_record.h"
 #include "brokerd/protocol/messages/producer_ids_record.h"
 #include "brokerd/protocol/messages/remove_topic_record.h"
@@ -17,7 +18,8 @@ namespace brokerd::cluster {
 namespace {
 
 constexpr uint32_t kFrameVersion = 1;
-constexpr uint32_t kTopicRecord = 2, kPartitionRecord = 3, kConfigRecord = 4, kRemoveTopicRecord = 9;
+constexpr uint32_t kTopicRecord = 2, kPartitionRecord = 3, kConfigRecord = 4, kPartitionChangeRecord = 5,
+                   kRemoveTopicRecord = 9;
 constexpr uint32_t kProducerIdsRecord = 15;
 constexpr uint32_t kRegisterBrokerRecord = 0, kUnregisterBrokerRecord = 1, kFenceBrokerRecord = 7,
                    kUnfenceBrokerRecord = 8;
@@ -47,16 +49,26 @@ Bytes topic_record(const TopicMetadata& t) {
   return frame(kTopicRecord, r);
 }
 
-Bytes partition_record(const TopicMetadata& t, int32_t partition, int32_t node_id) {
+Bytes partition_record(const protocol::Uuid& topic_id, int32_t partition, const PartitionAssignment& a) {
   protocol::PartitionRecord r;
   r.partition_id = partition;
-  r.topic_id = t.id;
-  r.replicas = {node_id};
-  r.isr = {node_id};
-  r.leader = node_id;
-  r.leader_epoch = 0;
-  r.partition_epoch = 0;
+  r.topic_id = topic_id;
+  r.replicas = a.replicas;
+  r.isr = a.isr;
+  r.leader = a.leader;
+  r.leader_epoch = a.leader_epoch;
+  r.partition_epoch = a.partition_epoch;
   return frame(kPartitionRecord, r);
+}
+
+Bytes partition_change_record(const protocol::Uuid& topic_id, int32_t partition, const PartitionChange& change) {
+  protocol::PartitionChangeRecord r;
+  r.partition_id = partition;
+  r.topic_id = topic_id;
+  r.isr = change.isr;
+  if (change.leader) r.leader = *change.leader;
+  r.replicas = change.replicas;
+  return frame(kPartitionChangeRecord, r);
 }
 
 Bytes config_record(const std::string& topic, const std::string& name, const std::optional<std::string>& value) {
@@ -148,11 +160,32 @@ void apply_record(protocol::Reader& rd, MetadataImage& image) {
     case kPartitionRecord: {
       protocol::PartitionRecord r;
       r.decode(rd, version);
-      if (auto t = copy_topic(image, r.topic_id)) {
-        t->partitions = std::max(t->partitions, r.partition_id + 1);
-        t->replication_factor = static_cast<int32_t>(r.replicas.size());
-        image.put_topic(std::move(t));
+      auto t = copy_topic(image, r.topic_id);
+      if (!t || r.partition_id < 0) break;
+      if (t->partition_count() <= r.partition_id) t->partitions.resize(static_cast<size_t>(r.partition_id) + 1);
+      auto& a = t->partitions[static_cast<size_t>(r.partition_id)];
+      a.replicas = r.replicas;
+      a.isr = r.isr;
+      a.leader = r.leader;
+      a.leader_epoch = std::max(r.leader_epoch, 0);
+      a.partition_epoch = std::max(r.partition_epoch, 0);
+      image.put_topic(std::move(t));
+      break;
+    }
+    case kPartitionChangeRecord: {
+      protocol::PartitionChangeRecord r;
+      r.decode(rd, version);
+      auto t = copy_topic(image, r.topic_id);
+      if (!t || r.partition_id < 0 || r.partition_id >= t->partition_count()) break;
+      auto& a = t->partitions[static_cast<size_t>(r.partition_id)];
+      if (r.isr) a.isr = *r.isr;
+      if (r.replicas) a.replicas = *r.replicas;
+      if (r.leader != -2) {
+        a.leader = r.leader;
+        ++a.leader_epoch;
       }
+      ++a.partition_epoch;
+      image.put_topic(std::move(t));
       break;
     }
     case kConfigRecord: {
@@ -184,6 +217,7 @@ void apply_record(protocol::Reader& rd, MetadataImage& image) {
       b.incarnation = r.incarnation_id;
       b.epoch = r.broker_epoch;
       if (!r.end_points.empty()) {
+        b.listener = r.end_points[0].name;
         b.host = r.end_points[0].host;
         b.port = r.end_points[0].port;
       }
@@ -222,6 +256,19 @@ void apply_record(protocol::Reader& rd, MetadataImage& image) {
 }
 
 }  // namespace
+
+std::vector<Bytes> image_records(const MetadataImage& image) {
+  std::vector<Bytes> out;
+  for (const auto& b : image.brokers) out.push_back(register_broker_record(b, b.listener.empty() ? "PLAINTEXT" : b.listener));
+  image.for_each_topic([&](const TopicPtr& t) {
+    out.push_back(topic_record(*t));
+    for (int32_t p = 0; p < t->partition_count(); ++p)
+      out.push_back(partition_record(t->id, p, t->partitions[static_cast<size_t>(p)]));
+    for (const auto& [k, v] : t->configs) out.push_back(config_record(t->name, k, v));
+  });
+  if (image.next_producer_id > 0) out.push_back(producer_ids_record(-1, -1, image.next_producer_id));
+  return out;
+}
 
 std::string encode_change(const std::vector<Bytes>& records) {
   if (records.size() == 1) return std::string(reinterpret_cast<const char*>(records[0].data()), records[0].size());

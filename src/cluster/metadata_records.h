@@ -1,6 +1,6 @@
 #pragma once
-// KRaft metadata records (TopicRecord, PartitionRecord, ConfigRecord, RemoveTopicRecord,
-// ProducerIdsRecord), framed as KRaft frames them, and their replay into a MetadataImage.
+// KRaft metadata records (TopicRecord, PartitionRecord, PartitionChangeRecord, ConfigRecord,
+// RemoveTopicRecord, ProducerIdsRecord, broker registrations), framed as KRaft frames them, and their replay into a MetadataImage.
 // One change of the metadata is one entry of the metadata quorum's log: a single frame, or
 // several behind a 0 byte (a frame never starts with 0: its first field is the frame version,
 // 1), each with its length, so that a change applies whole or not at all.
@@ -10,18 +10,23 @@
 #include <vector>
 
 #include "brokerd/cluster/metadata_image.h"
+#include "brokerd/cluster/partition_election.h"
 #include "brokerd/common/bytes.h"
 
 namespace brokerd::cluster {
 
 // Encoders of the records a change writes.
 Bytes topic_record(const TopicMetadata& t);
-Bytes partition_record(const TopicMetadata& t, int32_t partition, int32_t node_id);
+Bytes partition_record(const protocol::Uuid& topic_id, int32_t partition, const PartitionAssignment& a);
+Bytes partition_change_record(const protocol::Uuid& topic_id, int32_t partition, const PartitionChange& change);
 Bytes config_record(const std::string& topic, const std::string& name, const std::optional<std::string>& value);
 Bytes remove_topic_record(const protocol::Uuid& id);
 Bytes producer_ids_record(int32_t broker_id, int64_t broker_epoch, int64_t next_producer_id);
 Bytes register_broker_record(const BrokerInfo& b, const std::string& listener);
 Bytes fence_broker_record(int32_t id, int64_t epoch, bool fenced);  // FenceBrokerRecord / UnfenceBrokerRecord
+
+// The whole image as records (a snapshot): replaying them into an empty image restores it.
+std::vector<Bytes> image_records(const MetadataImage& image);
 
 // One change as an entry payload, and its replay (a payload written by an older release
 // holds one frame). Unknown record types are skipped, so a newer log can be read by an older

@@ -2,6 +2,10 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <random>
+
+#include "brokerd/cluster/placement.h"
 #include "brokerd/common/logger.h"
 #include "brokerd/protocol/wire.h"
 #include "cluster/metadata_records.h"
@@ -26,15 +30,43 @@ constexpr int32_t kMaxPartitions = 100000;
 // should a later change have removed it already).
 TopicChange MetadataStore::applied(const std::string& name, std::shared_ptr<const TopicMetadata> proposed) const {
   auto after = image();
-  auto it = after->topics().find(name);
-  return TopicChange{ErrorCode::none, {}, it != after->topics().end() ? it->second : std::move(proposed), after};
+  auto now = after->topic_ptr(name);
+  return TopicChange{ErrorCode::none, {}, now ? now : std::move(proposed), after};
 }
 
 namespace {
 
+// A manual assignment may name only live brokers, each once per partition.
+std::string check_assignment(const std::vector<std::vector<int32_t>>& assignment, const MetadataImage& image) {
+  for (size_t p = 0; p < assignment.size(); ++p) {
+    const auto& replicas = assignment[p];
+    if (replicas.empty())
+      return fmt::format("The manual partition assignment specifies an empty replica list for partition {}.", p);
+    for (size_t i = 0; i < replicas.size(); ++i) {
+      if (std::find(replicas.begin(), replicas.begin() + static_cast<long>(i), replicas[i]) != replicas.begin() + static_cast<long>(i))
+        return fmt::format("The manual partition assignment includes the broker {} more than once.", replicas[i]);
+      if (!image.live(replicas[i]))
+        return fmt::format("The manual partition assignment includes broker {}, but no such broker is registered.",
+                           replicas[i]);
+    }
+  }
+  return {};
+}
+
+// A new partition: the first replica leads and is the ISR. The followers join the ISR once
+// they replicate the leader's log (they do not yet: until then they must not be elected).
+PartitionAssignment fresh_partition(std::vector<int32_t> replicas) {
+  PartitionAssignment a;
+  a.isr = {replicas.front()};
+  a.leader = replicas.front();
+  a.replicas = std::move(replicas);
+  return a;
+}
+
 }  // namespace
 
-MetadataStore::MetadataStore(std::string cluster_id, int32_t node_id) : self_id_(node_id) {
+MetadataStore::MetadataStore(std::string cluster_id, int32_t node_id)
+    : self_id_(node_id), placement_cursor_(static_cast<uint32_t>(std::random_device{}())) {
   auto image = std::make_shared<MetadataImage>();
   image->cluster_id = std::move(cluster_id);
   image_.store(std::move(image));
@@ -48,6 +80,12 @@ void MetadataStore::publish(std::shared_ptr<MetadataImage> next) {
   image_.store(std::move(next));
   std::lock_guard lock(publish_mutex_);
   for (const auto& hook : publish_hooks_) hook(published);
+  published_.notify_all();
+}
+
+void MetadataStore::wait_for_image(const std::function<bool(const MetadataImage&)>& done) {
+  std::unique_lock lock(publish_mutex_);
+  published_.wait_for(lock, std::chrono::seconds(10), [&] { return done(*image()); });
 }
 
 void MetadataStore::on_publish(std::function<void(std::shared_ptr<const MetadataImage>)> fn) {
@@ -56,6 +94,13 @@ void MetadataStore::on_publish(std::function<void(std::shared_ptr<const Metadata
 }
 
 int32_t MetadataStore::controller_id() const { return quorum_ ? quorum_->status().leader_id : -1; }
+
+int32_t MetadataStore::controller_for_clients() const {
+  auto img = image();
+  const int32_t leader = controller_id();
+  if (img->live(leader)) return leader;
+  return img->live(self_id_) ? self_id_ : -1;
+}
 
 bool MetadataStore::leads() const {
   if (!quorum_) return false;
@@ -76,7 +121,7 @@ bool MetadataStore::wait_until_caught_up(const std::function<bool()>& stop) {
     }
   }
   auto image = this->image();
-  log->info("metadata replayed: {} topics, last offset {}", image->topics().size(), image->offset);
+  log->info("metadata replayed: {} topics, last offset {}", image->topic_count(), image->offset);
   return true;
 }
 
@@ -94,6 +139,8 @@ void MetadataStore::apply(const std::vector<raft::Entry>& entries) {
   }
   publish(std::move(next));
 }
+
+std::string MetadataStore::snapshot() { return encode_change(image_records(*image())); }
 
 void MetadataStore::load_snapshot(const raft::Snapshot& snapshot) {
   auto next = std::make_shared<MetadataImage>();
@@ -122,74 +169,136 @@ ErrorCode MetadataStore::commit(const std::vector<Bytes>& records, std::string* 
 }
 
 TopicChange MetadataStore::create_topic(const std::string& name, int32_t partitions, int32_t replication_factor,
-                                        const std::map<std::string, std::string>& configs, bool validate_only) {
+                                        const std::map<std::string, std::string>& configs, bool validate_only,
+                                        std::vector<std::vector<int32_t>> assignment) {
   if (!valid_topic_name(name))
     return failure(ErrorCode::invalid_topic_exception,
                    fmt::format("Topic name '{}' is illegal: use 1-249 of [a-zA-Z0-9._-], not '.' or '..'", name));
+  if (!assignment.empty()) partitions = static_cast<int32_t>(assignment.size());
   if (partitions < 1 || partitions > kMaxPartitions)
     return failure(ErrorCode::invalid_partitions, fmt::format("Number of partitions must be between 1 and {}.", kMaxPartitions));
-  // Only the controller's image is current enough to judge the live brokers by.
-  if (!leads()) return failure(ErrorCode::not_controller, "This node does not lead the metadata quorum.");
   auto current = image();
-  if (replication_factor < 1)
-    return failure(ErrorCode::invalid_replication_factor, "Replication factor must be larger than 0.");
-  if (replication_factor > current->live_brokers())
-    return failure(ErrorCode::invalid_replication_factor,
-                   fmt::format("Replication factor: {} larger than available brokers: {}.", replication_factor,
-                               current->live_brokers()));
+  if (assignment.empty()) {
+    if (replication_factor < 1)
+      return failure(ErrorCode::invalid_replication_factor, "Replication factor must be larger than 0.");
+    if (replication_factor > current->live_brokers())
+      return failure(ErrorCode::invalid_replication_factor,
+                     fmt::format("Replication factor: {} larger than available brokers: {}.", replication_factor,
+                                 current->live_brokers()));
+  } else if (auto why = check_assignment(assignment, *current); !why.empty()) {
+    return failure(ErrorCode::invalid_replica_assignment, why);
+  }
   auto overrides = configs;
   if (auto [err, msg] = validate_topic_configs(overrides); err != ErrorCode::none) return failure(err, msg);
+  if (!validate_only && !leads()) {
+    if (!channel_) return failure(ErrorCode::not_controller, "This node does not lead the metadata quorum.");
+    auto answer = channel_->create_topic(name, partitions, replication_factor, overrides, assignment);
+    if (answer.error == ErrorCode::topic_already_exists) {
+      // Created through another node a moment ago: answer once this node knows it too.
+      wait_for_image([&](const MetadataImage& img) { return img.topic(name) != nullptr; });
+    }
+    if (answer.error != ErrorCode::none) return failure(answer.error, answer.message);
+    wait_for_image([&](const MetadataImage& img) {
+      const TopicMetadata* t = img.topic(name);
+      return t && t->id == answer.topic_id;
+    });
+    auto proposed = std::make_shared<TopicMetadata>();
+    proposed->name = name;
+    proposed->id = answer.topic_id;
+    proposed->partitions.resize(static_cast<size_t>(partitions));
+    proposed->configs = overrides;
+    return applied(name, proposed);
+  }
 
+  // Validation only needs the live brokers, which any node's image knows closely enough; a
+  // write is judged by the controller's own image.
   std::lock_guard lock(write_mutex_);
   current = image();
   if (current->topic(name)) return failure(ErrorCode::topic_already_exists, fmt::format("Topic '{}' already exists.", name));
+  if (assignment.empty()) {
+    assignment = place_replicas(placement_brokers(*current), partitions, replication_factor, placement_cursor_);
+    if (!validate_only) placement_cursor_ += static_cast<uint32_t>(partitions);
+  }
   auto topic = std::make_shared<TopicMetadata>();
   topic->name = name;
   topic->id = protocol::Uuid::random();
-  topic->partitions = partitions;
-  topic->replication_factor = replication_factor;
+  for (auto& replicas : assignment) topic->partitions.push_back(fresh_partition(std::move(replicas)));
   topic->configs = std::move(overrides);
   topic->internal = is_internal_topic(name);
   if (validate_only) return TopicChange{ErrorCode::none, {}, topic, nullptr};
 
   std::vector<Bytes> records{topic_record(*topic)};
-  const int32_t leader = self_id_;
-  for (int32_t p = 0; p < partitions; ++p) records.push_back(partition_record(*topic, p, leader));
+  for (int32_t p = 0; p < topic->partition_count(); ++p)
+    records.push_back(partition_record(topic->id, p, topic->partitions[static_cast<size_t>(p)]));
   for (const auto& [k, v] : topic->configs) records.push_back(config_record(name, k, v));
   std::string why;
   if (ErrorCode e = commit(records, &why); e != ErrorCode::none) return failure(e, why);
-  module_logger("cluster")->info("created topic {} ({} partitions, id {})", name, partitions, topic->id.to_string());
+  module_logger("cluster")->info("created topic {} ({} partitions, replication factor {}, id {})", name, partitions,
+                                 topic->replication_factor(), topic->id.to_string());
   return applied(name, topic);
 }
 
 TopicChange MetadataStore::delete_topic(const std::string& name) {
+  if (channel_ && !leads()) {
+    auto before = image()->topic_ptr(name);
+    auto answer = channel_->delete_topic(name);
+    if (answer.error != ErrorCode::none) return failure(answer.error, answer.message);
+    wait_for_image([&](const MetadataImage& img) {
+      const TopicMetadata* t = img.topic(name);
+      return !t || !before || t->id != before->id;
+    });
+    return TopicChange{ErrorCode::none, {}, before, image()};
+  }
   std::lock_guard lock(write_mutex_);
   auto current = image();
   const TopicMetadata* t = current->topic(name);
   if (!t) return failure(ErrorCode::unknown_topic_or_partition, "This server does not host this topic.");
-  auto removed = current->topics().at(name);
+  auto removed = current->topic_ptr(name);
   std::string why;
   if (ErrorCode e = commit({remove_topic_record(t->id)}, &why); e != ErrorCode::none) return failure(e, why);
   module_logger("cluster")->info("deleted topic {}", name);
   return TopicChange{ErrorCode::none, {}, removed, image()};
 }
 
-TopicChange MetadataStore::create_partitions(const std::string& name, int32_t total, bool validate_only) {
+TopicChange MetadataStore::create_partitions(const std::string& name, int32_t total, bool validate_only,
+                                             std::vector<std::vector<int32_t>> assignment) {
+  if (!validate_only && channel_ && !leads()) {
+    auto answer = channel_->create_partitions(name, total, assignment);
+    if (answer.error != ErrorCode::none) return failure(answer.error, answer.message);
+    wait_for_image([&](const MetadataImage& img) {
+      const TopicMetadata* t = img.topic(name);
+      return !t || t->partition_count() >= total;
+    });
+    return applied(name, image()->topic_ptr(name));
+  }
   std::lock_guard lock(write_mutex_);
   auto current = image();
   const TopicMetadata* t = current->topic(name);
   if (!t) return failure(ErrorCode::unknown_topic_or_partition, "This server does not host this topic.");
-  if (total <= t->partitions)
+  if (total <= t->partition_count())
     return failure(ErrorCode::invalid_partitions,
-                   fmt::format("Topic currently has {} partitions, which is higher than the requested {}.", t->partitions, total));
+                   fmt::format("Topic currently has {} partitions, which is higher than the requested {}.",
+                               t->partition_count(), total));
   if (total > kMaxPartitions)
     return failure(ErrorCode::invalid_partitions, fmt::format("Number of partitions must be at most {}.", kMaxPartitions));
+  const int32_t added = total - t->partition_count();
+  const int32_t rf = t->replication_factor();
+  if (!assignment.empty()) {
+    if (auto why = check_assignment(assignment, *current); !why.empty())
+      return failure(ErrorCode::invalid_replica_assignment, why);
+  } else {
+    if (rf > current->live_brokers())
+      return failure(ErrorCode::invalid_replication_factor,
+                     fmt::format("Replication factor: {} larger than available brokers: {}.", rf, current->live_brokers()));
+    assignment = place_replicas(placement_brokers(*current), added, rf, placement_cursor_);
+    if (!validate_only) placement_cursor_ += static_cast<uint32_t>(added);
+  }
   auto topic = std::make_shared<TopicMetadata>(*t);
-  topic->partitions = total;
+  for (auto& replicas : assignment) topic->partitions.push_back(fresh_partition(std::move(replicas)));
   if (validate_only) return TopicChange{ErrorCode::none, {}, topic, nullptr};
   std::vector<Bytes> records;
-  const int32_t leader = self_id_;
-  for (int32_t p = t->partitions; p < total; ++p) records.push_back(partition_record(*topic, p, leader));
+  for (int32_t p = t->partition_count(); p < total; ++p)
+    records.push_back(partition_record(topic->id, p, topic->partitions[static_cast<size_t>(p)]));
   std::string why;
   if (ErrorCode e = commit(records, &why); e != ErrorCode::none) return failure(e, why);
   return applied(name, topic);
@@ -214,13 +323,24 @@ ErrorCode MetadataStore::set_broker_fenced(int32_t id, int64_t epoch, bool fence
   const BrokerInfo* b = image()->broker(id);
   if (!b || b->epoch != epoch) return ErrorCode::stale_broker_epoch;
   if (b->fenced == fenced) return ErrorCode::none;
+  // With the leader elections it causes, in the same change.
+  std::vector<Bytes> records{fence_broker_record(id, epoch, fenced)};
+  auto current = image();
+  const auto updates = fenced ? elect_on_fence(*current, id) : elect_on_unfence(*current, id);
+  for (const auto& u : updates) records.push_back(partition_change_record(u.topic_id, u.partition, u.change));
   std::string why;
-  if (ErrorCode e = commit({fence_broker_record(id, epoch, fenced)}, &why, wait); e != ErrorCode::none) return e;
-  module_logger("cluster")->info("{} broker {} (epoch {})", fenced ? "fenced" : "unfenced", id, epoch);
+  if (ErrorCode e = commit(records, &why, wait); e != ErrorCode::none) return e;
+  module_logger("cluster")->info("{} broker {} (epoch {}), {} partition(s) changed", fenced ? "fenced" : "unfenced", id,
+                                 epoch, updates.size());
   return ErrorCode::none;
 }
 
 ProducerIdBlock MetadataStore::allocate_producer_ids(int32_t broker_id, int64_t broker_epoch) {
+  if (channel_ && !leads()) {
+    auto block = channel_->allocate_producer_ids(broker_id, broker_epoch);
+    if (!block) throw std::runtime_error("cannot allocate producer ids: the controller did not answer");
+    return *block;
+  }
   std::lock_guard lock(write_mutex_);
   auto current = image();
   ProducerIdBlock block{broker_id, current->next_producer_id, ProducerIdManager::kBlockSize};
@@ -235,6 +355,15 @@ TopicChange MetadataStore::set_topic_configs(const std::string& name, const std:
                                              bool validate_only) {
   auto overrides = configs;
   if (auto [err, msg] = validate_topic_configs(overrides); err != ErrorCode::none) return failure(err, msg);
+  if (!validate_only && channel_ && !leads()) {
+    auto answer = channel_->set_topic_configs(name, overrides);
+    if (answer.error != ErrorCode::none) return failure(answer.error, answer.message);
+    wait_for_image([&](const MetadataImage& img) {
+      const TopicMetadata* t = img.topic(name);
+      return !t || t->configs == overrides;
+    });
+    return applied(name, image()->topic_ptr(name));
+  }
   std::lock_guard lock(write_mutex_);
   auto current = image();
   const TopicMetadata* t = current->topic(name);

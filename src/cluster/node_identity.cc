@@ -27,7 +27,8 @@ std::map<std::string, std::string> read_properties(const fs::path& file) {
 
 }  // namespace
 
-std::string ensure_node_identity(const std::vector<fs::path>& log_dirs, int32_t node_id) {
+std::string ensure_node_identity(const std::vector<fs::path>& log_dirs, int32_t node_id,
+                                 const std::optional<std::string>& expected) {
   std::optional<std::string> cluster_id;
   for (const auto& dir : log_dirs) {
     auto file = dir / "meta.properties";
@@ -39,9 +40,13 @@ std::string ensure_node_identity(const std::vector<fs::path>& log_dirs, int32_t 
     if (id.empty()) throw std::runtime_error(fmt::format("{} has no cluster.id", file.string()));
     if (cluster_id && *cluster_id != id)
       throw std::runtime_error(fmt::format("{} belongs to cluster {}, other log dirs to {}", file.string(), id, *cluster_id));
+    if (expected && *expected != id)
+      throw std::runtime_error(fmt::format("{} belongs to cluster {}, but this node's cluster is {} (cluster.id, or "
+                                           "derived from controller.quorum.voters)",
+                                           file.string(), id, *expected));
     cluster_id = id;
   }
-  if (!cluster_id) cluster_id = protocol::Uuid::random().to_string();
+  if (!cluster_id) cluster_id = expected ? *expected : protocol::Uuid::random().to_string();
   for (const auto& dir : log_dirs) {
     fs::create_directories(dir);
     auto file = dir / "meta.properties";

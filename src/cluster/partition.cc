@@ -4,12 +4,22 @@ namespace brokerd::cluster {
 
 storage::AppendResult Partition::append(std::span<std::byte> batches, int64_t now_ms, storage::AppendOrigin origin) {
   auto result = log_->append(batches, leader_epoch(), now_ms, origin);
-  if (result.error == protocol::ErrorCode::none && !result.duplicate && !waiters_.empty()) {
-    for (auto& w : waiters_)
-      if (auto waiter = w.lock()) waiter->wake();
-    waiters_.clear();
-  }
+  if (result.error == protocol::ErrorCode::none && !result.duplicate) wake_waiters();
   return result;
+}
+
+void Partition::wake_waiters() {
+  for (auto& w : waiters_)
+    if (auto waiter = w.lock()) waiter->wake();
+  waiters_.clear();
+}
+
+void Partition::set_leadership(int32_t leader, int32_t leader_epoch, bool is_self) {
+  const bool changed = leader != leader_ || leader_epoch != leader_epoch_;
+  leader_ = leader;
+  leader_epoch_ = leader_epoch;
+  is_leader_ = is_self;
+  if (changed) wake_waiters();
 }
 
 void Partition::watch(const std::shared_ptr<FetchWaiter>& w, int64_t seen_end) {

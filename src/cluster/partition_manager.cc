@@ -72,7 +72,12 @@ struct CleanerState {
 struct PartitionManager::Shard {
   std::unordered_map<TopicPartition, std::unique_ptr<Partition>> partitions;
   std::unordered_map<TopicPartition, CleanerState> cleaner;
-  int64_t applied_offset = -1;
+  std::shared_ptr<const MetadataImage> image;  // the last one reconciled
+  std::vector<LeadershipListener> listeners;
+
+  void leadership_changed(const TopicPartition& tp, bool leads) const {
+    for (const auto& fn : listeners) fn(tp, leads);
+  }
   ConfigMap defaults;
 };
 
@@ -113,7 +118,7 @@ std::unique_ptr<Partition> PartitionManager::open_partition(const TopicPartition
   return p;
 }
 
-void PartitionManager::load(const MetadataImage& image) {
+void PartitionManager::load(std::shared_ptr<const MetadataImage> image) {
   auto log = module_logger("cluster");
   for (const auto& dir : options_.log_dirs) {
     fs::create_directories(dir);
@@ -129,10 +134,11 @@ void PartitionManager::load(const MetadataImage& image) {
         if (name.ends_with("-delete")) fs::remove_all(entry.path());
         continue;
       }
-      const TopicMetadata* topic = image.topic(tp->topic);
+      const TopicMetadata* topic = image->topic(tp->topic);
+      const PartitionAssignment* assigned = topic ? topic->partition(tp->partition) : nullptr;
       auto on_disk_id = read_partition_metadata(entry.path());
-      if (!topic || tp->partition >= topic->partitions || (on_disk_id && *on_disk_id != topic->id)) {
-        log->info("deleting {}: its topic no longer has this partition", entry.path().string());
+      if (!assigned || !assigned->hosted_by(options_.node_id) || (on_disk_id && *on_disk_id != topic->id)) {
+        log->info("deleting {}: its topic no longer has this partition on this node", entry.path().string());
         fs::remove_all(entry.path());
         continue;
       }
@@ -147,63 +153,97 @@ void PartitionManager::load(const MetadataImage& image) {
       shard.partitions[*tp] = open_partition(*tp, *topic, entry.path(), clean);
     }
   }
-  // Partitions the metadata has but the disks do not (e.g. a log dir was replaced).
-  for (auto& shard : shards_) shard->applied_offset = -2;
+  // Then every topic as new: creates what the disks do not have (a log dir was replaced, say)
+  // and sets each partition's leadership.
   for (auto& shard : shards_) reconcile_shard(*shard, image);
 }
 
-void PartitionManager::reconcile_shard(Shard& shard, const MetadataImage& image) {
-  if (image.offset < shard.applied_offset) return;
-  shard.applied_offset = image.offset;
-  // Remove partitions whose topic is gone (or was recreated with a new id).
-  for (auto it = shard.partitions.begin(); it != shard.partitions.end();) {
-    const TopicMetadata* topic = image.topic(it->first.topic);
-    if (!topic || topic->id != it->second->topic_id() || it->first.partition >= topic->partitions) {
-      auto log = it->second->release_log();
-      auto dir = log->dir();
-      log->close();
-      log.reset();
-      auto doomed = dir;
-      doomed += "." + it->second->topic_id().to_string() + "-delete";
-      std::error_code ec;
-      fs::rename(dir, doomed, ec);
-      blocking_.post([doomed = ec ? dir : doomed] {
-        std::error_code ignored;
-        fs::remove_all(doomed, ignored);
-      });
-      it = shard.partitions.erase(it);
-    } else {
-      ++it;
+void PartitionManager::drop_partition(Shard& shard, const TopicPartition& tp) {
+  auto it = shard.partitions.find(tp);
+  if (it == shard.partitions.end()) return;
+  const bool was_leader = it->second->is_leader();
+  it->second->set_leadership(-1, it->second->leader_epoch() + 1, false);  // wakes its parked fetches
+  if (was_leader) shard.leadership_changed(tp, false);
+  auto log = it->second->release_log();
+  auto dir = log->dir();
+  log->close();
+  log.reset();
+  auto doomed = dir;
+  doomed += "." + it->second->topic_id().to_string() + "-delete";
+  std::error_code ec;
+  fs::rename(dir, doomed, ec);
+  blocking_.post([doomed = ec ? dir : doomed] {
+    std::error_code ignored;
+    fs::remove_all(doomed, ignored);
+  });
+  shard.partitions.erase(it);
+}
+
+void PartitionManager::reconcile_topic(Shard& shard, const TopicPtr& before, const TopicPtr& after) {
+  const int32_t self = options_.node_id;
+  auto mine = [&](const TopicPartition& tp) { return &*shards_[shard_of(tp)] == &shard; };
+  // Partitions that leave this node: the topic is gone or recreated, the partition no longer
+  // has a replica here.
+  if (before) {
+    for (int32_t p = 0; p < before->partition_count(); ++p) {
+      TopicPartition tp{before->name, p};
+      if (!mine(tp)) continue;
+      const PartitionAssignment* now = after && after->id == before->id ? after->partition(p) : nullptr;
+      if (!now || !now->hosted_by(self)) drop_partition(shard, tp);
     }
   }
-  // Create the missing ones and apply config changes.
-  for (const auto& [name, topic] : image.topics()) {
-    for (int32_t p = 0; p < topic->partitions; ++p) {
-      TopicPartition tp{name, p};
-      if (&*shards_[shard_of(tp)] != &shard) continue;
-      auto it = shard.partitions.find(tp);
-      if (it == shard.partitions.end()) {
-        auto dir = choose_log_dir() / tp.dir_name();
-        shard.partitions[tp] = open_partition(tp, *topic, dir, true);
-      } else if (it->second->applied_configs != topic->configs) {
-        auto effective = effective_topic_config(options_.topic_defaults, topic->configs);
-        it->second->log().update_config(make_log_config(effective));
-        it->second->flush_ms = std::stoll(effective.at("flush.ms"));
-        it->second->applied_configs = topic->configs;
-      }
+  if (!after) return;
+  for (int32_t p = 0; p < after->partition_count(); ++p) {
+    TopicPartition tp{after->name, p};
+    const PartitionAssignment& a = *after->partition(p);
+    if (!mine(tp) || !a.hosted_by(self)) continue;
+    auto it = shard.partitions.find(tp);
+    if (it != shard.partitions.end() && it->second->topic_id() != after->id) {
+      drop_partition(shard, tp);
+      it = shard.partitions.end();
     }
+    if (it == shard.partitions.end()) {
+      auto dir = choose_log_dir() / tp.dir_name();
+      it = shard.partitions.emplace(tp, open_partition(tp, *after, dir, true)).first;
+    } else if (it->second->applied_configs != after->configs) {
+      auto effective = effective_topic_config(options_.topic_defaults, after->configs);
+      it->second->log().update_config(make_log_config(effective));
+      it->second->flush_ms = std::stoll(effective.at("flush.ms"));
+      it->second->applied_configs = after->configs;
+    }
+    const bool was_leader = it->second->is_leader();
+    it->second->set_leadership(a.leader, a.leader_epoch, a.leader == self);
+    if (was_leader != it->second->is_leader()) shard.leadership_changed(tp, !was_leader);
   }
+}
+
+void PartitionManager::reconcile_shard(Shard& shard, const std::shared_ptr<const MetadataImage>& image) {
+  if (shard.image && image->offset < shard.image->offset) return;
+  static const MetadataImage kEmpty;
+  image->for_each_changed_topic(shard.image ? *shard.image : kEmpty,
+                                [&](const TopicPtr& before, const TopicPtr& after) { reconcile_topic(shard, before, after); });
+  shard.image = image;
 }
 
 boost::asio::awaitable<void> PartitionManager::reconcile(std::shared_ptr<const MetadataImage> image) {
   std::vector<FanOutTask<bool>> tasks;
   for (size_t i = 0; i < shards_.size(); ++i) {
     tasks.push_back({reactors_.executor(i), [this, i, image] {
-                       reconcile_shard(*shards_[i], *image);
+                       reconcile_shard(*shards_[i], image);
                        return true;
                      }});
   }
   co_await fan_out(std::move(tasks));
+}
+
+void PartitionManager::watch_leadership(LeadershipListener fn) {
+  for (size_t i = 0; i < shards_.size(); ++i) {
+    boost::asio::post(reactors_.executor(i), [this, i, fn] {
+      Shard& shard = *shards_[i];
+      shard.listeners.push_back(fn);
+      for (const auto& [tp, p] : shard.partitions) fn(tp, p->is_leader());
+    });
+  }
 }
 
 boost::asio::awaitable<std::vector<PartitionStats>> PartitionManager::partition_stats() {

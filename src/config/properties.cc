@@ -15,6 +15,7 @@ constexpr int64_t kWeekMs = 7LL * 24 * 3600 * 1000;
 // clang-format off
 constexpr PropertyDef kBroker[] = {
   {"node.id", T::int32, "1", 0, kInt32Max, {}, {}, true, "This node's id, unique in the cluster."},
+  {"cluster.id", T::string, "", INT64_MIN, INT64_MAX, {}, {}, true, "The cluster's id (22-character base64); empty: derived from controller.quorum.voters, or random for a node alone."},
   {"broker.rack", T::string, "", INT64_MIN, INT64_MAX, {}, {}, true, "Rack or availability zone of this node."},
   {"process.roles", T::list, "broker,controller", INT64_MIN, INT64_MAX, "broker,controller", {}, true, "The roles of this node: broker (serves clients), controller (a voter of the metadata quorum when controller.quorum.voters names it), or both."},
   {"listeners", T::list, "PLAINTEXT://127.0.0.1:9092", INT64_MIN, INT64_MAX, {}, {}, true, "Addresses to listen on, NAME://host:port."},
@@ -24,6 +25,7 @@ constexpr PropertyDef kBroker[] = {
   {"controller.listener.names", T::string, "CONTROLLER", INT64_MIN, INT64_MAX, {}, {}, true, "The listener that serves the metadata quorum's RPCs."},
   {"controller.quorum.election.timeout.ms", T::int64, "1000", 50, INT64_MAX, {}, {}, true, "A voter that hears no leader for a random time between this and twice this starts an election."},
   {"controller.quorum.fetch.timeout.ms", T::int64, "2000", 100, INT64_MAX, {}, {}, true, "A follower that gets no answer from the leader for this long looks for a new one; a leader not fetched from by a majority for this long resigns."},
+  {"metadata.log.max.record.bytes.between.snapshots", T::int64, "20971520", 1024, INT64_MAX, {}, {}, true, "Bytes of metadata records applied before the next snapshot of the metadata image; the log below a snapshot is deleted."},
   {"controller.quorum.request.timeout.ms", T::int64, "2000", 100, INT64_MAX, {}, {}, true, "A quorum RPC unanswered this long closes its connection."},
   {"broker.heartbeat.interval.ms", T::int64, "500", 10, INT64_MAX, {}, {}, true, "How often a broker tells the controller it is alive (and how far it has replayed the metadata)."},
   {"broker.session.timeout.ms", T::int64, "3000", 100, INT64_MAX, {}, {}, true, "A broker the controller has not heard from for this long is fenced: Metadata stops naming it."},

@@ -10,12 +10,15 @@
 #include "brokerd/protocol/messages/describe_quorum_request.h"
 #include "brokerd/quorum/kraft_codec.h"
 #include "brokerd/quorum/quorum_driver.h"
+#include "controller/admin_requests.h"
 
 namespace brokerd::controller {
 
 namespace {
 
 constexpr int16_t kApiVersions = 18, kDescribeQuorum = 55, kBrokerRegistration = 62, kBrokerHeartbeat = 63;
+constexpr int16_t kCreateTopics = 19, kDeleteTopics = 20, kAlterConfigs = 33, kCreatePartitions = 37,
+                  kAllocateProducerIds = 67;
 
 net::Response close_connection() { return net::Response{{}, false, true}; }
 
@@ -60,6 +63,11 @@ const std::vector<ControllerApi>& controller_apis() {
       {54, 0, quorum::kEndQuorumEpochVersion}, {55, 0, 2},
       {59, 0, quorum::kFetchSnapshotVersion}, {kBrokerRegistration, 0, 3},
       {kBrokerHeartbeat, 0, 1},
+      {kCreateTopics, kCreateTopicsVersion, kCreateTopicsVersion},
+      {kDeleteTopics, kDeleteTopicsVersion, kDeleteTopicsVersion},
+      {kAlterConfigs, kAlterConfigsVersion, kAlterConfigsVersion},
+      {kCreatePartitions, kCreatePartitionsVersion, kCreatePartitionsVersion},
+      {kAllocateProducerIds, kAllocateProducerIdsVersion, kAllocateProducerIdsVersion},
   };
   return apis;
 }
@@ -113,9 +121,34 @@ boost::asio::awaitable<net::Response> ControllerDispatcher::dispatch(net::Reques
       co_return co_await on_blocking_pool<protocol::BrokerHeartbeatRequest>(
           req, body, [this](const auto& r) { return brokers_.heartbeat(r); });
     }
+    switch (req.api_key) {
+      case kCreateTopics:
+        co_return co_await on_blocking_pool<protocol::CreateTopicsRequest>(
+            req, body, [this](const auto& r) { return serve_create_topics(metadata_, r); });
+      case kDeleteTopics:
+        co_return co_await on_blocking_pool<protocol::DeleteTopicsRequest>(
+            req, body, [this](const auto& r) { return serve_delete_topics(metadata_, r); });
+      case kCreatePartitions:
+        co_return co_await on_blocking_pool<protocol::CreatePartitionsRequest>(
+            req, body, [this](const auto& r) { return serve_create_partitions(metadata_, r); });
+      case kAlterConfigs:
+        co_return co_await on_blocking_pool<protocol::AlterConfigsRequest>(
+            req, body, [this](const auto& r) { return serve_alter_configs(metadata_, r); });
+      case kAllocateProducerIds:
+        co_return co_await on_blocking_pool<protocol::AllocateProducerIdsRequest>(
+            req, body, [this](const auto& r) { return serve_allocate_producer_ids(metadata_, r); });
+      default:
+        break;
+    }
+    std::optional<std::string> cluster_id;
     raft::MessageBody request =
-        quorum::decode_request(req.api_key, req.api_version, rest, quorum_.options().max_fetch_entries);
+        quorum::decode_request(req.api_key, req.api_version, rest, quorum_.options().max_fetch_entries, &cluster_id);
     const raft::ReplicaId from = sender_of(request);
+    if (cluster_id && !cluster_id->empty() && *cluster_id != quorum_.options().cluster_id) {
+      log->warn("closing controller connection from {} (node {}): it belongs to cluster {}, this node to {}", peer, from,
+                *cluster_id, quorum_.options().cluster_id);
+      co_return close_connection();
+    }
     raft::MessageBody answer = co_await quorum_.handle(from, std::move(request));
     co_return respond_bytes(req, req.api_version, quorum::encode_response(req.api_key, req.api_version, answer));
   } catch (const protocol::DecodeError& e) {

@@ -80,9 +80,7 @@ Settings settings_from(const config::BrokerConfig& cfg) {
 
 int32_t ensure_offsets_topic(cluster::MetadataStore& metadata, const Settings& settings, int32_t replication_factor) {
   std::string name(kOffsetsTopic);
-  if (const auto* t = metadata.image()->topic(name)) return t->partitions;
-  // The controller creates it as it starts; another node takes the configured count.
-  if (!metadata.leads()) return settings.offsets_partitions;
+  if (const auto* t = metadata.image()->topic(name)) return t->partition_count();
   // Kafka's settings for this topic: compacted, offsets.topic.segment.bytes segments.
   std::map<std::string, std::string> configs{{"cleanup.policy", "compact"},
                                              {"segment.bytes", std::to_string(settings.offsets_segment_bytes)}};
@@ -90,6 +88,11 @@ int32_t ensure_offsets_topic(cluster::MetadataStore& metadata, const Settings& s
   // Another node leads the quorum (and creates the topic as it starts), or created it just now.
   if (change.error == ErrorCode::not_controller || change.error == ErrorCode::topic_already_exists)
     return settings.offsets_partitions;
+  if (change.error == ErrorCode::invalid_replication_factor) {
+    // Too few brokers yet: the first FindCoordinator after enough have registered creates it.
+    module_logger("group")->warn("{} not created yet: {}", name, change.message);
+    return settings.offsets_partitions;
+  }
   if (change.error != ErrorCode::none)
     throw std::runtime_error("cannot create " + name + ": " + std::string(protocol::error_name(change.error)) + " " +
                              change.message);
@@ -100,6 +103,10 @@ struct GroupCoordinator::Slot {
   boost::asio::any_io_executor executor;
   std::unique_ptr<GroupPartition> part;
   std::unique_ptr<boost::asio::steady_timer> expiry;
+  // Home shard only: this node leads the offsets partition; the term counts leadership
+  // changes, so that a load or expiry loop of an earlier term stops.
+  bool led = false;
+  uint64_t term = 0;
 };
 
 GroupCoordinator::GroupCoordinator(Settings settings, cluster::PartitionManager& partitions,
@@ -110,7 +117,7 @@ GroupCoordinator::GroupCoordinator(Settings settings, cluster::PartitionManager&
     auto tp = offsets_tp(p);
     slot->executor = partitions_.executor_of(tp);
     auto appender = [pm = &partitions_, tp](std::vector<OffsetsRecord> records) -> ErrorCode {
-      cluster::Partition* part = pm->local(tp);
+      cluster::Partition* part = pm->leading(tp);
       if (!part) return ErrorCode::not_leader_or_follower;
       int64_t now = wall_clock_ms();
       storage::BatchBuilder builder;
@@ -123,6 +130,7 @@ GroupCoordinator::GroupCoordinator(Settings settings, cluster::PartitionManager&
       return part->append(batch, now, storage::AppendOrigin::coordinator).error;
     };
     slot->part = std::make_unique<GroupPartition>(slot->executor, p, settings_, std::move(appender), wall_clock_ms);
+    slot->part->resign();  // until this node leads the partition
     slot->expiry = std::make_unique<boost::asio::steady_timer>(slot->executor);
     slots_.push_back(std::move(slot));
   }
@@ -135,20 +143,38 @@ int32_t GroupCoordinator::partition_for(std::string_view group_id) const {
 }
 
 void GroupCoordinator::start() {
-  for (int32_t p = 0; p < settings_.offsets_partitions; ++p) {
-    boost::asio::co_spawn(slots_[p]->executor, load(p), boost::asio::detached);
+  partitions_.watch_leadership([this](const cluster::TopicPartition& tp, bool leads) {
+    if (tp.topic != kOffsetsTopic || tp.partition < 0 || tp.partition >= settings_.offsets_partitions) return;
+    on_leadership(tp.partition, leads);
+  });
+}
+
+void GroupCoordinator::on_leadership(int32_t p, bool leads) {
+  Slot& slot = *slots_[p];
+  if (slot.led == leads || stopping_) return;
+  slot.led = leads;
+  ++slot.term;
+  if (leads) {
+    slot.part->begin_loading();
+    boost::asio::co_spawn(slot.executor, load(p, slot.term), boost::asio::detached);
+  } else {
+    slot.expiry->cancel();
+    slot.part->resign();
+    module_logger("group")->info("{}: no longer the coordinator of its groups", offsets_tp(p).dir_name());
   }
 }
 
-boost::asio::awaitable<void> GroupCoordinator::load(int32_t p) {
+boost::asio::awaitable<void> GroupCoordinator::load(int32_t p, uint64_t term) {
   auto tp = offsets_tp(p);
-  GroupPartition& part = *slots_[p]->part;
+  Slot& slot = *slots_[p];
+  GroupPartition& part = *slot.part;
+  auto current = [&] { return !stopping_ && slot.term == term; };
   auto started = std::chrono::steady_clock::now();
   int64_t records = 0;
   try {
     cluster::Partition* partition = partitions_.local(tp);
     int64_t offset = partition ? partition->log().log_start_offset() : 0;
-    while (partition && !stopping_) {
+    while (partition && current()) {
       int64_t end = partition->high_watermark();
       if (offset >= end) break;
       auto rr = partition->log().read(offset, 1 << 20, true, end);
@@ -156,6 +182,7 @@ boost::asio::awaitable<void> GroupCoordinator::load(int32_t p) {
       // Reading may wait for the disk: do it on the blocking pool (the slices keep the files open).
       auto read = [records = std::move(rr.records)] { return records.to_bytes(); };
       Bytes data = co_await blocking_.run(std::move(read));
+      if (!current()) co_return;
       size_t pos = 0;
       int64_t before = offset;
       while (pos + storage::batch_layout::header_size <= data.size()) {
@@ -181,19 +208,20 @@ boost::asio::awaitable<void> GroupCoordinator::load(int32_t p) {
   } catch (const std::exception& e) {
     module_logger("group")->error("{}: loading stopped: {}", tp.dir_name(), e.what());
   }
-  if (stopping_) co_return;
+  if (!current()) co_return;
   part.finish_loading();
   auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - started).count();
   if (records) module_logger("group")->info("{}: replayed {} records in {} ms", tp.dir_name(), records, ms);
-  co_await expiry_loop(p);
+  co_await expiry_loop(p, term);
 }
 
-boost::asio::awaitable<void> GroupCoordinator::expiry_loop(int32_t p) {
-  auto& timer = *slots_[p]->expiry;
-  while (!stopping_) {
+boost::asio::awaitable<void> GroupCoordinator::expiry_loop(int32_t p, uint64_t term) {
+  Slot& slot = *slots_[p];
+  auto& timer = *slot.expiry;
+  while (!stopping_ && slot.term == term) {
     timer.expires_after(std::chrono::milliseconds(settings_.retention_check_interval_ms));
     auto [ec] = co_await timer.async_wait(boost::asio::as_tuple(boost::asio::use_awaitable));
-    if (ec || stopping_) break;
+    if (ec || stopping_ || slot.term != term) break;
     slots_[p]->part->expire_offsets();
   }
 }
@@ -262,7 +290,9 @@ boost::asio::awaitable<std::pair<ErrorCode, std::vector<GroupListing>>> GroupCoo
   };
   std::vector<cluster::FanOutTask<Part>> tasks;
   for (auto& slot : slots_) {
-    tasks.push_back({slot->executor, [part = slot->part.get()] { return Part{part->loaded(), part->list()}; }});
+    tasks.push_back({slot->executor, [part = slot->part.get()] {
+                       return Part{part->loaded() || !part->coordinating(), part->list()};
+                     }});
   }
   auto parts = co_await cluster::fan_out(std::move(tasks));
   std::pair<ErrorCode, std::vector<GroupListing>> out{ErrorCode::none, {}};

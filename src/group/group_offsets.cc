@@ -153,7 +153,7 @@ std::vector<ErrorCode> GroupPartition::commit(const CommitRequest& req) {
   std::vector<ErrorCode> out(req.offsets.size(), ErrorCode::none);
   ErrorCode group_error = ErrorCode::none;
   if (!loaded_) {
-    group_error = ErrorCode::coordinator_load_in_progress;
+    group_error = not_ready();
   } else if (req.group_id.empty()) {
     group_error = ErrorCode::invalid_group_id;
   } else {
@@ -194,7 +194,7 @@ FetchOffsetsResult GroupPartition::fetch(const std::string& group_id,
                                          const std::optional<std::vector<OffsetKey>>& keys) const {
   FetchOffsetsResult out;
   if (!loaded_) {
-    out.error = ErrorCode::coordinator_load_in_progress;
+    out.error = not_ready();
     return out;
   }
   const Group* g = find(group_id);
@@ -225,7 +225,7 @@ GroupDescription GroupPartition::describe(const std::string& group_id) const {
   GroupDescription d;
   d.group_id = group_id;
   if (!loaded_) {
-    d.error = ErrorCode::coordinator_load_in_progress;
+    d.error = not_ready();
     return d;
   }
   const Group* g = find(group_id);
@@ -246,7 +246,7 @@ GroupDescription GroupPartition::describe(const std::string& group_id) const {
 }
 
 ErrorCode GroupPartition::delete_group(const std::string& group_id) {
-  if (!loaded_) return ErrorCode::coordinator_load_in_progress;
+  if (!loaded_) return not_ready();
   if (group_id.empty()) return ErrorCode::invalid_group_id;
   auto it = groups_.find(group_id);
   if (it == groups_.end() || it->second->state == GroupState::dead) return ErrorCode::group_id_not_found;
@@ -286,7 +286,7 @@ std::vector<std::string> GroupPartition::subscribed_topics(const Group& g) const
 std::pair<ErrorCode, std::vector<ErrorCode>> GroupPartition::delete_offsets(const std::string& group_id,
                                                                             const std::vector<OffsetKey>& keys) {
   std::vector<ErrorCode> out(keys.size(), ErrorCode::none);
-  if (!loaded_) return {ErrorCode::coordinator_load_in_progress, {}};
+  if (!loaded_) return {not_ready(), {}};
   if (group_id.empty()) return {ErrorCode::invalid_group_id, {}};
   auto it = groups_.find(group_id);
   if (it == groups_.end() || it->second->state == GroupState::dead) return {ErrorCode::group_id_not_found, {}};

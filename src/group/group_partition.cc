@@ -116,7 +116,7 @@ std::optional<std::string> GroupPartition::select_protocol(const Group& g) const
 }
 
 boost::asio::awaitable<JoinResult> GroupPartition::join(JoinRequest req) {
-  if (!loaded_) co_return join_error(ErrorCode::coordinator_load_in_progress, req.member_id);
+  if (!loaded_) co_return join_error(not_ready(), req.member_id);
   if (req.group_id.empty()) co_return join_error(ErrorCode::invalid_group_id, req.member_id);
   if (req.session_timeout_ms < settings_.min_session_timeout_ms ||
       req.session_timeout_ms > settings_.max_session_timeout_ms)
@@ -515,7 +515,7 @@ void GroupPartition::add_pending(const GroupPtr& g, const std::string& member_id
 }
 
 boost::asio::awaitable<SyncResult> GroupPartition::sync(SyncRequest req) {
-  if (!loaded_) co_return sync_error(ErrorCode::coordinator_load_in_progress);
+  if (!loaded_) co_return sync_error(not_ready());
   auto git = groups_.find(req.group_id);
   if (git == groups_.end()) co_return sync_error(ErrorCode::unknown_member_id);
   GroupPtr g = git->second;
@@ -586,7 +586,7 @@ boost::asio::awaitable<SyncResult> GroupPartition::sync(SyncRequest req) {
 
 ErrorCode GroupPartition::heartbeat(const std::string& group_id, const std::string& member_id,
                                     const std::optional<std::string>& instance_id, int32_t generation) {
-  if (!loaded_) return ErrorCode::coordinator_load_in_progress;
+  if (!loaded_) return not_ready();
   auto git = groups_.find(group_id);
   if (git == groups_.end()) return ErrorCode::unknown_member_id;
   GroupPtr g = git->second;
@@ -613,7 +613,7 @@ ErrorCode GroupPartition::heartbeat(const std::string& group_id, const std::stri
 LeaveResult GroupPartition::leave(const std::string& group_id, const std::vector<LeaveMember>& members) {
   LeaveResult out;
   if (!loaded_) {
-    out.error = ErrorCode::coordinator_load_in_progress;
+    out.error = not_ready();
     return out;
   }
   auto git = groups_.find(group_id);
@@ -670,6 +670,20 @@ void GroupPartition::shutdown() {
   }
   groups_.clear();
   loaded_ = false;
+}
+
+void GroupPartition::resign() {
+  shutdown();
+  loading_groups_.clear();
+  loading_offsets_.clear();
+  coordinating_ = false;
+}
+
+void GroupPartition::begin_loading() {
+  shutdown();
+  loading_groups_.clear();
+  loading_offsets_.clear();
+  coordinating_ = true;
 }
 
 }  // namespace brokerd::group

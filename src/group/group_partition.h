@@ -39,11 +39,18 @@ class GroupPartition {
 
   int32_t partition() const { return partition_; }
 
-  // Loading: feed every record of the partition in offset order, then finish_loading().
-  // Until then every operation answers COORDINATOR_LOAD_IN_PROGRESS.
+  // Loading: begin_loading(), feed every record of the partition in offset order, then
+  // finish_loading(). Until then every operation answers COORDINATOR_LOAD_IN_PROGRESS.
+  // A partition starts loading as constructed (tests); in a cluster it starts resigned and
+  // loads when this node becomes the leader of its offsets partition.
+  void begin_loading();
   void replay(std::span<const std::byte> key, std::optional<std::span<const std::byte>> value);
   void finish_loading();
   bool loaded() const { return loaded_; }
+  bool coordinating() const { return coordinating_; }
+  // This node no longer leads the offsets partition: shutdown(), forget the groups, and
+  // answer NOT_COORDINATOR until begin_loading().
+  void resign();
 
   boost::asio::awaitable<JoinResult> join(JoinRequest req);
   boost::asio::awaitable<SyncResult> sync(SyncRequest req);
@@ -114,6 +121,11 @@ class GroupPartition {
   Appender append_;
   WallClock clock_;
   bool loaded_ = false;
+  bool coordinating_ = true;
+  // What an operation answers before loading finished.
+  ErrorCode not_ready() const {
+    return coordinating_ ? ErrorCode::coordinator_load_in_progress : ErrorCode::not_coordinator;
+  }
   std::map<std::string, GroupPtr, std::less<>> groups_;
   // Replay state, until finish_loading().
   std::map<std::string, std::optional<StoredGroup>> loading_groups_;

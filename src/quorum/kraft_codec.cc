@@ -180,10 +180,14 @@ WireRequest encode_request(const raft::MessageBody& body, const std::string& clu
 }
 
 raft::MessageBody decode_request(int16_t api_key, int16_t version, std::span<const std::byte> body,
-                                 int32_t max_fetch_entries) {
+                                 int32_t max_fetch_entries, std::optional<std::string>* cluster_id) {
+  auto note_cluster = [cluster_id](const std::optional<std::string>& id) {
+    if (cluster_id) *cluster_id = id;
+  };
   switch (api_key) {
     case p::VoteRequest::api_key: {
       auto m = decode<p::VoteRequest>(body, version);
+      note_cluster(m.cluster_id);
       if (m.topics.size() == 1 && m.topics[0].topic_name != kMetadataTopic) not_metadata();
       const auto& part = only_partition(m.topics);
       raft::VoteRequest r;
@@ -197,12 +201,14 @@ raft::MessageBody decode_request(int16_t api_key, int16_t version, std::span<con
     }
     case p::BeginQuorumEpochRequest::api_key: {
       auto m = decode<p::BeginQuorumEpochRequest>(body, version);
+      note_cluster(m.cluster_id);
       if (m.topics.size() == 1 && m.topics[0].topic_name != kMetadataTopic) not_metadata();
       const auto& part = only_partition(m.topics);
       return raft::BeginQuorumEpochRequest{m.voter_id, part.leader_id, part.leader_epoch};
     }
     case p::EndQuorumEpochRequest::api_key: {
       auto m = decode<p::EndQuorumEpochRequest>(body, version);
+      note_cluster(m.cluster_id);
       if (m.topics.size() == 1 && m.topics[0].topic_name != kMetadataTopic) not_metadata();
       const auto& part = only_partition(m.topics);
       raft::EndQuorumEpochRequest r;
@@ -217,6 +223,7 @@ raft::MessageBody decode_request(int16_t api_key, int16_t version, std::span<con
     }
     case p::FetchRequest::api_key: {
       auto m = decode<p::FetchRequest>(body, version);
+      note_cluster(m.cluster_id);
       if (m.topics.size() == 1 && m.topics[0].topic_id != metadata_topic_id() &&
           m.topics[0].topic != kMetadataTopic) {
         not_metadata();
@@ -232,6 +239,7 @@ raft::MessageBody decode_request(int16_t api_key, int16_t version, std::span<con
     }
     case p::FetchSnapshotRequest::api_key: {
       auto m = decode<p::FetchSnapshotRequest>(body, version);
+      note_cluster(m.cluster_id);
       if (m.topics.size() == 1 && m.topics[0].name != kMetadataTopic) not_metadata();
       const auto& part = only_partition(m.topics);
       raft::FetchSnapshotRequest r;

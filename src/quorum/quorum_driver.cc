@@ -83,6 +83,7 @@ struct QuorumDriver::Impl : std::enable_shared_from_this<QuorumDriver::Impl> {
   };
   std::map<raft::Offset, Proposal> proposals;  // by offset, until applied
   bool fetched_from_leader = false;            // a fetch answered since start
+  int64_t bytes_since_snapshot = 0;
 
   int64_t next_inbound = 1;
   std::map<int64_t, raft::MessageBody> replies;  // answers to inbound requests, by correlation
@@ -98,10 +99,15 @@ struct QuorumDriver::Impl : std::enable_shared_from_this<QuorumDriver::Impl> {
       raft::RaftOutput out = node->take_output();
       const bool empty = out.messages.empty() && !out.flush_up_to && !out.load_snapshot && out.committed.empty();
       if (empty) break;
-      if (out.load_snapshot && listener) listener->load_snapshot(*out.load_snapshot);
+      if (out.load_snapshot && listener) {
+        listener->load_snapshot(*out.load_snapshot);
+        bytes_since_snapshot = 0;
+      }
       if (!out.committed.empty()) {
         if (listener) listener->apply(out.committed);
         settle(out.committed);
+        for (const auto& e : out.committed) bytes_since_snapshot += static_cast<int64_t>(e.payload.size());
+        maybe_snapshot(out.committed.back().offset + 1);
       }
       for (auto& m : out.messages) route(std::move(m));
       if (out.flush_up_to) {
@@ -110,6 +116,20 @@ struct QuorumDriver::Impl : std::enable_shared_from_this<QuorumDriver::Impl> {
       }
     }
     publish_status();
+  }
+
+  // Once enough was applied since the last snapshot: the listener's state as of `end`
+  // becomes the snapshot, and the log below it goes.
+  void maybe_snapshot(raft::Offset end) {
+    if (!listener || bytes_since_snapshot < options.snapshot_bytes) return;
+    const auto started = steady_clock_ms();
+    std::string data = listener->snapshot();
+    const size_t size = data.size();
+    if (node->take_snapshot(end, std::move(data))) {
+      module_logger("quorum")->info("took a metadata snapshot at offset {} ({} bytes, {} ms)", end, size,
+                                    steady_clock_ms() - started);
+    }
+    bytes_since_snapshot = 0;
   }
 
   // Proposals whose offsets were just applied: theirs if the epoch matches, else another

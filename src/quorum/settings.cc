@@ -7,6 +7,7 @@
 #include <stdexcept>
 
 #include "brokerd/config/broker_config.h"
+#include "brokerd/protocol/uuid.h"
 #include "brokerd/raft/disk_quorum_state.h"
 
 namespace brokerd::quorum {
@@ -43,6 +44,40 @@ void check_metadata_dir(const QuorumOptions& options) {
   }
 }
 
+std::optional<std::string> cluster_id_from(const config::BrokerConfig& cfg) {
+  const std::string configured = cfg.raw("cluster.id");
+  if (!configured.empty()) {
+    if (!protocol::Uuid::from_string(configured))
+      throw config::ConfigError(fmt::format("cluster.id: '{}' is not a 22-character base64 id", configured));
+    return configured;
+  }
+  std::vector<Voter> voters;
+  try {
+    voters = parse_voters(cfg.raw("controller.quorum.voters"));
+  } catch (const std::invalid_argument& e) {
+    throw config::ConfigError(fmt::format("controller.quorum.voters: {}", e.what()));
+  }
+  // A node that is its quorum's only voter is alone.
+  if (voters.empty() || (voters.size() == 1 && voters[0].id == cfg.node_id())) return std::nullopt;
+  std::sort(voters.begin(), voters.end(), [](const Voter& a, const Voter& b) { return a.id < b.id; });
+  std::string canonical;
+  for (const auto& v : voters) canonical += fmt::format("{}@{}:{},", v.id, v.host, v.port);
+  // Two FNV-1a hashes of the canonical voter list make the 16 bytes.
+  protocol::Uuid id;
+  for (int half = 0; half < 2; ++half) {
+    uint64_t h = 14695981039346656037ULL ^ static_cast<uint64_t>(half);
+    for (char c : canonical) h = (h ^ static_cast<uint8_t>(c)) * 1099511628211ULL;
+    for (int i = 0; i < 8; ++i) id.bytes[static_cast<size_t>(half * 8 + i)] = static_cast<uint8_t>(h >> (8 * i));
+  }
+  id.bytes[0] &= 0x7f;  // the text form never starts with '-' or '_'
+  return id.to_string();
+}
+
+bool has_role(const config::BrokerConfig& cfg, const std::string& role) {
+  const auto roles = cfg.list("process.roles");
+  return std::find(roles.begin(), roles.end(), role) != roles.end();
+}
+
 bool networked(const QuorumOptions& options) {
   return options.voters.size() > 1 || (options.voters.size() == 1 && options.voters[0].id != options.node_id);
 }
@@ -52,9 +87,7 @@ QuorumOptions quorum_options_from(const config::BrokerConfig& cfg, const std::st
   const auto roles = cfg.list("process.roles");
   const bool broker = std::find(roles.begin(), roles.end(), "broker") != roles.end();
   const bool controller = std::find(roles.begin(), roles.end(), "controller") != roles.end();
-  if (!broker) {
-    throw ConfigError("process.roles: a node without the broker role (a dedicated controller) is not supported yet");
-  }
+  if (!broker && !controller) throw ConfigError("process.roles: give broker, controller, or both");
   std::vector<Voter> voters;
   try {
     voters = parse_voters(cfg.raw("controller.quorum.voters"));
@@ -65,6 +98,8 @@ QuorumOptions quorum_options_from(const config::BrokerConfig& cfg, const std::st
   const bool alone = voters.empty();
   if (alone && !controller)
     throw ConfigError("process.roles: a node without the controller role needs controller.quorum.voters naming the controllers");
+  if (alone && !broker)
+    throw ConfigError("process.roles: a dedicated controller needs controller.quorum.voters naming it and the other voters");
   if (alone) voters.push_back(Voter{id, "", 0});
   auto self = std::find_if(voters.begin(), voters.end(), [&](const Voter& v) { return v.id == id; });
   if (controller && self == voters.end()) {
@@ -97,6 +132,7 @@ QuorumOptions quorum_options_from(const config::BrokerConfig& cfg, const std::st
   o.election_timeout_ms = cfg.integer("controller.quorum.election.timeout.ms");
   o.fetch_timeout_ms = cfg.integer("controller.quorum.fetch.timeout.ms");
   o.request_timeout_ms = cfg.integer("controller.quorum.request.timeout.ms");
+  o.snapshot_bytes = cfg.integer("metadata.log.max.record.bytes.between.snapshots");
   return o;
 }
 

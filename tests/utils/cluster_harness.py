@@ -9,7 +9,7 @@ from brokerd_harness import Broker, brokerctl_binary, free_port
 
 
 class QuorumCluster:
-    def __init__(self, workdir, voters=3, overrides=None):
+    def __init__(self, workdir, voters=3, overrides=None, per_node=None):
         self.workdir = workdir
         self.controller_ports = {i: free_port() for i in range(1, voters + 1)}
         self.voters = ",".join(f"{i}@127.0.0.1:{p}" for i, p in self.controller_ports.items())
@@ -22,6 +22,7 @@ class QuorumCluster:
                 "controller.quorum.voters": self.voters,
             }
             props.update(overrides or {})
+            props.update((per_node or {}).get(i, {}))
             self.nodes[i] = Broker(workdir / f"node{i}", overrides=props, port=port)
 
     # A node serves once the quorum has a leader, it has replayed the metadata and the
@@ -76,3 +77,33 @@ class QuorumCluster:
             if p.exists():
                 out[i] = json.loads(p.read_text())
         return out
+
+
+class SplitCluster(QuorumCluster):
+    """Dedicated controllers (process.roles=controller, ids 1..controllers, a controller
+    listener only) and broker-only nodes (process.roles=broker, the ids after them, a client
+    listener only), all told the same controller.quorum.voters."""
+
+    def __init__(self, workdir, controllers=3, brokers=2, overrides=None, per_node=None):
+        self.workdir = workdir
+        self.controller_ports = {i: free_port() for i in range(1, controllers + 1)}
+        self.voters = ",".join(f"{i}@127.0.0.1:{p}" for i, p in self.controller_ports.items())
+        self.nodes = {}
+        for i, cport in self.controller_ports.items():
+            props = {"node.id": str(i), "process.roles": "controller",
+                     "listeners": f"CONTROLLER://127.0.0.1:{cport}", "controller.quorum.voters": self.voters}
+            props.update(overrides or {})
+            props.update((per_node or {}).get(i, {}))
+            self.nodes[i] = Broker(workdir / f"controller{i}", overrides=props, port=cport)
+        self.broker_ids = list(range(controllers + 1, controllers + brokers + 1))
+        for i in self.broker_ids:
+            port = free_port()
+            props = {"node.id": str(i), "process.roles": "broker",
+                     "listeners": f"PLAINTEXT://127.0.0.1:{port}", "controller.quorum.voters": self.voters}
+            props.update(overrides or {})
+            props.update((per_node or {}).get(i, {}))
+            self.nodes[i] = Broker(workdir / f"broker{i}", overrides=props, port=port)
+
+    def wait_for_leader(self, among=None, excluding=(), timeout=20.0):
+        among = among or [i for i in self.controller_ports if self.nodes[i].running()]
+        return super().wait_for_leader(among=among, excluding=excluding, timeout=timeout)

@@ -2,9 +2,11 @@
 // The cluster metadata on this node: the state machine of the metadata quorum. Committed
 // entries of the quorum's log (KRaft metadata records) are replayed into a MetadataImage,
 // published atomically; readers take image() without locks. Changes are proposed to the
-// quorum and answered once committed and applied here; only the quorum's leader writes
-// (elsewhere NOT_CONTROLLER). Writers are serialised by a mutex and block until the change
-// commits, so call them off the reactors.
+// quorum and answered once committed and applied here. Only the quorum's leader writes:
+// elsewhere a change goes to the active controller through the ControllerChannel (if one is
+// set; otherwise NOT_CONTROLLER) and is answered once this node's image has it too. Writers
+// are serialised by a mutex and block until the change commits, so call them off the
+// reactors.
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -16,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "brokerd/cluster/controller_channel.h"
 #include "brokerd/cluster/metadata_image.h"
 #include "brokerd/cluster/producer_ids.h"
 #include "brokerd/common/bytes.h"
@@ -38,6 +41,8 @@ class MetadataStore final : public quorum::QuorumListener {
 
   // The quorum whose log this store replays and writes to; set before the quorum starts.
   void attach(quorum::QuorumDriver& quorum) { quorum_ = &quorum; }
+  // Where changes go while this node does not lead the quorum; set before serving requests.
+  void forward_to(ControllerChannel* channel) { channel_ = channel; }
   // Blocks until the quorum has a leader and this node has applied everything committed
   // before it joined, or `stop` says to give up. False when it gave up.
   bool wait_until_caught_up(const std::function<bool()>& stop);
@@ -47,15 +52,23 @@ class MetadataStore final : public quorum::QuorumListener {
   std::shared_ptr<const MetadataImage> image() const { return image_.load(); }
   // The node leading the metadata quorum (the controller), -1 while unknown.
   int32_t controller_id() const;
+  // The controller id clients are told (Metadata, DescribeCluster): the quorum's leader when
+  // it is a live broker, else this node, which forwards what clients send the controller
+  // (dedicated controllers are unreachable for clients). -1 when neither serves.
+  int32_t controller_for_clients() const;
   // This node is the controller and has replayed everything before its epoch.
   bool leads() const;
 
   // Each validates first (name, counts, configs against the topic properties); with
-  // validate_only nothing is written.
+  // validate_only nothing is written. Replicas are placed on the live brokers by the rule of
+  // placement.h unless `assignment` gives each new partition's replicas (live brokers only);
+  // with an assignment, its size is the partition count.
   TopicChange create_topic(const std::string& name, int32_t partitions, int32_t replication_factor,
-                           const std::map<std::string, std::string>& configs, bool validate_only);
+                           const std::map<std::string, std::string>& configs, bool validate_only,
+                           std::vector<std::vector<int32_t>> assignment = {});
   TopicChange delete_topic(const std::string& name);
-  TopicChange create_partitions(const std::string& name, int32_t total, bool validate_only);
+  TopicChange create_partitions(const std::string& name, int32_t total, bool validate_only,
+                                std::vector<std::vector<int32_t>> assignment = {});
   // Replaces the topic's overrides with `configs`.
   TopicChange set_topic_configs(const std::string& name, const std::map<std::string, std::string>& configs,
                                 bool validate_only);
@@ -78,6 +91,7 @@ class MetadataStore final : public quorum::QuorumListener {
   // quorum::QuorumListener
   void load_snapshot(const raft::Snapshot& snapshot) override;
   void apply(const std::vector<raft::Entry>& entries) override;
+  std::string snapshot() override;
 
  private:
   // Proposes one change and waits until it is committed and applied. NOT_CONTROLLER when
@@ -86,13 +100,18 @@ class MetadataStore final : public quorum::QuorumListener {
                              std::chrono::milliseconds wait = std::chrono::seconds(30));
   void publish(std::shared_ptr<MetadataImage> next);
   TopicChange applied(const std::string& name, std::shared_ptr<const TopicMetadata> proposed) const;
+  // Waits (bounded) until this node's image satisfies `done`: a forwarded change has arrived.
+  void wait_for_image(const std::function<bool(const MetadataImage&)>& done);
 
   std::mutex write_mutex_;
   const int32_t self_id_;
+  uint32_t placement_cursor_;  // where the next partition's leader goes (write_mutex_)
   quorum::QuorumDriver* quorum_ = nullptr;
   std::atomic<std::shared_ptr<const MetadataImage>> image_;
   std::unique_ptr<ProducerIdManager> producer_ids_;
+  ControllerChannel* channel_ = nullptr;
   std::mutex publish_mutex_;
+  std::condition_variable published_;
   std::vector<std::function<void(std::shared_ptr<const MetadataImage>)>> publish_hooks_;
 };
 

@@ -3,13 +3,16 @@
 // A log dir that belongs to another node or cluster stops the start.
 #include <cstdint>
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <vector>
 
 namespace brokerd::cluster {
 
-// Reads the cluster id from the log dirs, or creates a new one and writes it to each.
-// Throws std::runtime_error naming the dir when ids disagree.
-std::string ensure_node_identity(const std::vector<std::filesystem::path>& log_dirs, int32_t node_id);
+// Reads the cluster id from the log dirs, or writes one to each: `expected` if given (the
+// cluster's id every node agrees on), else a new random one (a node alone). Throws
+// std::runtime_error naming the dir when ids disagree with each other or with `expected`.
+std::string ensure_node_identity(const std::vector<std::filesystem::path>& log_dirs, int32_t node_id,
+                                 const std::optional<std::string>& expected = std::nullopt);
 
 }  // namespace brokerd::cluster

@@ -26,7 +26,14 @@ class Partition {
 
   // With one replica every appended batch is committed at once.
   int64_t high_watermark() const { return log_->log_end_offset(); }
-  int32_t leader_epoch() const { return 0; }
+
+  // The partition's place in the cluster, from the metadata image. Only the leader takes
+  // produce and fetch requests; a change of leader wakes every parked fetch, so that it
+  // answers (NOT_LEADER_OR_FOLLOWER) instead of waiting out its time.
+  void set_leadership(int32_t leader, int32_t leader_epoch, bool is_self);
+  bool is_leader() const { return is_leader_; }
+  int32_t leader() const { return leader_; }
+  int32_t leader_epoch() const { return leader_epoch_; }
 
   // Appends and wakes the fetches waiting on this partition.
   storage::AppendResult append(std::span<std::byte> batches, int64_t now_ms, storage::AppendOrigin origin);
@@ -55,6 +62,11 @@ class Partition {
   protocol::Uuid topic_id_;
   std::unique_ptr<storage::Log> log_;
   std::vector<std::weak_ptr<FetchWaiter>> waiters_;
+  int32_t leader_ = -1;
+  int32_t leader_epoch_ = 0;
+  bool is_leader_ = false;
+
+  void wake_waiters();
 };
 
 }  // namespace brokerd::cluster

@@ -7,6 +7,7 @@
 
 #include <atomic>
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <unordered_map>
 #include <vector>
@@ -41,6 +42,7 @@ struct PartitionStats {
 class PartitionManager {
  public:
   struct Options {
+    int32_t node_id = 0;  // this node: it hosts the partitions whose replicas name it
     std::vector<std::filesystem::path> log_dirs;
     ConfigMap topic_defaults;             // broker-level defaults of topic properties
     int64_t retention_check_interval_ms = 300000;
@@ -59,9 +61,10 @@ class PartitionManager {
   PartitionManager(net::ReactorPool& reactors, net::BlockingPool& blocking, Options options);
   ~PartitionManager();
 
-  // Before the reactors run: opens the logs of every partition in `image` (creating the
-  // missing ones) and deletes directories of partitions the image no longer has.
-  void load(const MetadataImage& image);
+  // Before the reactors run: opens the logs of every partition in `image` with a replica
+  // on this node (creating the missing ones) and deletes directories of partitions the image
+  // no longer places here.
+  void load(std::shared_ptr<const MetadataImage> image);
   // Starts each shard's retention and flush loops. The reactors must be running.
   void start();
   // The first step of a stop, from any thread: wakes every parked fetch (they answer at
@@ -76,11 +79,23 @@ class PartitionManager {
   // The partition on its home shard, or nullptr if this node does not host it.
   // Call only on tp's home shard.
   Partition* local(const TopicPartition& tp);
+  // The same, but only while this node leads the partition (what clients may use).
+  Partition* leading(const TopicPartition& tp) {
+    Partition* p = local(tp);
+    return p && p->is_leader() ? p : nullptr;
+  }
 
-  // Brings the hosted partitions in line with `image` (create, delete, reconfigure) on
-  // every shard; returns once all shards have. Older images than one already applied are
-  // ignored, so concurrent callers cannot undo each other.
+  // Brings the hosted partitions in line with `image` (create, delete, reconfigure, take or
+  // give up leadership) on every shard; returns once all shards have. Each shard visits only
+  // the topics that changed since the image it applied last. Older images than one already
+  // applied are ignored, so concurrent callers cannot undo each other.
   boost::asio::awaitable<void> reconcile(std::shared_ptr<const MetadataImage> image);
+
+  // Calls fn(tp, leads) on tp's home shard whenever this node starts or stops leading one of
+  // its partitions; at once, each shard calls it for every partition it hosts. Call once
+  // the reactors run.
+  using LeadershipListener = std::function<void(const TopicPartition&, bool leads)>;
+  void watch_leadership(LeadershipListener fn);
 
   // The fetches parked on this node's partitions.
   FetchPurgatory& purgatory() { return purgatory_; }
@@ -94,7 +109,10 @@ class PartitionManager {
 
  private:
   struct Shard;
-  void reconcile_shard(Shard& shard, const MetadataImage& image);
+  void reconcile_shard(Shard& shard, const std::shared_ptr<const MetadataImage>& image);
+  void reconcile_topic(Shard& shard, const TopicPtr& before, const TopicPtr& after);
+  // Closes a hosted partition and deletes its directory (in the background).
+  void drop_partition(Shard& shard, const TopicPartition& tp);
   std::unique_ptr<Partition> open_partition(const TopicPartition& tp, const TopicMetadata& topic,
                                             const std::filesystem::path& dir, bool clean);
   std::filesystem::path choose_log_dir();

@@ -1,9 +1,11 @@
 #pragma once
 // The controller listener (controller.listener.names): the KRaft RPCs between the nodes of
 // the metadata quorum — Vote, BeginQuorumEpoch, EndQuorumEpoch, Fetch and FetchSnapshot of
-// `__cluster_metadata` — the brokers' BrokerRegistration and BrokerHeartbeat, plus
-// ApiVersions and DescribeQuorum. Client APIs are not served here: such a request closes its
-// connection, as any unserved API does.
+// `__cluster_metadata` — the brokers' BrokerRegistration and BrokerHeartbeat, the metadata
+// changes brokers forward to the active controller (CreateTopics, DeleteTopics,
+// CreatePartitions, AlterConfigs, AllocateProducerIds), plus ApiVersions and DescribeQuorum.
+// Client APIs are not served here: such a request closes its connection, as any unserved
+// API does.
 #include <cstdint>
 #include <vector>
 
@@ -17,6 +19,9 @@ class BlockingPool;
 }
 namespace brokerd::protocol {
 class Reader;
+}
+namespace brokerd::cluster {
+class MetadataStore;
 }
 
 namespace brokerd::controller {
@@ -35,8 +40,9 @@ class BrokerRegistry;
 class ControllerDispatcher final : public net::Dispatcher {
  public:
   // Registration and heartbeats block on the quorum: they run on `blocking`.
-  ControllerDispatcher(quorum::QuorumDriver& quorum, BrokerRegistry& brokers, net::BlockingPool& blocking)
-      : quorum_(quorum), brokers_(brokers), blocking_(blocking) {}
+  ControllerDispatcher(quorum::QuorumDriver& quorum, cluster::MetadataStore& metadata, BrokerRegistry& brokers,
+                       net::BlockingPool& blocking)
+      : quorum_(quorum), metadata_(metadata), brokers_(brokers), blocking_(blocking) {}
   boost::asio::awaitable<net::Response> dispatch(net::Request req) override;
 
  private:
@@ -46,6 +52,7 @@ class ControllerDispatcher final : public net::Dispatcher {
   boost::asio::awaitable<net::Response> on_blocking_pool(const net::Request& req, protocol::Reader& body, F serve);
 
   quorum::QuorumDriver& quorum_;
+  cluster::MetadataStore& metadata_;
   BrokerRegistry& brokers_;
   net::BlockingPool& blocking_;
 };

@@ -5,9 +5,12 @@
 // its work without locks, and resumes the caller on its own executor. Joins and syncs that
 // wait for a rebalance are coroutines parked on that shard's timers.
 //
-// Lifecycle: ensure_offsets_topic() before the partitions are loaded; construct; start()
-// once the reactors run (replays every offsets partition on its shard, answering
-// COORDINATOR_LOAD_IN_PROGRESS meanwhile); stop() before the reactors stop.
+// A node coordinates the groups of the offsets partitions it leads, and answers
+// NOT_COORDINATOR for the others. Lifecycle: ensure_offsets_topic() before the partitions are
+// loaded; construct; start() once the reactors run: from then on, whenever this node becomes
+// the leader of an offsets partition it replays it on its shard (answering
+// COORDINATOR_LOAD_IN_PROGRESS meanwhile), and when it stops leading one it drops its groups;
+// stop() before the reactors stop.
 #include <boost/asio/awaitable.hpp>
 
 #include <atomic>
@@ -67,8 +70,10 @@ class GroupCoordinator {
 
  private:
   struct Slot;
-  boost::asio::awaitable<void> load(int32_t partition);
-  boost::asio::awaitable<void> expiry_loop(int32_t partition);
+  // On the partition's home shard: this node starts or stops leading offsets partition p.
+  void on_leadership(int32_t partition, bool leads);
+  boost::asio::awaitable<void> load(int32_t partition, uint64_t term);
+  boost::asio::awaitable<void> expiry_loop(int32_t partition, uint64_t term);
 
   Settings settings_;
   cluster::PartitionManager& partitions_;

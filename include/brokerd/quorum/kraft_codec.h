@@ -39,10 +39,11 @@ struct WireRequest {
 WireRequest encode_request(const raft::MessageBody& body, const std::string& cluster_id);
 
 // Decodes a request of `api_key` at `version` into the raft message the core expects.
-// `max_fetch_entries` bounds a decoded Fetch. Throws protocol::DecodeError when the body is
-// malformed or does not name the metadata partition.
+// `max_fetch_entries` bounds a decoded Fetch; the cluster id the sender named (if any) goes
+// to `cluster_id`. Throws protocol::DecodeError when the body is malformed or does not name
+// the metadata partition.
 raft::MessageBody decode_request(int16_t api_key, int16_t version, std::span<const std::byte> body,
-                                 int32_t max_fetch_entries);
+                                 int32_t max_fetch_entries, std::optional<std::string>* cluster_id = nullptr);
 
 // Encodes the core's response to a request of `api_key` at `version`.
 Bytes encode_response(int16_t api_key, int16_t version, const raft::MessageBody& body);

@@ -33,6 +33,8 @@ class QuorumListener {
   virtual void load_snapshot(const raft::Snapshot& snapshot) = 0;
   // Committed entries in offset order (control entries included).
   virtual void apply(const std::vector<raft::Entry>& entries) = 0;
+  // Everything applied so far, serialised so that load_snapshot() restores it.
+  virtual std::string snapshot() = 0;
 };
 
 struct QuorumOptions {
@@ -45,6 +47,10 @@ struct QuorumOptions {
   int64_t request_timeout_ms = 2000;  // an unanswered request closes its connection
   int64_t fetch_backoff_ms = 20;
   int32_t max_fetch_entries = 512;
+  // A snapshot of the state machine is taken once this many bytes of entries were applied
+  // since the last one, and the log below it is dropped
+  // (metadata.log.max.record.bytes.between.snapshots).
+  int64_t snapshot_bytes = 20LL << 20;
   int64_t tick_ms = 5;
 };
 

@@ -1,5 +1,7 @@
-// CreatePartitions: raises a topic's partition count; a manual assignment of the new
-// partitions may name only this node. The answer goes once the new logs exist.
+// CreatePartitions: raises a topic's partition count, placing the new partitions' replicas as
+// topic creation does unless the request assigns them (live brokers, each once per
+// partition, as many as the topic's replication factor). The answer goes once the new
+// partitions this node hosts exist.
 #include <fmt/format.h>
 
 #include <map>
@@ -24,36 +26,32 @@ struct Check {
   std::string message;
 };
 
-Check check(const CreatePartitionsRequest::CreatePartitionsTopic& req, const cluster::MetadataImage& image,
-            int32_t node_id) {
+Check check(const CreatePartitionsRequest::CreatePartitionsTopic& req, const cluster::MetadataImage& image) {
   const cluster::TopicMetadata* t = image.topic(req.name);
   if (!t) return {ErrorCode::unknown_topic_or_partition, fmt::format("The topic '{}' does not exist.", req.name)};
-  if (req.count == t->partitions)
-    return {ErrorCode::invalid_partitions, fmt::format("Topic already has {} partition(s).", t->partitions)};
-  if (req.count < t->partitions)
+  if (req.count == t->partition_count())
+    return {ErrorCode::invalid_partitions, fmt::format("Topic already has {} partition(s).", t->partition_count())};
+  if (req.count < t->partition_count())
     return {ErrorCode::invalid_partitions,
             fmt::format("The topic {} currently has {} partition(s); {} would not be an increase.", req.name,
-                        t->partitions, req.count)};
+                        t->partition_count(), req.count)};
   if (!req.assignments) return {};
-  int32_t added = req.count - t->partitions;
+  int32_t added = req.count - t->partition_count();
   if (static_cast<int32_t>(req.assignments->size()) != added)
     return {ErrorCode::invalid_replica_assignment,
             fmt::format("Attempted to add {} additional partition(s), but only {} assignment(s) were specified.", added,
                         req.assignments->size())};
   for (const auto& a : *req.assignments) {
-    if (static_cast<int32_t>(a.broker_ids.size()) != t->replication_factor)
+    if (static_cast<int32_t>(a.broker_ids.size()) != t->replication_factor())
       return {ErrorCode::invalid_replica_assignment,
               fmt::format("The manual partition assignment includes a partition with {} replica(s), but this is not "
                           "consistent with previous partitions, which have {} replica(s).",
-                          a.broker_ids.size(), t->replication_factor)};
+                          a.broker_ids.size(), t->replication_factor())};
     std::set<int32_t> seen;
     for (int32_t b : a.broker_ids) {
       if (!seen.insert(b).second)
         return {ErrorCode::invalid_replica_assignment,
                 fmt::format("The manual partition assignment includes the broker {} more than once.", b)};
-      if (b != node_id)
-        return {ErrorCode::invalid_replica_assignment,
-                fmt::format("The manual partition assignment includes broker {}, but no such broker is registered.", b)};
     }
   }
   return {};
@@ -74,7 +72,7 @@ boost::asio::awaitable<net::Response> handle_create_partitions(HandlerContext& c
   std::set<std::string> answered;
   for (const auto& t : req.topics) {
     if (!answered.insert(t.name).second) continue;
-    Check c = count[t.name] > 1 ? Check{ErrorCode::invalid_request, "Duplicate topic name."} : check(t, *image, svc.node_id);
+    Check c = count[t.name] > 1 ? Check{ErrorCode::invalid_request, "Duplicate topic name."} : check(t, *image);
     slots.emplace_back(&t, std::move(c));
   }
 
@@ -83,7 +81,10 @@ boost::asio::awaitable<net::Response> handle_create_partitions(HandlerContext& c
     std::shared_ptr<const cluster::MetadataImage> last;
     for (auto& [t, c] : slots) {
       if (c.error != ErrorCode::none) continue;
-      auto change = svc.metadata.create_partitions(t->name, t->count, validate_only);
+      std::vector<std::vector<int32_t>> assignment;
+      if (t->assignments)
+        for (const auto& a : *t->assignments) assignment.push_back(a.broker_ids);
+      auto change = svc.metadata.create_partitions(t->name, t->count, validate_only, std::move(assignment));
       c = {change.error, change.message};
       if (change.image) last = change.image;
     }

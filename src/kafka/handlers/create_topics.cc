@@ -29,6 +29,7 @@ struct Plan {
   int32_t partitions = 0;
   int32_t replication_factor = 0;
   std::map<std::string, std::string> configs;
+  std::vector<std::vector<int32_t>> assignment;  // manual, by partition; empty = placed by the controller
 };
 
 Plan refuse(ErrorCode e, std::string message) {
@@ -38,8 +39,9 @@ Plan refuse(ErrorCode e, std::string message) {
   return p;
 }
 
-// A manual assignment may name only this node, once per partition, for partitions 0..n-1.
-Plan plan_assignment(const CreateTopicsRequest::CreatableTopic& t, int32_t node_id) {
+// A manual assignment names each broker once per partition, for partitions 0..n-1, with as
+// many replicas for each (the controller checks that the brokers are live).
+Plan plan_assignment(const CreateTopicsRequest::CreatableTopic& t) {
   if (t.num_partitions != -1 || t.replication_factor != -1)
     return refuse(ErrorCode::invalid_request,
                   "Both numPartitions or replicationFactor and replicasAssignments were set. "
@@ -61,9 +63,6 @@ Plan plan_assignment(const CreateTopicsRequest::CreatableTopic& t, int32_t node_
       if (!brokers.insert(b).second)
         return refuse(ErrorCode::invalid_replica_assignment,
                       fmt::format("The manual partition assignment includes the broker {} more than once.", b));
-      if (b != node_id)
-        return refuse(ErrorCode::invalid_replica_assignment,
-                      fmt::format("The manual partition assignment includes broker {}, but no such broker is registered.", b));
     }
   }
   if (*indexes.rbegin() != static_cast<int32_t>(indexes.size()) - 1)
@@ -71,13 +70,15 @@ Plan plan_assignment(const CreateTopicsRequest::CreatableTopic& t, int32_t node_
   Plan p;
   p.partitions = static_cast<int32_t>(indexes.size());
   p.replication_factor = static_cast<int32_t>(replicas);
+  p.assignment.resize(indexes.size());
+  for (const auto& a : t.assignments) p.assignment[static_cast<size_t>(a.partition_index)] = a.broker_ids;
   return p;
 }
 
 Plan plan(const CreateTopicsRequest::CreatableTopic& t, const Services& svc) {
   Plan p;
   if (!t.assignments.empty()) {
-    p = plan_assignment(t, svc.node_id);
+    p = plan_assignment(t);
     if (p.error != ErrorCode::none) return p;
   } else {
     if (t.num_partitions == 0 || t.num_partitions < -1)
@@ -130,7 +131,7 @@ boost::asio::awaitable<net::Response> handle_create_topics(HandlerContext& ctx) 
     for (auto& s : slots) {
       if (s.plan.error != ErrorCode::none) continue;
       s.change = svc.metadata.create_topic(s.topic->name, s.plan.partitions, s.plan.replication_factor, s.plan.configs,
-                                           validate_only);
+                                           validate_only, s.plan.assignment);
     }
     return 0;
   });
@@ -159,8 +160,8 @@ boost::asio::awaitable<net::Response> handle_create_topics(HandlerContext& ctx) 
       resp.topics.push_back(std::move(r));
       continue;
     }
-    r.num_partitions = topic.partitions;
-    r.replication_factor = static_cast<int16_t>(topic.replication_factor);
+    r.num_partitions = topic.partition_count();
+    r.replication_factor = static_cast<int16_t>(topic.replication_factor());
     r.topic_config_error_code = 0;
     std::vector<CreateTopicsResponse::CreatableTopicConfigs> configs;
     for (const auto& e : topic_config_entries(svc.config, svc.partitions.topic_defaults(), topic.configs)) {

@@ -75,7 +75,7 @@ boost::asio::awaitable<net::Response> handle_delete_records(HandlerContext& ctx)
   for (const auto& [key, slot] : part_slot) {
     auto& pr = resp.topics[slot.first].partitions[slot.second];
     const cluster::TopicMetadata* meta = image->topic(key.first);
-    if (!meta || key.second < 0 || key.second >= meta->partitions) {
+    if (!meta || key.second < 0 || key.second >= meta->partition_count()) {
       pr.error_code = protocol::code(ErrorCode::unknown_topic_or_partition);
     } else if (cluster::is_internal_topic(key.first)) {
       pr.error_code = protocol::code(ErrorCode::invalid_topic_exception);
@@ -83,7 +83,7 @@ boost::asio::awaitable<net::Response> handle_delete_records(HandlerContext& ctx)
       cluster::TopicPartition tp{key.first, key.second};
       slots.push_back(slot);
       tasks.push_back({svc.partitions.executor_of(tp), [pm = &svc.partitions, tp, offset = offsets[key]] {
-                         return delete_before(pm->local(tp), offset);
+                         return delete_before(pm->leading(tp), offset);
                        }});
     }
   }

@@ -41,7 +41,7 @@ boost::asio::awaitable<net::Response> handle_describe_cluster(HandlerContext& ct
 
   auto image = ctx.services.metadata.image();
   resp.cluster_id = image->cluster_id;
-  resp.controller_id = ctx.services.metadata.controller_id();
+  resp.controller_id = ctx.services.metadata.controller_for_clients();
   for (const auto& b : image->brokers) {
     if (b.fenced) continue;  // registered but not serving
     DescribeClusterResponse::DescribeClusterBroker out;

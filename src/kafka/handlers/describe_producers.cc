@@ -66,13 +66,13 @@ boost::asio::awaitable<net::Response> handle_describe_producers(HandlerContext& 
     for (int32_t index : topic.partition_indexes) {
       DescribeProducersResponse::PartitionResponse pr;
       pr.partition_index = index;
-      if (!meta || index < 0 || index >= meta->partitions) {
+      if (!meta || index < 0 || index >= meta->partition_count()) {
         pr.error_code = protocol::code(ErrorCode::unknown_topic_or_partition);
       } else {
         cluster::TopicPartition tp{topic.name, index};
         slots.emplace_back(resp.topics.size(), tr.partitions.size());
         tasks.push_back({svc.partitions.executor_of(tp), [pm = &svc.partitions, tp, expiration_ms, check_interval_ms] {
-                           return list(pm->local(tp), expiration_ms, check_interval_ms);
+                           return list(pm->leading(tp), expiration_ms, check_interval_ms);
                          }});
       }
       tr.partitions.push_back(std::move(pr));

@@ -38,7 +38,7 @@ struct ReadOutcome {
 
 ReadOutcome read_partition(cluster::PartitionManager& pm, const Wanted& w) {
   ReadOutcome out;
-  cluster::Partition* p = pm.local(w.tp);
+  cluster::Partition* p = pm.leading(w.tp);
   if (!p) {
     out.error = ErrorCode::not_leader_or_follower;
     return out;
@@ -90,7 +90,7 @@ boost::asio::awaitable<net::Response> handle_fetch(HandlerContext& ctx) {
       Wanted w{{meta ? meta->name : topic.topic, part.partition}, topic_index, part.fetch_offset, part.partition_max_bytes};
       if (!meta) {
         w.error = ctx.version >= 13 ? ErrorCode::unknown_topic_id : ErrorCode::unknown_topic_or_partition;
-      } else if (part.partition < 0 || part.partition >= meta->partitions) {
+      } else if (part.partition < 0 || part.partition >= meta->partition_count()) {
         w.error = ErrorCode::unknown_topic_or_partition;
       } else if (replica_id >= 0) {
         // This node has no followers: a replica fetch has no partition to follow here.
@@ -143,7 +143,7 @@ boost::asio::awaitable<net::Response> handle_fetch(HandlerContext& ctx) {
       if (wanted[i].error != ErrorCode::none) continue;
       auto seen = std::max(reads[i].high_watermark, wanted[i].offset);
       watches.push_back({svc.partitions.executor_of(wanted[i].tp), [pm = &svc.partitions, tp = wanted[i].tp, waiter, seen] {
-                           if (auto* p = pm->local(tp)) p->watch(waiter, seen);
+                           if (auto* p = pm->leading(tp)) p->watch(waiter, seen);
                            return true;
                          }});
     }

@@ -1,7 +1,12 @@
-// FindCoordinator: this node coordinates every group (a cluster of one). Keys are group ids
-// (key type 0); transactional ids (1) and share groups (2) are refused with INVALID_REQUEST,
-// as Kafka answers a coordinator type it does not serve. v4+ batches keys.
+// FindCoordinator: a group's coordinator is the leader of its partition of
+// __consumer_offsets. Keys are group ids (key type 0); transactional ids (1) and share groups
+// (2) are refused with INVALID_REQUEST, as Kafka answers a coordinator type it does not
+// serve. v4+ batches keys. The first request after enough brokers have registered creates
+// __consumer_offsets, as Kafka does; until then the answer is COORDINATOR_NOT_AVAILABLE.
 #include "brokerd/cluster/metadata_store.h"
+#include "brokerd/config/broker_config.h"
+#include "brokerd/group/group_coordinator.h"
+#include "brokerd/net/blocking_pool.h"
 #include "brokerd/protocol/messages/find_coordinator_request.h"
 #include "brokerd/protocol/messages/find_coordinator_response.h"
 #include "kafka/handler.h"
@@ -23,22 +28,37 @@ struct Answer {
   int32_t port = -1;
 };
 
-Answer find(const Services& svc, int8_t key_type) {
+Answer find(const cluster::MetadataImage& image, int8_t key_type, const std::string& key) {
   if (key_type != kGroupKey)
     return {ErrorCode::invalid_request, "This broker serves group coordinators only (key type 0)."};
-  auto image = svc.metadata.image();
-  for (const auto& b : image->brokers)
-    if (b.node_id == svc.node_id && !b.fenced) return {ErrorCode::none, std::nullopt, b.node_id, b.host, b.port};
-  return {ErrorCode::coordinator_not_available, std::nullopt};
+  const cluster::TopicMetadata* offsets = image.topic(group::kOffsetsTopic);
+  if (!offsets) return {ErrorCode::coordinator_not_available, std::nullopt};
+  const auto* part = offsets->partition(group::offsets_partition_for(key, offsets->partition_count()));
+  const cluster::BrokerInfo* leader = part ? image.broker(part->leader) : nullptr;
+  if (!leader || leader->fenced) return {ErrorCode::coordinator_not_available, std::nullopt};
+  return {ErrorCode::none, std::nullopt, leader->node_id, leader->host, leader->port};
 }
 
 }  // namespace
 
 boost::asio::awaitable<net::Response> handle_find_coordinator(HandlerContext& ctx) {
   auto req = ctx.decode<FindCoordinatorRequest>();
+  auto& svc = ctx.services;
+  auto image = svc.metadata.image();
+  if (req.key_type == kGroupKey && !image->topic(group::kOffsetsTopic)) {
+    co_await svc.blocking.run([&svc] {
+      try {
+        return group::ensure_offsets_topic(svc.metadata, svc.groups.settings(),
+                                           static_cast<int32_t>(svc.config.integer("offsets.topic.replication.factor")));
+      } catch (const std::exception&) {
+        return 0;  // logged; the client retries on COORDINATOR_NOT_AVAILABLE
+      }
+    });
+    image = svc.metadata.image();
+  }
   FindCoordinatorResponse resp;
   if (ctx.version < 4) {
-    Answer a = find(ctx.services, req.key_type);
+    Answer a = find(*image, req.key_type, req.key);
     resp.error_code = protocol::code(a.error);
     resp.error_message = a.message;
     resp.node_id = a.node_id;
@@ -46,7 +66,7 @@ boost::asio::awaitable<net::Response> handle_find_coordinator(HandlerContext& ct
     resp.port = a.port;
   } else {
     for (const auto& key : req.coordinator_keys) {
-      Answer a = find(ctx.services, req.key_type);
+      Answer a = find(*image, req.key_type, key);
       FindCoordinatorResponse::Coordinator c;
       c.key = key;
       c.error_code = protocol::code(a.error);

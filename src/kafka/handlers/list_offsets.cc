@@ -79,7 +79,7 @@ boost::asio::awaitable<net::Response> handle_list_offsets(HandlerContext& ctx) {
     for (const auto& part : topic.partitions) {
       ListOffsetsResponse::ListOffsetsPartitionResponse pr;
       pr.partition_index = part.partition_index;
-      if (!meta || part.partition_index < 0 || part.partition_index >= meta->partitions) {
+      if (!meta || part.partition_index < 0 || part.partition_index >= meta->partition_count()) {
         pr.error_code = protocol::code(ErrorCode::unknown_topic_or_partition);
       } else if (req.replica_id >= 0 && req.replica_id != svc.node_id) {
         pr.error_code = protocol::code(ErrorCode::not_leader_or_follower);
@@ -87,7 +87,7 @@ boost::asio::awaitable<net::Response> handle_list_offsets(HandlerContext& ctx) {
         cluster::TopicPartition tp{topic.name, part.partition_index};
         slots.emplace_back(resp.topics.size(), tr.partitions.size());
         tasks.push_back({svc.partitions.executor_of(tp),
-                         [pm = &svc.partitions, tp, ts = part.timestamp] { return lookup(pm->local(tp), ts); }});
+                         [pm = &svc.partitions, tp, ts = part.timestamp] { return lookup(pm->leading(tp), ts); }});
       }
       tr.partitions.push_back(std::move(pr));
     }

@@ -1,5 +1,7 @@
 // Metadata: brokers, and topics with their partitions, leaders and replicas; creates
 // unknown topics when the request and auto.create.topics.enable allow it.
+#include <algorithm>
+
 #include "brokerd/cluster/metadata_store.h"
 #include "brokerd/cluster/partition_manager.h"
 #include "brokerd/config/broker_config.h"
@@ -15,18 +17,25 @@ using protocol::ErrorCode;
 using protocol::MetadataRequest;
 using protocol::MetadataResponse;
 
-MetadataResponse::MetadataResponseTopic describe_topic(const cluster::TopicMetadata& t, int32_t node_id) {
+// Each partition as the image assigns it; replicas on brokers that are fenced or gone are
+// offline, and a partition without a leader answers LEADER_NOT_AVAILABLE.
+MetadataResponse::MetadataResponseTopic describe_topic(const cluster::TopicMetadata& t, const cluster::MetadataImage& image) {
   MetadataResponse::MetadataResponseTopic out;
   out.name = t.name;
   out.topic_id = t.id;
   out.is_internal = t.internal;
-  for (int32_t p = 0; p < t.partitions; ++p) {
+  out.partitions.reserve(t.partitions.size());
+  for (int32_t p = 0; p < t.partition_count(); ++p) {
+    const cluster::PartitionAssignment& a = t.partitions[static_cast<size_t>(p)];
     MetadataResponse::MetadataResponsePartition part;
     part.partition_index = p;
-    part.leader_id = node_id;
-    part.leader_epoch = 0;
-    part.replica_nodes = {node_id};
-    part.isr_nodes = {node_id};
+    part.leader_id = a.leader;
+    part.leader_epoch = a.leader_epoch;
+    part.replica_nodes = a.replicas;
+    part.isr_nodes = a.isr;
+    for (int32_t r : a.replicas)
+      if (!image.live(r)) part.offline_replicas.push_back(r);
+    if (a.leader < 0) part.error_code = protocol::code(ErrorCode::leader_not_available);
     out.partitions.push_back(std::move(part));
   }
   return out;
@@ -58,12 +67,17 @@ boost::asio::awaitable<net::Response> handle_metadata(HandlerContext& ctx) {
     resp.brokers.push_back(std::move(broker));
   }
   resp.cluster_id = image->cluster_id;
-  resp.controller_id = svc.metadata.controller_id();
+  resp.controller_id = svc.metadata.controller_for_clients();
 
   // v0 sends an empty list for "all topics"; later versions send null.
   bool all_topics = !req.topics.has_value() || (ctx.version == 0 && req.topics->empty());
   if (all_topics) {
-    for (const auto& [name, t] : image->topics()) resp.topics.push_back(describe_topic(*t, svc.node_id));
+    std::vector<const cluster::TopicMetadata*> all;
+    all.reserve(image->topic_count());
+    image->for_each_topic([&](const cluster::TopicPtr& t) { all.push_back(t.get()); });
+    std::sort(all.begin(), all.end(), [](const auto* a, const auto* b) { return a->name < b->name; });
+    resp.topics.reserve(all.size());
+    for (const auto* t : all) resp.topics.push_back(describe_topic(*t, *image));
     co_return ctx.respond(resp);
   }
 
@@ -73,7 +87,7 @@ boost::asio::awaitable<net::Response> handle_metadata(HandlerContext& ctx) {
       // Lookup by topic id (v10+).
       const auto* t = image->topic(requested.topic_id);
       if (t) {
-        resp.topics.push_back(describe_topic(*t, svc.node_id));
+        resp.topics.push_back(describe_topic(*t, *image));
       } else {
         // The response name is nullable from v12 only: v10-11 answer with an empty name.
         std::optional<std::string> no_name = ctx.version >= 12 ? std::nullopt : std::optional<std::string>("");
@@ -83,7 +97,7 @@ boost::asio::awaitable<net::Response> handle_metadata(HandlerContext& ctx) {
     }
     const std::string& name = *requested.name;
     if (const auto* t = image->topic(name)) {
-      resp.topics.push_back(describe_topic(*t, svc.node_id));
+      resp.topics.push_back(describe_topic(*t, *image));
       continue;
     }
     if (!cluster::valid_topic_name(name)) {
@@ -97,11 +111,16 @@ boost::asio::awaitable<net::Response> handle_metadata(HandlerContext& ctx) {
     auto partitions = static_cast<int32_t>(svc.config.integer("num.partitions"));
     auto rf = static_cast<int32_t>(svc.config.integer("default.replication.factor"));
     auto change = co_await svc.blocking.run([&] { return svc.metadata.create_topic(name, partitions, rf, {}, false); });
-    if (change.error == ErrorCode::topic_already_exists) change.topic = nullptr, image = svc.metadata.image();
+    if (change.error == ErrorCode::topic_already_exists) {
+      // Created elsewhere meanwhile: describe it if this node knows it yet, else the client
+      // retries (LEADER_NOT_AVAILABLE, what Kafka answers for a topic being created).
+      change.topic = nullptr;
+      change.error = ErrorCode::leader_not_available;
+    }
     if (change.image) co_await svc.partitions.reconcile(change.image);
     const cluster::TopicMetadata* created = change.topic ? change.topic.get() : svc.metadata.image()->topic(name);
     if (created) {
-      resp.topics.push_back(describe_topic(*created, svc.node_id));
+      resp.topics.push_back(describe_topic(*created, *svc.metadata.image()));
     } else {
       resp.topics.push_back(topic_error(name, {}, change.error == ErrorCode::none ? ErrorCode::leader_not_available : change.error));
     }

@@ -32,7 +32,7 @@ boost::asio::awaitable<net::Response> handle_offset_commit(HandlerContext& ctx) 
     for (const auto& p : t.partitions) {
       OffsetCommitResponse::OffsetCommitResponsePartition rp;
       rp.partition_index = p.partition_index;
-      if (!meta || p.partition_index < 0 || p.partition_index >= meta->partitions) {
+      if (!meta || p.partition_index < 0 || p.partition_index >= meta->partition_count()) {
         rp.error_code = protocol::code(ErrorCode::unknown_topic_or_partition);
       } else {
         group::OffsetEntry e;

@@ -61,7 +61,7 @@ boost::asio::awaitable<net::Response> handle_produce(HandlerContext& ctx) {
       Outcome o;
       if (!acks_valid) {
         o.error = ErrorCode::invalid_required_acks;
-      } else if (!meta || part.index < 0 || part.index >= meta->partitions) {
+      } else if (!meta || part.index < 0 || part.index >= meta->partition_count()) {
         o.error = ErrorCode::unknown_topic_or_partition;
       } else if (req.acks == -1 && min_insync(*meta, svc) > 1) {
         // One replica is all this node has: acks=all cannot be met (NOT_ENOUGH_REPLICAS).
@@ -77,7 +77,7 @@ boost::asio::awaitable<net::Response> handle_produce(HandlerContext& ctx) {
         task_slot.push_back(outcomes.size());
         tasks.push_back({pm->executor_of(tp), [pm, tp, data, pid_expiration_ms, pid_check_interval_ms]() -> Outcome {
                            Outcome r;
-                           cluster::Partition* p = pm->local(tp);
+                           cluster::Partition* p = pm->leading(tp);
                            if (!p) {
                              r.error = ErrorCode::not_leader_or_follower;
                              return r;

@@ -5,6 +5,7 @@
 
 #include <chrono>
 #include <filesystem>
+#include <map>
 
 #include "brokerd/cluster/node_identity.h"
 #include "brokerd/quorum/quorum_driver.h"
@@ -38,7 +39,7 @@ class MetadataStoreTest : public ::testing::Test {
     fs::remove_all(dir_);
   }
   void TearDown() override { fs::remove_all(dir_); }
-  Node open() {
+  Node open(int64_t snapshot_bytes = 20LL << 20) {
     Node n;
     n.store = std::make_unique<MetadataStore>("cluster-x", 1);
     brokerd::quorum::QuorumOptions o;
@@ -46,6 +47,7 @@ class MetadataStoreTest : public ::testing::Test {
     o.cluster_id = "cluster-x";
     o.voters = {{1, "", 0}};
     o.dir = dir_ / "__cluster_metadata-0";
+    o.snapshot_bytes = snapshot_bytes;
     n.quorum = std::make_unique<brokerd::quorum::QuorumDriver>(o, n.store.get());
     n.store->attach(*n.quorum);
     n.quorum->start();
@@ -78,12 +80,12 @@ TEST_F(MetadataStoreTest, ChangesSurviveReopen) {
   }
   auto store = open();
   auto image = store->image();
-  ASSERT_EQ(image->topics().size(), 1u);
+  ASSERT_EQ(image->topic_count(), 1u);
   const TopicMetadata* t = image->topic("orders");
   ASSERT_NE(t, nullptr);
   EXPECT_EQ(t->id, id);
   EXPECT_EQ(image->topic(id), t);
-  EXPECT_EQ(t->partitions, 5);
+  EXPECT_EQ(t->partition_count(), 5);
   EXPECT_EQ(t->configs.size(), 1u);
   EXPECT_EQ(t->configs.at("retention.ms"), "2000");
   EXPECT_EQ(image->topic("gone"), nullptr);
@@ -108,6 +110,41 @@ TEST_F(MetadataStoreTest, RefusesBadChanges) {
   EXPECT_EQ(store->delete_topic("nope").error, ErrorCode::unknown_topic_or_partition);
 }
 
+// Once enough was applied, the image becomes a snapshot and the log below it goes; a restart
+// loads the snapshot and replays what follows it.
+TEST_F(MetadataStoreTest, SnapshotsBoundTheLogAndRestoreTheImage) {
+  std::vector<std::string> ids;
+  {
+    auto store = open(4096);
+    for (int i = 0; i < 200; ++i) {
+      auto c = store->create_topic("t" + std::to_string(i), 1 + i % 3, 1, {{"retention.ms", std::to_string(1000 + i)}}, false);
+      ASSERT_EQ(c.error, ErrorCode::none);
+      ids.push_back(c.topic->id.to_string());
+    }
+    ASSERT_EQ(store->delete_topic("t7").error, ErrorCode::none);
+    store->allocate_producer_ids(1, -1);
+  }
+  size_t snapshots = 0;
+  for (const auto& e : fs::directory_iterator(dir_ / "__cluster_metadata-0"))
+    snapshots += e.path().extension() == ".checkpoint" ? 1 : 0;
+  EXPECT_GE(snapshots, 1u) << "no snapshot file written";
+  auto store = open(4096);
+  auto image = store->image();
+  EXPECT_EQ(image->topic_count(), 199u);
+  EXPECT_EQ(image->topic("t7"), nullptr);
+  for (int i : {0, 1, 150, 199}) {
+    const TopicMetadata* t = image->topic("t" + std::to_string(i));
+    ASSERT_NE(t, nullptr) << i;
+    EXPECT_EQ(t->id.to_string(), ids[static_cast<size_t>(i)]);
+    EXPECT_EQ(t->partition_count(), 1 + i % 3);
+    EXPECT_EQ(t->partitions[0].leader, 1);
+    EXPECT_EQ(t->configs.at("retention.ms"), std::to_string(1000 + i));
+  }
+  EXPECT_EQ(image->next_producer_id, ProducerIdManager::kBlockSize);
+  ASSERT_NE(image->broker(1), nullptr);
+  EXPECT_FALSE(image->broker(1)->fenced);
+}
+
 TEST_F(MetadataStoreTest, RecreatedTopicGetsNewId) {
   auto store = open();
   auto a = store->create_topic("t", 1, 1, {}, false).topic->id;
@@ -122,13 +159,16 @@ TEST_F(MetadataStoreTest, ReplaysALocalMetadataLogOfAnEarlierRelease) {
   TopicMetadata t;
   t.name = "legacy";
   t.id = brokerd::protocol::Uuid::random();
-  t.partitions = 2;
+  PartitionAssignment a;
+  a.replicas = a.isr = {1};
+  a.leader = 1;
+  t.partitions = {a, a};
   {
     brokerd::storage::LogConfig cfg;
     cfg.retention_ms = -1;
     auto log = brokerd::storage::Log::open(dir_ / "__cluster_metadata-0", cfg, true);
     brokerd::storage::BatchBuilder b;
-    for (const auto& r : {topic_record(t), partition_record(t, 0, 1), partition_record(t, 1, 1),
+    for (const auto& r : {topic_record(t), partition_record(t.id, 0, a), partition_record(t.id, 1, a),
                           config_record("legacy", "retention.ms", "5000"), producer_ids_record(1, -1, 3000)}) {
       b.add(1000, std::nullopt, std::span<const std::byte>(r));
     }
@@ -141,7 +181,8 @@ TEST_F(MetadataStoreTest, ReplaysALocalMetadataLogOfAnEarlierRelease) {
   const TopicMetadata* got = image->topic("legacy");
   ASSERT_NE(got, nullptr);
   EXPECT_EQ(got->id, t.id);
-  EXPECT_EQ(got->partitions, 2);
+  EXPECT_EQ(got->partition_count(), 2);
+  EXPECT_EQ(got->partitions[1].leader, 1);
   EXPECT_EQ(got->configs.at("retention.ms"), "5000");
   EXPECT_EQ(image->next_producer_id, 3000);
   // And it goes on from there.
@@ -161,6 +202,38 @@ TEST_F(MetadataStoreTest, BrokersRegisterFenceAndUnfenceByEpoch) {
   EXPECT_EQ(store->create_topic("two", 1, 2, {}, false).error, ErrorCode::invalid_replication_factor);
   EXPECT_EQ(store->set_broker_fenced(2, epoch, false), ErrorCode::none);
   EXPECT_EQ(store->image()->live_brokers(), 2);
+  // Now the topic's partitions go to both brokers, each with a replica on each.
+  auto two = store->create_topic("two", 4, 2, {}, false);
+  ASSERT_EQ(two.error, ErrorCode::none);
+  std::map<int32_t, int> leaders;
+  for (const auto& p : two.topic->partitions) {
+    EXPECT_EQ(p.replicas.size(), 2u);
+    EXPECT_NE(p.replicas[0], p.replicas[1]);
+    EXPECT_EQ(p.isr, std::vector<int32_t>{p.replicas[0]});
+    EXPECT_EQ(p.leader, p.replicas[0]);
+    ++leaders[p.leader];
+  }
+  EXPECT_EQ(leaders[1], 2);
+  EXPECT_EQ(leaders[2], 2);
+  // A manual assignment may name live brokers only.
+  EXPECT_EQ(store->create_topic("manual", 0, 0, {}, false, {{2}, {3}}).error, ErrorCode::invalid_replica_assignment);
+  auto manual = store->create_topic("manual", 0, 0, {}, false, {{2}, {1}});
+  ASSERT_EQ(manual.error, ErrorCode::none);
+  EXPECT_EQ(manual.topic->partitions[1].leader, 1);
+  // Fencing broker 2 leaves its partitions without a leader (no other in-sync replica);
+  // unfencing it gives them back.
+  EXPECT_EQ(store->set_broker_fenced(2, epoch, true), ErrorCode::none);
+  for (const auto& p : store->image()->topic("two")->partitions) {
+    if (p.replicas[0] == 2) {
+      EXPECT_EQ(p.leader, -1);
+      EXPECT_EQ(p.leader_epoch, 1);
+    } else {
+      EXPECT_EQ(p.leader, 1);
+      EXPECT_EQ(p.leader_epoch, 0);
+    }
+  }
+  EXPECT_EQ(store->set_broker_fenced(2, epoch, false), ErrorCode::none);
+  for (const auto& p : store->image()->topic("two")->partitions) EXPECT_EQ(p.leader, p.replicas[0]);
   EXPECT_EQ(store->set_broker_fenced(2, epoch - 1, true), ErrorCode::stale_broker_epoch);
   // A new registration gets a larger epoch; the old one's fence no longer applies.
   auto [err2, epoch2] = store->register_broker(BrokerInfo{2, "h2", 9093, "zone-b"}, "PLAINTEXT");

@@ -1,0 +1,43 @@
+#pragma once
+// The ControllerChannel of a node: sends each forwarded metadata change to the quorum's
+// current leader on its controller listener, and retries with the next leader while the
+// answer is NOT_CONTROLLER or the call fails, until `timeout_ms` has passed (then
+// REQUEST_TIMED_OUT). Calls are serialised (admin changes are rare) and block.
+#include <mutex>
+
+#include "brokerd/cluster/controller_channel.h"
+#include "brokerd/controller/controller_client.h"
+
+namespace brokerd::quorum {
+class QuorumDriver;
+}
+
+namespace brokerd::controller {
+
+class ForwardingChannel final : public cluster::ControllerChannel {
+ public:
+  ForwardingChannel(quorum::QuorumDriver& quorum, int32_t node_id, int64_t timeout_ms);
+
+  cluster::ForwardedAnswer create_topic(const std::string& name, int32_t partitions, int32_t replication_factor,
+                                        const std::map<std::string, std::string>& configs,
+                                        const std::vector<std::vector<int32_t>>& assignment) override;
+  cluster::ForwardedAnswer delete_topic(const std::string& name) override;
+  cluster::ForwardedAnswer create_partitions(const std::string& name, int32_t total,
+                                             const std::vector<std::vector<int32_t>>& assignment) override;
+  cluster::ForwardedAnswer set_topic_configs(const std::string& name,
+                                             const std::map<std::string, std::string>& configs) override;
+  std::optional<cluster::ProducerIdBlock> allocate_producer_ids(int32_t broker_id, int64_t broker_epoch) override;
+
+ private:
+  // Calls the leader until `answer` (which decodes a response body and returns its error)
+  // returns something other than NOT_CONTROLLER, or time runs out.
+  template <typename Req, typename Decode>
+  cluster::ForwardedAnswer call(int16_t api_key, int16_t version, const Req& req, Decode answer);
+
+  quorum::QuorumDriver& quorum_;
+  const int64_t timeout_ms_;
+  std::mutex mu_;
+  ControllerClient client_;
+};
+
+}  // namespace brokerd::controller

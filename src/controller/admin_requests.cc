@@ -1,0 +1,147 @@
+#include "controller/admin_requests.h"
+
+#include "brokerd/cluster/metadata_store.h"
+#include "brokerd/common/logger.h"
+
+namespace brokerd::controller {
+namespace {
+
+using protocol::ErrorCode;
+
+constexpr int8_t kTopicResource = 2;
+
+// A controller that no longer leads answers NOT_CONTROLLER (the broker retries with the new
+// one) rather than forwarding the change itself.
+cluster::TopicChange not_controller() {
+  cluster::TopicChange c;
+  c.error = ErrorCode::not_controller;
+  c.message = "This node does not lead the metadata quorum.";
+  return c;
+}
+
+std::optional<std::string> message_of(ErrorCode e, const std::string& message) {
+  if (e == ErrorCode::none) return std::nullopt;
+  return message.empty() ? std::string(protocol::error_name(e)) : message;
+}
+
+}  // namespace
+
+protocol::CreateTopicsResponse serve_create_topics(cluster::MetadataStore& store, const protocol::CreateTopicsRequest& req) {
+  protocol::CreateTopicsResponse resp;
+  for (const auto& t : req.topics) {
+    std::map<std::string, std::string> configs;
+    for (const auto& c : t.configs)
+      if (c.value) configs[c.name] = *c.value;
+    std::vector<std::vector<int32_t>> assignment(t.assignments.size());
+    bool bad_assignment = false;
+    for (const auto& a : t.assignments) {
+      if (a.partition_index < 0 || static_cast<size_t>(a.partition_index) >= assignment.size()) bad_assignment = true;
+      else assignment[static_cast<size_t>(a.partition_index)] = a.broker_ids;
+    }
+    auto& r = resp.topics.emplace_back();
+    r.name = t.name;
+    cluster::TopicChange change;
+    if (!store.leads()) {
+      change = not_controller();
+    } else if (bad_assignment) {
+      change.error = ErrorCode::invalid_replica_assignment;
+      change.message = "Partitions should be a consecutive 0-based integer sequence.";
+    } else {
+      change = store.create_topic(t.name, t.num_partitions, t.replication_factor, configs, req.validate_only,
+                                  std::move(assignment));
+    }
+    r.error_code = protocol::code(change.error);
+    r.error_message = message_of(change.error, change.message);
+    r.configs = std::nullopt;
+    if (change.error == ErrorCode::none && change.topic) {
+      r.topic_id = change.topic->id;
+      r.num_partitions = change.topic->partition_count();
+      r.replication_factor = static_cast<int16_t>(change.topic->replication_factor());
+    }
+  }
+  return resp;
+}
+
+protocol::DeleteTopicsResponse serve_delete_topics(cluster::MetadataStore& store, const protocol::DeleteTopicsRequest& req) {
+  protocol::DeleteTopicsResponse resp;
+  std::vector<std::string> names = req.topic_names;
+  for (const auto& t : req.topics) {
+    if (t.name) {
+      names.push_back(*t.name);
+    } else if (const auto* by_id = store.image()->topic(t.topic_id)) {
+      names.push_back(by_id->name);
+    } else {
+      auto& r = resp.responses.emplace_back();
+      r.name = std::nullopt;
+      r.topic_id = t.topic_id;
+      r.error_code = protocol::code(ErrorCode::unknown_topic_id);
+    }
+  }
+  for (const auto& name : names) {
+    auto change = store.leads() ? store.delete_topic(name) : not_controller();
+    auto& r = resp.responses.emplace_back();
+    r.name = name;
+    if (change.topic) r.topic_id = change.topic->id;
+    r.error_code = protocol::code(change.error);
+    r.error_message = message_of(change.error, change.message);
+  }
+  return resp;
+}
+
+protocol::CreatePartitionsResponse serve_create_partitions(cluster::MetadataStore& store,
+                                                           const protocol::CreatePartitionsRequest& req) {
+  protocol::CreatePartitionsResponse resp;
+  for (const auto& t : req.topics) {
+    std::vector<std::vector<int32_t>> assignment;
+    if (t.assignments)
+      for (const auto& a : *t.assignments) assignment.push_back(a.broker_ids);
+    auto change = store.leads() ? store.create_partitions(t.name, t.count, req.validate_only, std::move(assignment))
+                                : not_controller();
+    auto& r = resp.results.emplace_back();
+    r.name = t.name;
+    r.error_code = protocol::code(change.error);
+    r.error_message = message_of(change.error, change.message);
+  }
+  return resp;
+}
+
+protocol::AlterConfigsResponse serve_alter_configs(cluster::MetadataStore& store, const protocol::AlterConfigsRequest& req) {
+  protocol::AlterConfigsResponse resp;
+  for (const auto& res : req.resources) {
+    auto& r = resp.responses.emplace_back();
+    r.resource_type = res.resource_type;
+    r.resource_name = res.resource_name;
+    if (res.resource_type != kTopicResource) {
+      r.error_code = protocol::code(ErrorCode::invalid_request);
+      r.error_message = "The controller changes topic configs only.";
+      continue;
+    }
+    std::map<std::string, std::string> configs;
+    for (const auto& c : res.configs)
+      if (c.value) configs[c.name] = *c.value;
+    auto change = store.leads() ? store.set_topic_configs(res.resource_name, configs, req.validate_only) : not_controller();
+    r.error_code = protocol::code(change.error);
+    r.error_message = message_of(change.error, change.message);
+  }
+  return resp;
+}
+
+protocol::AllocateProducerIdsResponse serve_allocate_producer_ids(cluster::MetadataStore& store,
+                                                                  const protocol::AllocateProducerIdsRequest& req) {
+  protocol::AllocateProducerIdsResponse resp;
+  if (!store.leads()) {
+    resp.error_code = protocol::code(ErrorCode::not_controller);
+    return resp;
+  }
+  try {
+    auto block = store.allocate_producer_ids(req.broker_id, req.broker_epoch);
+    resp.producer_id_start = block.first;
+    resp.producer_id_len = block.size;
+  } catch (const std::exception& e) {
+    module_logger("quorum")->warn("allocating producer ids for broker {} failed: {}", req.broker_id, e.what());
+    resp.error_code = protocol::code(ErrorCode::not_controller);
+  }
+  return resp;
+}
+
+}  // namespace brokerd::controller

@@ -1,0 +1,167 @@
+#include "brokerd/controller/forwarding_channel.h"
+
+#include <fmt/format.h>
+
+#include <chrono>
+#include <thread>
+
+#include "brokerd/common/clock.h"
+#include "brokerd/common/logger.h"
+#include "brokerd/protocol/wire.h"
+#include "brokerd/quorum/quorum_driver.h"
+#include "controller/admin_requests.h"
+
+namespace brokerd::controller {
+namespace {
+
+using protocol::ErrorCode;
+
+constexpr int16_t kCreateTopics = 19, kDeleteTopics = 20, kAlterConfigs = 33, kCreatePartitions = 37,
+                  kAllocateProducerIds = 67;
+constexpr int8_t kTopicResource = 2;
+
+cluster::ForwardedAnswer answer_of(int16_t code, const std::optional<std::string>& message) {
+  cluster::ForwardedAnswer a;
+  a.error = static_cast<ErrorCode>(code);
+  a.message = message.value_or("");
+  return a;
+}
+
+cluster::ForwardedAnswer timed_out() { return answer_of(protocol::code(ErrorCode::request_timed_out), "no controller answered in time"); }
+
+}  // namespace
+
+ForwardingChannel::ForwardingChannel(quorum::QuorumDriver& quorum, int32_t node_id, int64_t timeout_ms)
+    : quorum_(quorum), timeout_ms_(timeout_ms), client_(fmt::format("brokerd-{}-forward", node_id), static_cast<int>(timeout_ms)) {}
+
+template <typename Req, typename Decode>
+cluster::ForwardedAnswer ForwardingChannel::call(int16_t api_key, int16_t version, const Req& req, Decode answer) {
+  protocol::Writer w;
+  req.encode(w, version);
+  const Bytes body = std::move(w).finish_bytes();
+  std::lock_guard lock(mu_);
+  const int64_t deadline = steady_clock_ms() + timeout_ms_;
+  cluster::ForwardedAnswer last = timed_out();
+  while (steady_clock_ms() < deadline) {
+    const int32_t leader = quorum_.status().leader_id;
+    const quorum::Voter* to = nullptr;
+    for (const auto& v : quorum_.options().voters)
+      if (v.id == leader) to = &v;
+    if (to) {
+      if (auto resp = client_.call(*to, api_key, version, body)) {
+        try {
+          protocol::Reader r(*resp);
+          last = answer(r);
+          if (last.error != ErrorCode::not_controller) return last;
+        } catch (const protocol::DecodeError& e) {
+          module_logger("quorum")->warn("controller {} sent a malformed answer to API key {}: {}", leader, api_key,
+                                        e.what());
+          client_.close();
+        }
+      }
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  if (last.error == ErrorCode::not_controller) last = timed_out();
+  return last;
+}
+
+cluster::ForwardedAnswer ForwardingChannel::create_topic(const std::string& name, int32_t partitions,
+                                                         int32_t replication_factor,
+                                                         const std::map<std::string, std::string>& configs,
+                                                         const std::vector<std::vector<int32_t>>& assignment) {
+  protocol::CreateTopicsRequest req;
+  auto& t = req.topics.emplace_back();
+  t.name = name;
+  t.num_partitions = assignment.empty() ? partitions : -1;
+  t.replication_factor = static_cast<int16_t>(assignment.empty() ? replication_factor : -1);
+  for (size_t p = 0; p < assignment.size(); ++p) {
+    auto& a = t.assignments.emplace_back();
+    a.partition_index = static_cast<int32_t>(p);
+    a.broker_ids = assignment[p];
+  }
+  for (const auto& [k, v] : configs) {
+    auto& c = t.configs.emplace_back();
+    c.name = k;
+    c.value = v;
+  }
+  req.timeout_ms = static_cast<int32_t>(timeout_ms_);
+  return call(kCreateTopics, kCreateTopicsVersion, req, [](protocol::Reader& r) {
+    protocol::CreateTopicsResponse resp;
+    resp.decode(r, kCreateTopicsVersion);
+    if (resp.topics.size() != 1) throw protocol::DecodeError("expected one topic");
+    auto a = answer_of(resp.topics[0].error_code, resp.topics[0].error_message);
+    a.topic_id = resp.topics[0].topic_id;
+    return a;
+  });
+}
+
+cluster::ForwardedAnswer ForwardingChannel::delete_topic(const std::string& name) {
+  protocol::DeleteTopicsRequest req;
+  req.topics.emplace_back().name = name;
+  req.timeout_ms = static_cast<int32_t>(timeout_ms_);
+  return call(kDeleteTopics, kDeleteTopicsVersion, req, [](protocol::Reader& r) {
+    protocol::DeleteTopicsResponse resp;
+    resp.decode(r, kDeleteTopicsVersion);
+    if (resp.responses.size() != 1) throw protocol::DecodeError("expected one topic");
+    return answer_of(resp.responses[0].error_code, resp.responses[0].error_message);
+  });
+}
+
+cluster::ForwardedAnswer ForwardingChannel::create_partitions(const std::string& name, int32_t total,
+                                                              const std::vector<std::vector<int32_t>>& assignment) {
+  protocol::CreatePartitionsRequest req;
+  auto& t = req.topics.emplace_back();
+  t.name = name;
+  t.count = total;
+  if (assignment.empty()) {
+    t.assignments = std::nullopt;
+  } else {
+    t.assignments.emplace();
+    for (const auto& replicas : assignment) t.assignments->emplace_back().broker_ids = replicas;
+  }
+  req.timeout_ms = static_cast<int32_t>(timeout_ms_);
+  return call(kCreatePartitions, kCreatePartitionsVersion, req, [](protocol::Reader& r) {
+    protocol::CreatePartitionsResponse resp;
+    resp.decode(r, kCreatePartitionsVersion);
+    if (resp.results.size() != 1) throw protocol::DecodeError("expected one topic");
+    return answer_of(resp.results[0].error_code, resp.results[0].error_message);
+  });
+}
+
+cluster::ForwardedAnswer ForwardingChannel::set_topic_configs(const std::string& name,
+                                                              const std::map<std::string, std::string>& configs) {
+  protocol::AlterConfigsRequest req;
+  auto& res = req.resources.emplace_back();
+  res.resource_type = kTopicResource;
+  res.resource_name = name;
+  for (const auto& [k, v] : configs) {
+    auto& c = res.configs.emplace_back();
+    c.name = k;
+    c.value = v;
+  }
+  return call(kAlterConfigs, kAlterConfigsVersion, req, [](protocol::Reader& r) {
+    protocol::AlterConfigsResponse resp;
+    resp.decode(r, kAlterConfigsVersion);
+    if (resp.responses.size() != 1) throw protocol::DecodeError("expected one resource");
+    return answer_of(resp.responses[0].error_code, resp.responses[0].error_message);
+  });
+}
+
+std::optional<cluster::ProducerIdBlock> ForwardingChannel::allocate_producer_ids(int32_t broker_id, int64_t broker_epoch) {
+  protocol::AllocateProducerIdsRequest req;
+  req.broker_id = broker_id;
+  req.broker_epoch = broker_epoch;
+  cluster::ProducerIdBlock block{broker_id, -1, 0};
+  auto a = call(kAllocateProducerIds, kAllocateProducerIdsVersion, req, [&block](protocol::Reader& r) {
+    protocol::AllocateProducerIdsResponse resp;
+    resp.decode(r, kAllocateProducerIdsVersion);
+    block.first = resp.producer_id_start;
+    block.size = resp.producer_id_len;
+    return answer_of(resp.error_code, std::nullopt);
+  });
+  if (a.error != ErrorCode::none || block.size <= 0) return std::nullopt;
+  return block;
+}
+
+}  // namespace brokerd::controller
