@@ -1,14 +1,15 @@
 #!/usr/bin/python3
-"""Many topics through the metadata quorum: creates N one-partition topics (RF 1) in batches
-of CreateTopics, then reports the time to create them, the metadata log size, the broker's
-RSS, a full Metadata request's latency, and how long a restarted node takes to serve again.
+"""Many topics through the metadata quorum: creates N topics in batches of CreateTopics, then
+reports the time to create them, the metadata log and snapshot sizes, each node's RSS, a full
+Metadata request's latency, and how long a restarted node takes to serve again.
 
     bench/cluster/topics_bench.py --brokerd build/src/app/brokerd [--topics 10000] [--batch 100]
-        [--nodes 1|3]
+        [--nodes 1|3] [--partitions 1] [--rf 1]
 
-With --nodes 3 the topics are created on a quorum of three local voters (each node still
-hosts every partition, so keep --topics within the open-file limit: three files per
-partition per node). Prints one line per figure. Not a test: run it by hand.
+With --nodes 3 the topics are created on a quorum of three local voters (three racks); each
+node hosts the replicas placed on it, so keep topics x partitions x rf / nodes within the
+open-file limit (about three files per hosted partition). Prints one line per figure. Not a
+test: run it by hand.
 """
 import argparse
 import os
@@ -42,6 +43,8 @@ def main():
     ap.add_argument("--topics", type=int, default=10000)
     ap.add_argument("--batch", type=int, default=100)
     ap.add_argument("--nodes", type=int, default=1, choices=[1, 3])
+    ap.add_argument("--partitions", type=int, default=1)
+    ap.add_argument("--rf", type=int, default=1)
     args = ap.parse_args()
     os.environ["BROKERD_BIN"] = str(Path(args.brokerd).resolve())
     from brokerd_harness import Broker
@@ -53,7 +56,8 @@ def main():
         nodes = {1: Broker(work / "node1", overrides=overrides).start()}
         controller = nodes[1]
     else:
-        cluster = QuorumCluster(work, overrides=overrides).start()
+        racks = {i: {"broker.rack": f"zone-{'abc'[i - 1]}"} for i in (1, 2, 3)}
+        cluster = QuorumCluster(work, overrides=overrides, per_node=racks).start()
         nodes = cluster.nodes
         leader, _ = cluster.wait_for_leader()
         controller = nodes[leader]
@@ -63,18 +67,21 @@ def main():
         t0 = time.monotonic()
         peak = {i: 0.0 for i in nodes}
         for at in range(0, len(names), args.batch):
-            batch = [NewTopic(n, num_partitions=1, replication_factor=1) for n in names[at:at + args.batch]]
+            batch = [NewTopic(n, num_partitions=args.partitions, replication_factor=args.rf)
+                     for n in names[at:at + args.batch]]
             for f in admin.create_topics(batch, operation_timeout=60, request_timeout=120).values():
                 f.result(timeout=120)
             for i, n in nodes.items():
                 peak[i] = max(peak[i], rss_mib(n.pid))
         created = time.monotonic() - t0
-        print(f"created {args.topics} topics in batches of {args.batch}: {created:.1f} s "
-              f"({args.topics / created:.0f} topics/s)")
+        print(f"created {args.topics} topics of {args.partitions} partition(s), RF {args.rf}, in batches of "
+              f"{args.batch}: {created:.1f} s ({args.topics / created:.0f} topics/s)")
         for i, n in nodes.items():
             meta = n.data_dir / "__cluster_metadata-0"
+            snaps = sorted(meta.glob("*.checkpoint"))
+            snap = f"{snaps[-1].stat().st_size / 1e6:.2f} MB" if snaps else "none"
             print(f"node {i}: RSS {rss_mib(n.pid):.0f} MiB (peak while creating {peak[i]:.0f} MiB), "
-                  f"metadata log {log_bytes(meta) / 1e6:.2f} MB")
+                  f"metadata log {log_bytes(meta) / 1e6:.2f} MB, latest snapshot {snap}")
         lat = []
         for _ in range(10):
             t = time.monotonic()

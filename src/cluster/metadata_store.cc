@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <random>
+#include <set>
 
 #include "brokerd/cluster/placement.h"
 #include "brokerd/common/logger.h"
@@ -23,6 +24,9 @@ TopicChange failure(ErrorCode e, std::string message) {
 }
 
 constexpr int32_t kMaxPartitions = 100000;
+// Records in one change of the metadata log (one entry): large CreateTopics requests are
+// committed in several.
+constexpr size_t kMaxRecordsPerChange = 5000;
 
 }  // namespace
 
@@ -171,71 +175,134 @@ ErrorCode MetadataStore::commit(const std::vector<Bytes>& records, std::string* 
 TopicChange MetadataStore::create_topic(const std::string& name, int32_t partitions, int32_t replication_factor,
                                         const std::map<std::string, std::string>& configs, bool validate_only,
                                         std::vector<std::vector<int32_t>> assignment) {
-  if (!valid_topic_name(name))
+  std::vector<TopicSpec> one{{name, partitions, replication_factor, configs, std::move(assignment)}};
+  return std::move(create_topics(std::move(one), validate_only).front());
+}
+
+// The checks that need no lock: name, counts, assignment, configs (normalised in place).
+TopicChange MetadataStore::check_topic(TopicSpec& spec, const MetadataImage& current) const {
+  if (!valid_topic_name(spec.name))
     return failure(ErrorCode::invalid_topic_exception,
-                   fmt::format("Topic name '{}' is illegal: use 1-249 of [a-zA-Z0-9._-], not '.' or '..'", name));
-  if (!assignment.empty()) partitions = static_cast<int32_t>(assignment.size());
-  if (partitions < 1 || partitions > kMaxPartitions)
+                   fmt::format("Topic name '{}' is illegal: use 1-249 of [a-zA-Z0-9._-], not '.' or '..'", spec.name));
+  if (!spec.assignment.empty()) spec.partitions = static_cast<int32_t>(spec.assignment.size());
+  if (spec.partitions < 1 || spec.partitions > kMaxPartitions)
     return failure(ErrorCode::invalid_partitions, fmt::format("Number of partitions must be between 1 and {}.", kMaxPartitions));
-  auto current = image();
-  if (assignment.empty()) {
-    if (replication_factor < 1)
+  if (spec.assignment.empty()) {
+    if (spec.replication_factor < 1)
       return failure(ErrorCode::invalid_replication_factor, "Replication factor must be larger than 0.");
-    if (replication_factor > current->live_brokers())
+    if (spec.replication_factor > current.live_brokers())
       return failure(ErrorCode::invalid_replication_factor,
-                     fmt::format("Replication factor: {} larger than available brokers: {}.", replication_factor,
-                                 current->live_brokers()));
-  } else if (auto why = check_assignment(assignment, *current); !why.empty()) {
+                     fmt::format("Replication factor: {} larger than available brokers: {}.", spec.replication_factor,
+                                 current.live_brokers()));
+  } else if (auto why = check_assignment(spec.assignment, current); !why.empty()) {
     return failure(ErrorCode::invalid_replica_assignment, why);
   }
-  auto overrides = configs;
-  if (auto [err, msg] = validate_topic_configs(overrides); err != ErrorCode::none) return failure(err, msg);
-  if (!validate_only && !leads()) {
-    if (!channel_) return failure(ErrorCode::not_controller, "This node does not lead the metadata quorum.");
-    auto answer = channel_->create_topic(name, partitions, replication_factor, overrides, assignment);
-    if (answer.error == ErrorCode::topic_already_exists) {
-      // Created through another node a moment ago: answer once this node knows it too.
-      wait_for_image([&](const MetadataImage& img) { return img.topic(name) != nullptr; });
+  if (auto [err, msg] = validate_topic_configs(spec.configs); err != ErrorCode::none) return failure(err, msg);
+  return {};
+}
+
+std::vector<TopicChange> MetadataStore::create_topics(std::vector<TopicSpec> specs, bool validate_only) {
+  std::vector<TopicChange> out(specs.size());
+  std::vector<size_t> valid;
+  {
+    auto current = image();
+    for (size_t i = 0; i < specs.size(); ++i) {
+      out[i] = check_topic(specs[i], *current);
+      if (out[i].error == ErrorCode::none) valid.push_back(i);
     }
-    if (answer.error != ErrorCode::none) return failure(answer.error, answer.message);
-    wait_for_image([&](const MetadataImage& img) {
-      const TopicMetadata* t = img.topic(name);
-      return t && t->id == answer.topic_id;
-    });
-    auto proposed = std::make_shared<TopicMetadata>();
-    proposed->name = name;
-    proposed->id = answer.topic_id;
-    proposed->partitions.resize(static_cast<size_t>(partitions));
-    proposed->configs = overrides;
-    return applied(name, proposed);
+  }
+  if (valid.empty()) return out;
+  if (!validate_only && !leads()) {
+    forward_create_topics(specs, valid, out);
+    return out;
   }
 
   // Validation only needs the live brokers, which any node's image knows closely enough; a
-  // write is judged by the controller's own image.
+  // write is judged by the controller's own image. Topics go to the quorum in changes of at
+  // most kMaxRecordsPerChange records (a topic's records always in one change).
   std::lock_guard lock(write_mutex_);
-  current = image();
-  if (current->topic(name)) return failure(ErrorCode::topic_already_exists, fmt::format("Topic '{}' already exists.", name));
-  if (assignment.empty()) {
-    assignment = place_replicas(placement_brokers(*current), partitions, replication_factor, placement_cursor_);
-    if (!validate_only) placement_cursor_ += static_cast<uint32_t>(partitions);
+  auto current = image();
+  std::set<std::string> taken;
+  std::vector<Bytes> records;
+  std::vector<std::pair<size_t, TopicPtr>> pending;
+  auto flush = [&] {
+    if (pending.empty()) return;
+    std::string why;
+    const ErrorCode e = commit(records, &why);
+    for (auto& [i, topic] : pending) {
+      out[i] = e == ErrorCode::none ? applied(specs[i].name, topic) : failure(e, why);
+      if (e == ErrorCode::none)
+        module_logger("cluster")->info("created topic {} ({} partitions, replication factor {}, id {})", topic->name,
+                                       topic->partition_count(), topic->replication_factor(), topic->id.to_string());
+    }
+    records.clear();
+    pending.clear();
+  };
+  for (size_t i : valid) {
+    TopicSpec& spec = specs[i];
+    if (current->topic(spec.name) || !taken.insert(spec.name).second) {
+      out[i] = failure(ErrorCode::topic_already_exists, fmt::format("Topic '{}' already exists.", spec.name));
+      continue;
+    }
+    if (spec.assignment.empty()) {
+      spec.assignment = place_replicas(placement_brokers(*current), spec.partitions, spec.replication_factor, placement_cursor_);
+      if (!validate_only) placement_cursor_ += static_cast<uint32_t>(spec.partitions);
+    }
+    auto topic = std::make_shared<TopicMetadata>();
+    topic->name = spec.name;
+    topic->id = protocol::Uuid::random();
+    for (auto& replicas : spec.assignment) topic->partitions.push_back(fresh_partition(std::move(replicas)));
+    topic->configs = std::move(spec.configs);
+    topic->internal = is_internal_topic(spec.name);
+    if (validate_only) {
+      out[i] = TopicChange{ErrorCode::none, {}, topic, nullptr};
+      continue;
+    }
+    const size_t count = 1 + topic->partitions.size() + topic->configs.size();
+    if (!records.empty() && records.size() + count > kMaxRecordsPerChange) flush();
+    records.push_back(topic_record(*topic));
+    for (int32_t p = 0; p < topic->partition_count(); ++p)
+      records.push_back(partition_record(topic->id, p, topic->partitions[static_cast<size_t>(p)]));
+    for (const auto& [k, v] : topic->configs) records.push_back(config_record(topic->name, k, v));
+    pending.emplace_back(i, topic);
   }
-  auto topic = std::make_shared<TopicMetadata>();
-  topic->name = name;
-  topic->id = protocol::Uuid::random();
-  for (auto& replicas : assignment) topic->partitions.push_back(fresh_partition(std::move(replicas)));
-  topic->configs = std::move(overrides);
-  topic->internal = is_internal_topic(name);
-  if (validate_only) return TopicChange{ErrorCode::none, {}, topic, nullptr};
+  flush();
+  return out;
+}
 
-  std::vector<Bytes> records{topic_record(*topic)};
-  for (int32_t p = 0; p < topic->partition_count(); ++p)
-    records.push_back(partition_record(topic->id, p, topic->partitions[static_cast<size_t>(p)]));
-  for (const auto& [k, v] : topic->configs) records.push_back(config_record(name, k, v));
-  std::string why;
-  if (ErrorCode e = commit(records, &why); e != ErrorCode::none) return failure(e, why);
-  module_logger("cluster")->info("created topic {} ({} partitions, replication factor {}, id {})", name, partitions,
-                                 topic->replication_factor(), topic->id.to_string());
-  return applied(name, topic);
+// A node that does not lead sends the valid topics to the controller in one request, and
+// answers once its own image has them.
+void MetadataStore::forward_create_topics(const std::vector<TopicSpec>& specs, const std::vector<size_t>& valid,
+                                          std::vector<TopicChange>& out) {
+  if (!channel_) {
+    for (size_t i : valid) out[i] = failure(ErrorCode::not_controller, "This node does not lead the metadata quorum.");
+    return;
+  }
+  std::vector<TopicSpec> sent;
+  for (size_t i : valid) sent.push_back(specs[i]);
+  auto answers = channel_->create_topics(sent);
+  // Created ones by their id; those created through another node a moment ago by name.
+  wait_for_image([&](const MetadataImage& img) {
+    for (size_t k = 0; k < sent.size(); ++k) {
+      const TopicMetadata* t = img.topic(sent[k].name);
+      if (answers[k].error == ErrorCode::none && (!t || t->id != answers[k].topic_id)) return false;
+      if (answers[k].error == ErrorCode::topic_already_exists && !t) return false;
+    }
+    return true;
+  });
+  for (size_t k = 0; k < sent.size(); ++k) {
+    const size_t i = valid[k];
+    if (answers[k].error != ErrorCode::none) {
+      out[i] = failure(answers[k].error, answers[k].message);
+      continue;
+    }
+    auto proposed = std::make_shared<TopicMetadata>();
+    proposed->name = sent[k].name;
+    proposed->id = answers[k].topic_id;
+    proposed->partitions.resize(static_cast<size_t>(sent[k].partitions));
+    proposed->configs = sent[k].configs;
+    out[i] = applied(sent[k].name, proposed);
+  }
 }
 
 TopicChange MetadataStore::delete_topic(const std::string& name) {

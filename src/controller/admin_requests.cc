@@ -28,31 +28,39 @@ std::optional<std::string> message_of(ErrorCode e, const std::string& message) {
 
 protocol::CreateTopicsResponse serve_create_topics(cluster::MetadataStore& store, const protocol::CreateTopicsRequest& req) {
   protocol::CreateTopicsResponse resp;
+  std::vector<cluster::TopicSpec> specs;
+  std::vector<size_t> slot;  // response index of each spec
+  const bool leads = store.leads();
   for (const auto& t : req.topics) {
-    std::map<std::string, std::string> configs;
-    for (const auto& c : t.configs)
-      if (c.value) configs[c.name] = *c.value;
-    std::vector<std::vector<int32_t>> assignment(t.assignments.size());
-    bool bad_assignment = false;
-    for (const auto& a : t.assignments) {
-      if (a.partition_index < 0 || static_cast<size_t>(a.partition_index) >= assignment.size()) bad_assignment = true;
-      else assignment[static_cast<size_t>(a.partition_index)] = a.broker_ids;
-    }
     auto& r = resp.topics.emplace_back();
     r.name = t.name;
-    cluster::TopicChange change;
-    if (!store.leads()) {
-      change = not_controller();
-    } else if (bad_assignment) {
-      change.error = ErrorCode::invalid_replica_assignment;
-      change.message = "Partitions should be a consecutive 0-based integer sequence.";
-    } else {
-      change = store.create_topic(t.name, t.num_partitions, t.replication_factor, configs, req.validate_only,
-                                  std::move(assignment));
+    r.configs = std::nullopt;
+    cluster::TopicSpec spec{t.name, t.num_partitions, t.replication_factor, {}, {}};
+    for (const auto& c : t.configs)
+      if (c.value) spec.configs[c.name] = *c.value;
+    spec.assignment.resize(t.assignments.size());
+    bool bad_assignment = false;
+    for (const auto& a : t.assignments) {
+      if (a.partition_index < 0 || static_cast<size_t>(a.partition_index) >= spec.assignment.size()) bad_assignment = true;
+      else spec.assignment[static_cast<size_t>(a.partition_index)] = a.broker_ids;
     }
+    cluster::TopicChange refused;
+    if (!leads) refused = not_controller();
+    else if (bad_assignment) refused = {ErrorCode::invalid_replica_assignment, "Partitions should be a consecutive 0-based integer sequence.", nullptr, nullptr};
+    if (refused.error != ErrorCode::none) {
+      r.error_code = protocol::code(refused.error);
+      r.error_message = message_of(refused.error, refused.message);
+      continue;
+    }
+    slot.push_back(resp.topics.size() - 1);
+    specs.push_back(std::move(spec));
+  }
+  auto changes = store.create_topics(std::move(specs), req.validate_only);
+  for (size_t k = 0; k < changes.size(); ++k) {
+    auto& r = resp.topics[slot[k]];
+    const auto& change = changes[k];
     r.error_code = protocol::code(change.error);
     r.error_message = message_of(change.error, change.message);
-    r.configs = std::nullopt;
     if (change.error == ErrorCode::none && change.topic) {
       r.topic_id = change.topic->id;
       r.num_partitions = change.topic->partition_count();

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <chrono>
 #include <thread>
 
@@ -34,14 +35,13 @@ cluster::ForwardedAnswer timed_out() { return answer_of(protocol::code(ErrorCode
 ForwardingChannel::ForwardingChannel(quorum::QuorumDriver& quorum, int32_t node_id, int64_t timeout_ms)
     : quorum_(quorum), timeout_ms_(timeout_ms), client_(fmt::format("brokerd-{}-forward", node_id), static_cast<int>(timeout_ms)) {}
 
-template <typename Req, typename Decode>
-cluster::ForwardedAnswer ForwardingChannel::call(int16_t api_key, int16_t version, const Req& req, Decode answer) {
+template <typename T, typename Req, typename Decode, typename Retry>
+T ForwardingChannel::call(int16_t api_key, int16_t version, const Req& req, Decode answer, Retry retry, T timed_out) {
   protocol::Writer w;
   req.encode(w, version);
   const Bytes body = std::move(w).finish_bytes();
   std::lock_guard lock(mu_);
   const int64_t deadline = steady_clock_ms() + timeout_ms_;
-  cluster::ForwardedAnswer last = timed_out();
   while (steady_clock_ms() < deadline) {
     const int32_t leader = quorum_.status().leader_id;
     const quorum::Voter* to = nullptr;
@@ -51,8 +51,8 @@ cluster::ForwardedAnswer ForwardingChannel::call(int16_t api_key, int16_t versio
       if (auto resp = client_.call(*to, api_key, version, body)) {
         try {
           protocol::Reader r(*resp);
-          last = answer(r);
-          if (last.error != ErrorCode::not_controller) return last;
+          T got = answer(r);
+          if (!retry(got)) return got;
         } catch (const protocol::DecodeError& e) {
           module_logger("quorum")->warn("controller {} sent a malformed answer to API key {}: {}", leader, api_key,
                                         e.what());
@@ -62,45 +62,60 @@ cluster::ForwardedAnswer ForwardingChannel::call(int16_t api_key, int16_t versio
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
-  if (last.error == ErrorCode::not_controller) last = timed_out();
-  return last;
+  return timed_out;
 }
 
-cluster::ForwardedAnswer ForwardingChannel::create_topic(const std::string& name, int32_t partitions,
-                                                         int32_t replication_factor,
-                                                         const std::map<std::string, std::string>& configs,
-                                                         const std::vector<std::vector<int32_t>>& assignment) {
+template <typename Req, typename Decode>
+cluster::ForwardedAnswer ForwardingChannel::call_one(int16_t api_key, int16_t version, const Req& req, Decode answer) {
+  return call(api_key, version, req, answer,
+              [](const cluster::ForwardedAnswer& a) { return a.error == ErrorCode::not_controller; }, timed_out());
+}
+
+std::vector<cluster::ForwardedAnswer> ForwardingChannel::create_topics(const std::vector<cluster::TopicSpec>& topics) {
   protocol::CreateTopicsRequest req;
-  auto& t = req.topics.emplace_back();
-  t.name = name;
-  t.num_partitions = assignment.empty() ? partitions : -1;
-  t.replication_factor = static_cast<int16_t>(assignment.empty() ? replication_factor : -1);
-  for (size_t p = 0; p < assignment.size(); ++p) {
-    auto& a = t.assignments.emplace_back();
-    a.partition_index = static_cast<int32_t>(p);
-    a.broker_ids = assignment[p];
-  }
-  for (const auto& [k, v] : configs) {
-    auto& c = t.configs.emplace_back();
-    c.name = k;
-    c.value = v;
+  for (const auto& spec : topics) {
+    auto& t = req.topics.emplace_back();
+    t.name = spec.name;
+    t.num_partitions = spec.assignment.empty() ? spec.partitions : -1;
+    t.replication_factor = static_cast<int16_t>(spec.assignment.empty() ? spec.replication_factor : -1);
+    for (size_t p = 0; p < spec.assignment.size(); ++p) {
+      auto& a = t.assignments.emplace_back();
+      a.partition_index = static_cast<int32_t>(p);
+      a.broker_ids = spec.assignment[p];
+    }
+    for (const auto& [k, v] : spec.configs) {
+      auto& c = t.configs.emplace_back();
+      c.name = k;
+      c.value = v;
+    }
   }
   req.timeout_ms = static_cast<int32_t>(timeout_ms_);
-  return call(kCreateTopics, kCreateTopicsVersion, req, [](protocol::Reader& r) {
+  const size_t n = topics.size();
+  auto decode = [n](protocol::Reader& r) {
     protocol::CreateTopicsResponse resp;
     resp.decode(r, kCreateTopicsVersion);
-    if (resp.topics.size() != 1) throw protocol::DecodeError("expected one topic");
-    auto a = answer_of(resp.topics[0].error_code, resp.topics[0].error_message);
-    a.topic_id = resp.topics[0].topic_id;
-    return a;
-  });
+    if (resp.topics.size() != n) throw protocol::DecodeError("the answer does not have one result per topic");
+    std::vector<cluster::ForwardedAnswer> out;
+    for (const auto& t : resp.topics) {
+      auto a = answer_of(t.error_code, t.error_message);
+      a.topic_id = t.topic_id;
+      out.push_back(std::move(a));
+    }
+    return out;
+  };
+  // A controller that lost leadership answers NOT_CONTROLLER for all of them (it checks
+  // first), so the whole request goes to the next one.
+  auto retry = [](const std::vector<cluster::ForwardedAnswer>& got) {
+    return std::any_of(got.begin(), got.end(), [](const auto& a) { return a.error == ErrorCode::not_controller; });
+  };
+  return call(kCreateTopics, kCreateTopicsVersion, req, decode, retry, std::vector<cluster::ForwardedAnswer>(n, timed_out()));
 }
 
 cluster::ForwardedAnswer ForwardingChannel::delete_topic(const std::string& name) {
   protocol::DeleteTopicsRequest req;
   req.topics.emplace_back().name = name;
   req.timeout_ms = static_cast<int32_t>(timeout_ms_);
-  return call(kDeleteTopics, kDeleteTopicsVersion, req, [](protocol::Reader& r) {
+  return call_one(kDeleteTopics, kDeleteTopicsVersion, req, [](protocol::Reader& r) {
     protocol::DeleteTopicsResponse resp;
     resp.decode(r, kDeleteTopicsVersion);
     if (resp.responses.size() != 1) throw protocol::DecodeError("expected one topic");
@@ -121,7 +136,7 @@ cluster::ForwardedAnswer ForwardingChannel::create_partitions(const std::string&
     for (const auto& replicas : assignment) t.assignments->emplace_back().broker_ids = replicas;
   }
   req.timeout_ms = static_cast<int32_t>(timeout_ms_);
-  return call(kCreatePartitions, kCreatePartitionsVersion, req, [](protocol::Reader& r) {
+  return call_one(kCreatePartitions, kCreatePartitionsVersion, req, [](protocol::Reader& r) {
     protocol::CreatePartitionsResponse resp;
     resp.decode(r, kCreatePartitionsVersion);
     if (resp.results.size() != 1) throw protocol::DecodeError("expected one topic");
@@ -140,7 +155,7 @@ cluster::ForwardedAnswer ForwardingChannel::set_topic_configs(const std::string&
     c.name = k;
     c.value = v;
   }
-  return call(kAlterConfigs, kAlterConfigsVersion, req, [](protocol::Reader& r) {
+  return call_one(kAlterConfigs, kAlterConfigsVersion, req, [](protocol::Reader& r) {
     protocol::AlterConfigsResponse resp;
     resp.decode(r, kAlterConfigsVersion);
     if (resp.responses.size() != 1) throw protocol::DecodeError("expected one resource");
@@ -153,7 +168,7 @@ std::optional<cluster::ProducerIdBlock> ForwardingChannel::allocate_producer_ids
   req.broker_id = broker_id;
   req.broker_epoch = broker_epoch;
   cluster::ProducerIdBlock block{broker_id, -1, 0};
-  auto a = call(kAllocateProducerIds, kAllocateProducerIdsVersion, req, [&block](protocol::Reader& r) {
+  auto a = call_one(kAllocateProducerIds, kAllocateProducerIdsVersion, req, [&block](protocol::Reader& r) {
     protocol::AllocateProducerIdsResponse resp;
     resp.decode(r, kAllocateProducerIdsVersion);
     block.first = resp.producer_id_start;

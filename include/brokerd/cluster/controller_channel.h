@@ -16,6 +16,16 @@
 
 namespace brokerd::cluster {
 
+// A topic to create: with an assignment (each partition's replicas) its size is the
+// partition count and the replication factor is unused.
+struct TopicSpec {
+  std::string name;
+  int32_t partitions = 0;
+  int32_t replication_factor = 0;
+  std::map<std::string, std::string> configs;
+  std::vector<std::vector<int32_t>> assignment;
+};
+
 struct ForwardedAnswer {
   protocol::ErrorCode error = protocol::ErrorCode::none;
   std::string message;
@@ -25,9 +35,8 @@ struct ForwardedAnswer {
 class ControllerChannel {
  public:
   virtual ~ControllerChannel() = default;
-  virtual ForwardedAnswer create_topic(const std::string& name, int32_t partitions, int32_t replication_factor,
-                                       const std::map<std::string, std::string>& configs,
-                                       const std::vector<std::vector<int32_t>>& assignment) = 0;
+  // One answer per topic, in order.
+  virtual std::vector<ForwardedAnswer> create_topics(const std::vector<TopicSpec>& topics) = 0;
   virtual ForwardedAnswer delete_topic(const std::string& name) = 0;
   virtual ForwardedAnswer create_partitions(const std::string& name, int32_t total,
                                             const std::vector<std::vector<int32_t>>& assignment) = 0;

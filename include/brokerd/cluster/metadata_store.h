@@ -66,6 +66,9 @@ class MetadataStore final : public quorum::QuorumListener {
   TopicChange create_topic(const std::string& name, int32_t partitions, int32_t replication_factor,
                            const std::map<std::string, std::string>& configs, bool validate_only,
                            std::vector<std::vector<int32_t>> assignment = {});
+  // Several at once, one answer each in order, committed together (one change of the
+  // metadata log for up to a few thousand records) rather than one commit per topic.
+  std::vector<TopicChange> create_topics(std::vector<TopicSpec> specs, bool validate_only);
   TopicChange delete_topic(const std::string& name);
   TopicChange create_partitions(const std::string& name, int32_t total, bool validate_only,
                                 std::vector<std::vector<int32_t>> assignment = {});
@@ -100,6 +103,9 @@ class MetadataStore final : public quorum::QuorumListener {
                              std::chrono::milliseconds wait = std::chrono::seconds(30));
   void publish(std::shared_ptr<MetadataImage> next);
   TopicChange applied(const std::string& name, std::shared_ptr<const TopicMetadata> proposed) const;
+  TopicChange check_topic(TopicSpec& spec, const MetadataImage& current) const;
+  void forward_create_topics(const std::vector<TopicSpec>& specs, const std::vector<size_t>& valid,
+                             std::vector<TopicChange>& out);
   // Waits (bounded) until this node's image satisfies `done`: a forwarded change has arrived.
   void wait_for_image(const std::function<bool(const MetadataImage&)>& done);
 

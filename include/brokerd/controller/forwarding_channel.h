@@ -18,9 +18,7 @@ class ForwardingChannel final : public cluster::ControllerChannel {
  public:
   ForwardingChannel(quorum::QuorumDriver& quorum, int32_t node_id, int64_t timeout_ms);
 
-  cluster::ForwardedAnswer create_topic(const std::string& name, int32_t partitions, int32_t replication_factor,
-                                        const std::map<std::string, std::string>& configs,
-                                        const std::vector<std::vector<int32_t>>& assignment) override;
+  std::vector<cluster::ForwardedAnswer> create_topics(const std::vector<cluster::TopicSpec>& topics) override;
   cluster::ForwardedAnswer delete_topic(const std::string& name) override;
   cluster::ForwardedAnswer create_partitions(const std::string& name, int32_t total,
                                              const std::vector<std::vector<int32_t>>& assignment) override;
@@ -29,10 +27,12 @@ class ForwardingChannel final : public cluster::ControllerChannel {
   std::optional<cluster::ProducerIdBlock> allocate_producer_ids(int32_t broker_id, int64_t broker_epoch) override;
 
  private:
-  // Calls the leader until `answer` (which decodes a response body and returns its error)
-  // returns something other than NOT_CONTROLLER, or time runs out.
+  // Calls the leader until `answer` (which decodes a response body) returns something that
+  // `retry` does not want sent again (NOT_CONTROLLER), or time runs out (then `timed_out`).
+  template <typename T, typename Req, typename Decode, typename Retry>
+  T call(int16_t api_key, int16_t version, const Req& req, Decode answer, Retry retry, T timed_out);
   template <typename Req, typename Decode>
-  cluster::ForwardedAnswer call(int16_t api_key, int16_t version, const Req& req, Decode answer);
+  cluster::ForwardedAnswer call_one(int16_t api_key, int16_t version, const Req& req, Decode answer);
 
   quorum::QuorumDriver& quorum_;
   const int64_t timeout_ms_;

@@ -1,5 +1,6 @@
 // CreateTopics: validates each topic (counts or a manual assignment, configs), creates the
-// valid ones in one pass off the reactor, and answers once their partition logs exist.
+// valid ones together off the reactor (one change of the metadata log for many topics), and
+// answers once the partition logs this node hosts exist.
 // From v5 a created topic's answer carries its partition count, replication factor and
 // every config with its source.
 #include <fmt/format.h>
@@ -128,11 +129,15 @@ boost::asio::awaitable<net::Response> handle_create_topics(HandlerContext& ctx) 
 
   bool validate_only = req.validate_only;
   co_await svc.blocking.run([&] {
+    std::vector<cluster::TopicSpec> specs;
+    std::vector<Slot*> asked;
     for (auto& s : slots) {
       if (s.plan.error != ErrorCode::none) continue;
-      s.change = svc.metadata.create_topic(s.topic->name, s.plan.partitions, s.plan.replication_factor, s.plan.configs,
-                                           validate_only, s.plan.assignment);
+      specs.push_back({s.topic->name, s.plan.partitions, s.plan.replication_factor, s.plan.configs, s.plan.assignment});
+      asked.push_back(&s);
     }
+    auto changes = svc.metadata.create_topics(std::move(specs), validate_only);
+    for (size_t k = 0; k < changes.size(); ++k) asked[k]->change = std::move(changes[k]);
     return 0;
   });
   // Each published image includes the earlier ones: reconciling the newest covers them all.
