@@ -1,5 +1,6 @@
 #include "brokerd/controller/controller_dispatcher.h"
 
+#include "brokerd/common/clock.h"
 #include "brokerd/common/logger.h"
 #include "brokerd/controller/broker_registry.h"
 #include "brokerd/net/blocking_pool.h"
@@ -145,9 +146,15 @@ boost::asio::awaitable<net::Response> ControllerDispatcher::dispatch(net::Reques
         quorum::decode_request(req.api_key, req.api_version, rest, quorum_.options().max_fetch_entries, &cluster_id);
     const raft::ReplicaId from = sender_of(request);
     if (cluster_id && !cluster_id->empty() && *cluster_id != quorum_.options().cluster_id) {
-      log->warn("closing controller connection from {} (node {}): it belongs to cluster {}, this node to {}", peer, from,
-                *cluster_id, quorum_.options().cluster_id);
-      co_return close_connection();
+      // Refused with INCONSISTENT_CLUSTER_ID, so that the sender can say why it cannot join.
+      if (mismatch_log_.allow(from, steady_clock_ms())) {
+        log->warn("refusing KRaft requests from node {} ({}): it belongs to cluster {}, this node to {} "
+                  "(controller.quorum.voters or cluster.id differ between the nodes)",
+                  from, peer, *cluster_id, quorum_.options().cluster_id);
+      }
+      co_return respond_bytes(req, req.api_version,
+                              quorum::encode_response(req.api_key, req.api_version,
+                                                      quorum::error_response(req.api_key, raft::Errc::inconsistent_cluster_id)));
     }
     raft::MessageBody answer = co_await quorum_.handle(from, std::move(request));
     co_return respond_bytes(req, req.api_version, quorum::encode_response(req.api_key, req.api_version, answer));

@@ -447,4 +447,48 @@ raft::MessageBody decode_response(int16_t api_key, int16_t version, std::span<co
   }
 }
 
+raft::MessageBody error_response(int16_t api_key, raft::Errc error) {
+  switch (api_key) {
+    case p::VoteRequest::api_key: {
+      raft::VoteResponse r;
+      r.error = error;
+      return r;
+    }
+    case p::BeginQuorumEpochRequest::api_key: {
+      raft::BeginQuorumEpochResponse r;
+      r.error = error;
+      return r;
+    }
+    case p::EndQuorumEpochRequest::api_key: {
+      raft::EndQuorumEpochResponse r;
+      r.error = error;
+      return r;
+    }
+    case p::FetchRequest::api_key: {
+      raft::FetchResponse r;
+      r.error = error;
+      return r;
+    }
+    case p::FetchSnapshotRequest::api_key: {
+      raft::FetchSnapshotResponse r;
+      r.error = error;
+      return r;
+    }
+    default:
+      throw std::invalid_argument("not a KRaft API");
+  }
+}
+
+raft::Errc response_error(const raft::MessageBody& body) {
+  return std::visit(
+      [](const auto& b) -> raft::Errc {
+        if constexpr (requires { b.error; }) {
+          return b.error;
+        } else {
+          return raft::Errc::none;
+        }
+      },
+      body);
+}
+
 }  // namespace brokerd::quorum

@@ -22,6 +22,7 @@
 #include "brokerd/protocol/wire.h"
 #include "brokerd/quorum/kraft_codec.h"
 #include "brokerd/quorum/peer_client.h"
+#include "brokerd/quorum/rate_limited_log.h"
 #include "brokerd/raft/disk_log.h"
 #include "brokerd/raft/disk_quorum_state.h"
 #include "brokerd/raft/disk_snapshot_store.h"
@@ -84,6 +85,7 @@ struct QuorumDriver::Impl : std::enable_shared_from_this<QuorumDriver::Impl> {
   std::map<raft::Offset, Proposal> proposals;  // by offset, until applied
   bool fetched_from_leader = false;            // a fetch answered since start
   int64_t bytes_since_snapshot = 0;
+  RateLimitedLog mismatch_log;
 
   int64_t next_inbound = 1;
   std::map<int64_t, raft::MessageBody> replies;  // answers to inbound requests, by correlation
@@ -179,6 +181,16 @@ struct QuorumDriver::Impl : std::enable_shared_from_this<QuorumDriver::Impl> {
                        resp.correlation_id = correlation;
                        try {
                          resp.body = decode_response(api, version, *body, request);
+                         if (response_error(resp.body) == raft::Errc::inconsistent_cluster_id) {
+                           // Not an answer the core understands: the peer is of another cluster.
+                           if (self->mismatch_log.allow(to, steady_clock_ms())) {
+                             module_logger("quorum")->error(
+                                 "node {} refuses this node's requests: it belongs to another cluster than {} "
+                                 "(controller.quorum.voters or cluster.id differ between the nodes)",
+                                 to, self->options.cluster_id);
+                           }
+                           return;
+                         }
                          if (const auto* f = std::get_if<raft::FetchResponse>(&resp.body);
                              f && f->error == raft::Errc::none) {
                            self->fetched_from_leader = true;

@@ -27,6 +27,7 @@ const char* errc_name(Errc e) {
     case Errc::inconsistent_voter_set: return "INCONSISTENT_VOTER_SET";
     case Errc::snapshot_not_found: return "SNAPSHOT_NOT_FOUND";
     case Errc::position_out_of_range: return "POSITION_OUT_OF_RANGE";
+    case Errc::inconsistent_cluster_id: return "INCONSISTENT_CLUSTER_ID";
   }
   return "?";
 }

@@ -262,3 +262,37 @@ def test_a_broker_only_node_joins_and_a_duplicate_id_is_refused(cluster, tmp_pat
         assert observer.alive()
     finally:
         observer.kill()
+
+
+def test_a_node_with_another_voter_list_is_refused_and_says_why(tmp_path):
+    # Node 3 names node 1 by another host name: the voter lists differ, so node 3 derives
+    # another cluster id. The others refuse its requests (INCONSISTENT_CLUSTER_ID) and it
+    # says why instead of waiting silently; nodes 1 and 2 are a majority and serve.
+    c = QuorumCluster(tmp_path)
+    odd = c.voters.replace("1@127.0.0.1:", "1@localhost:")
+    c.nodes[3].overrides["controller.quorum.voters"] = odd
+    try:
+        for i in (1, 2, 3):
+            c.nodes[i].start(wait=False)
+        c.nodes[1].wait_until_serving(c.START_TIMEOUT_S)
+        c.nodes[2].wait_until_serving(c.START_TIMEOUT_S)
+        deadline = time.monotonic() + 20
+        said = refused = False
+        while time.monotonic() < deadline and not (said and refused):
+            said = "refuses this node's requests: it belongs to another cluster" in c.nodes[3].log_text()
+            refused = any("refusing KRaft requests from node 3" in c.nodes[i].log_text() for i in (1, 2))
+            time.sleep(0.2)
+        assert said, c.nodes[3].log_text()[-3000:]
+        assert refused
+        assert c.nodes[3].running() and not kw_port_serves(c.nodes[3].port)
+        # One line per peer every ten seconds at most, not one per retry.
+        assert c.nodes[3].log_text().count("refuses this node's requests") <= 6
+    finally:
+        c.kill_all()
+        for n in c.nodes.values():
+            n.assert_no_sanitizer_reports()
+
+
+def kw_port_serves(port):
+    from brokerd_harness import port_answers
+    return port_answers(port)

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "brokerd/net/request.h"
+#include "brokerd/quorum/rate_limited_log.h"
 
 namespace brokerd::quorum {
 class QuorumDriver;
@@ -53,6 +54,7 @@ class ControllerDispatcher final : public net::Dispatcher {
 
   quorum::QuorumDriver& quorum_;
   cluster::MetadataStore& metadata_;
+  quorum::RateLimitedLog mismatch_log_;
   BrokerRegistry& brokers_;
   net::BlockingPool& blocking_;
 };

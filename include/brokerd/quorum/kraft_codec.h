@@ -48,6 +48,11 @@ raft::MessageBody decode_request(int16_t api_key, int16_t version, std::span<con
 // Encodes the core's response to a request of `api_key` at `version`.
 Bytes encode_response(int16_t api_key, int16_t version, const raft::MessageBody& body);
 
+// The answer of type `api_key` that carries only `error` (a refused request), and the error
+// of any response (none for a request).
+raft::MessageBody error_response(int16_t api_key, raft::Errc error);
+raft::Errc response_error(const raft::MessageBody& body);
+
 // Decodes the response to `request` (the body this node sent).
 raft::MessageBody decode_response(int16_t api_key, int16_t version, std::span<const std::byte> body,
                                   const raft::MessageBody& request);

@@ -13,6 +13,7 @@ enum class Errc : int16_t {
   inconsistent_voter_set = 94,
   snapshot_not_found = 98,
   position_out_of_range = 99,
+  inconsistent_cluster_id = 104,  // the network adapter's: the sender belongs to another cluster
 };
 
 const char* errc_name(Errc e);
