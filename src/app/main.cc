@@ -248,7 +248,7 @@ int run(const brokerd::config::BrokerConfig& cfg) {
   });
   group::GroupCoordinator groups(group_settings, partitions, blocking);
 
-  kafka::KafkaDispatcher dispatcher(kafka::Services{cfg, metadata, partitions, reactors, blocking, node_id, groups, broker_metrics});
+  kafka::KafkaDispatcher dispatcher(kafka::Services{cfg, metadata, partitions, reactors, blocking, node_id, groups, broker_metrics, quorum_driver});
   net::Server server(reactors, blocking, dispatcher, client_listeners, server_cfg);
 
   auto connections = [&server] { return static_cast<double>(server.connection_count()); };

@@ -179,4 +179,19 @@ std::optional<cluster::ProducerIdBlock> ForwardingChannel::allocate_producer_ids
   return block;
 }
 
+std::optional<Bytes> ForwardingChannel::forward(int16_t api_key, int16_t version, const Bytes& body) {
+  struct Raw {
+    std::optional<Bytes> body;
+  };
+  struct Passthrough {
+    const Bytes& bytes;
+    void encode(protocol::Writer& w, int16_t) const { w.raw(bytes); }
+  };
+  auto decode = [](protocol::Reader& r) {
+    auto rest = r.take(r.remaining());
+    return Raw{Bytes(rest.begin(), rest.end())};
+  };
+  return call(api_key, version, Passthrough{body}, decode, [](const Raw&) { return false; }, Raw{}).body;
+}
+
 }  // namespace brokerd::controller

@@ -36,6 +36,7 @@ constexpr ServedApi kServed[] = {
     {42, 0, 2, handle_delete_groups},   // DeleteGroups
     {47, 0, 0, handle_offset_delete},   // OffsetDelete
     {61, 0, 0, handle_describe_producers},   // DescribeProducers
+    {55, 0, 2, handle_describe_quorum},   // DescribeQuorum
 };
 
 }  // namespace

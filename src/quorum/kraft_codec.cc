@@ -356,7 +356,8 @@ Bytes encode_describe_quorum(int16_t version, const raft::DescribeQuorumResponse
   };
   part.current_voters = replicas(q.current_voters);
   part.observers = replicas(q.observers);
-  for (const auto& v : voters) {
+  // The voters' endpoints exist from v2 on.
+  for (const auto& v : version >= 2 ? voters : std::vector<Voter>{}) {
     auto& n = m.nodes.emplace_back();
     n.node_id = v.id;
     auto& l = n.listeners.emplace_back();

@@ -1003,6 +1003,18 @@ void cell_describe_producers(int16_t v) {
          "DescribeProducers: partition 0 should list 1 producer");
 }
 
+void cell_describe_quorum(int16_t v) {
+  bp::DescribeQuorumRequest req;
+  auto& t = req.topics.emplace_back();
+  t.topic_name = "__cluster_metadata";
+  t.partitions.emplace_back().partition_index = 0;
+  auto resp = check_cell<bp::DescribeQuorumResponse>(req, v);
+  expect(resp.error_code == 0, "DescribeQuorum: error " + std::to_string(resp.error_code));
+  expect(resp.topics.size() == 1 && resp.topics[0].partitions.size() == 1 &&
+             resp.topics[0].partitions[0].leader_id >= 0,
+         "DescribeQuorum: the single node should lead its quorum");
+}
+
 const std::map<int16_t, Cell>& cells() {
   static const std::map<int16_t, Cell> m = {
       {0, cell_produce},          {1, cell_fetch},
@@ -1018,6 +1030,7 @@ const std::map<int16_t, Cell>& cells() {
       {35, cell_describe_log_dirs},
       {37, cell_create_partitions}, {42, cell_delete_groups},
       {44, cell_incremental_alter_configs}, {47, cell_offset_delete},
+      {55, cell_describe_quorum},
       {60, cell_describe_cluster}, {61, cell_describe_producers},
   };
   return m;

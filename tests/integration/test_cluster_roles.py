@@ -3,7 +3,9 @@ controllers hold the metadata quorum and never appear as brokers; the brokers re
 serve topics placed on both of them and forward admin requests to the active controller;
 killing the active controller elects another and admin requests work again; a killed
 broker is fenced and drops out of Metadata, and rejoins when restarted."""
+import json
 import signal
+import subprocess
 import time
 
 import pytest
@@ -11,6 +13,7 @@ from confluent_kafka import Consumer, TopicPartition
 from confluent_kafka.admin import NewTopic
 
 import clients
+from brokerd_harness import brokerctl_binary
 from cluster_harness import SplitCluster
 
 
@@ -85,6 +88,19 @@ def test_controllers_are_not_brokers_and_brokers_serve_topics(cluster):
         c.close()
 
 
+def test_brokers_answer_describe_quorum_for_the_controllers(cluster):
+    # A tool may ask any broker: it forwards DescribeQuorum to the quorum's leader.
+    leader, epoch = cluster.wait_for_leader()
+    for b in (cluster.nodes[4], cluster.nodes[5]):
+        proc = subprocess.run([brokerctl_binary(), "cluster", "quorum", "--bootstrap-controller", b.bootstrap,
+                               "--output", "json"], capture_output=True, text=True, timeout=30)
+        assert proc.returncode == 0, proc.stderr
+        q = json.loads(proc.stdout)
+        assert q["leader"] == leader and q["epoch"] == epoch
+        assert sorted(v["id"] for v in q["voters"]) == [1, 2, 3]
+        assert sorted(o["id"] for o in q["observers"]) == [4, 5]
+
+
 def test_killing_the_active_controller_keeps_admin_requests_working(cluster):
     b4 = cluster.nodes[4]
     create(b4.bootstrap, "before", partitions=2, rf=2)
@@ -97,8 +113,9 @@ def test_killing_the_active_controller_keeps_admin_requests_working(cluster):
     assert new_leader != leader
     assert took < 15, f"a topic creation took {took:.1f}s across a controller failover"
     for b in (cluster.nodes[4], cluster.nodes[5]):
-        topics = clients.admin(b.bootstrap).list_topics(timeout=10).topics
-        assert {"before", "after"} <= set(topics)
+        # The other broker follows the new leader within its fetch timeout.
+        wait_for(lambda: {"before", "after"} <= set(clients.admin(b.bootstrap).list_topics(timeout=10).topics), 15,
+                 "both topics on every broker")
     cluster.restart(leader)
     q = cluster.quorum(new_leader)
     assert sorted(v["id"] for v in q["voters"]) == [1, 2, 3]

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "brokerd/cluster/producer_ids.h"
+#include "brokerd/common/bytes.h"
 #include "brokerd/protocol/error_code.h"
 #include "brokerd/protocol/uuid.h"
 
@@ -43,6 +44,9 @@ class ControllerChannel {
   // Replaces the topic's overrides with `configs`.
   virtual ForwardedAnswer set_topic_configs(const std::string& name, const std::map<std::string, std::string>& configs) = 0;
   virtual std::optional<ProducerIdBlock> allocate_producer_ids(int32_t broker_id, int64_t broker_epoch) = 0;
+  // Any request the controller listener serves (DescribeQuorum from a tool), sent to the
+  // quorum's leader as is; its response body, or nullopt when no leader answered in time.
+  virtual std::optional<Bytes> forward(int16_t api_key, int16_t version, const Bytes& body) = 0;
 };
 
 }  // namespace brokerd::cluster

@@ -43,6 +43,7 @@ class MetadataStore final : public quorum::QuorumListener {
   void attach(quorum::QuorumDriver& quorum) { quorum_ = &quorum; }
   // Where changes go while this node does not lead the quorum; set before serving requests.
   void forward_to(ControllerChannel* channel) { channel_ = channel; }
+  ControllerChannel* channel() const { return channel_; }
   // Blocks until the quorum has a leader and this node has applied everything committed
   // before it joined, or `stop` says to give up. False when it gave up.
   bool wait_until_caught_up(const std::function<bool()>& stop);

@@ -25,6 +25,7 @@ class ForwardingChannel final : public cluster::ControllerChannel {
   cluster::ForwardedAnswer set_topic_configs(const std::string& name,
                                              const std::map<std::string, std::string>& configs) override;
   std::optional<cluster::ProducerIdBlock> allocate_producer_ids(int32_t broker_id, int64_t broker_epoch) override;
+  std::optional<Bytes> forward(int16_t api_key, int16_t version, const Bytes& body) override;
 
  private:
   // Calls the leader until `answer` (which decodes a response body) returns something that

@@ -8,6 +8,7 @@ namespace brokerd::net { class BlockingPool; class ReactorPool; }
 namespace brokerd::cluster { class MetadataStore; class PartitionManager; }
 namespace brokerd::group { class GroupCoordinator; }
 namespace brokerd::metrics { class BrokerMetrics; }
+namespace brokerd::quorum { class QuorumDriver; }
 
 namespace brokerd::kafka {
 
@@ -21,6 +22,8 @@ struct Services {
   group::GroupCoordinator& groups;
   // The request and per-topic counters (its registry() is the node's metrics registry).
   metrics::BrokerMetrics& metrics;
+  // This node's replica of the metadata quorum (DescribeQuorum).
+  quorum::QuorumDriver& quorum;
 };
 
 }  // namespace brokerd::kafka
