@@ -246,6 +246,8 @@ int run(const brokerd::config::BrokerConfig& cfg) {
   metadata.on_publish([&partitions, &reactors](std::shared_ptr<const cluster::MetadataImage> image) {
     boost::asio::co_spawn(reactors.executor(0), partitions.reconcile(std::move(image)), boost::asio::detached);
   });
+  // And whatever was published between the load and the hook.
+  boost::asio::co_spawn(reactors.executor(0), partitions.reconcile(metadata.image()), boost::asio::detached);
   group::GroupCoordinator groups(group_settings, partitions, blocking);
 
   kafka::KafkaDispatcher dispatcher(kafka::Services{cfg, metadata, partitions, reactors, blocking, node_id, groups, broker_metrics, quorum_driver});
