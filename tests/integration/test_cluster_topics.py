@@ -196,3 +196,31 @@ def test_partitions_configs_and_deletion_through_non_controllers(cluster):
     # Too few brokers for the replication factor.
     with pytest.raises(Exception, match="INVALID_REPLICATION_FACTOR|larger than available brokers"):
         create(cluster, other, "too-many", partitions=1, rf=4)
+
+
+def test_a_dead_brokers_partitions_go_offline_and_come_back_with_their_data(cluster):
+    # Runs last in this module: it restarts a node.
+    create(cluster, 1, "offline", partitions=3, rf=1)
+    view = describe(cluster, 1, "offline")
+    for i in cluster.nodes:
+        describe(cluster, i, "offline")
+    victim = next(i for i in (1, 2, 3) if i != clients.admin(bootstrap(cluster, 1)).list_topics(timeout=10).controller_id)
+    mine = [p for p, (leader, _, _) in view.items() if leader == victim]
+    assert mine, view
+    p = clients.producer(everyone(cluster))
+    clients.produce_and_confirm(p, "offline", [{"value": f"{i}".encode(), "partition": i % 3} for i in range(30)])
+    cluster.nodes[victim].kill()
+    observer = next(i for i in cluster.nodes if i != victim)
+
+    def leaders():
+        t = clients.admin(bootstrap(cluster, observer)).list_topics(topic="offline", timeout=10).topics["offline"]
+        return {q.id: q.leader for q in t.partitions.values()}
+
+    # Fenced after the session timeout: its partitions have no leader (their only in-sync
+    # replica is gone), the others keep theirs.
+    assert eventually(lambda: all(leaders()[q] == -1 for q in mine), timeout=15), leaders()
+    assert all(leaders()[q] == view[q][0] for q in view if q not in mine)
+    cluster.restart(victim)
+    assert eventually(lambda: all(leaders()[q] == victim for q in mine), timeout=30), leaders()
+    got = clients.read_all(everyone(cluster), "offline", 3)
+    assert sorted(int(m.value()) for msgs in got.values() for m in msgs) == list(range(30))
