@@ -4,7 +4,7 @@ reports the time to create them, the metadata log and snapshot sizes, each node'
 Metadata request's latency, and how long a restarted node takes to serve again.
 
     bench/cluster/topics_bench.py --brokerd build/src/app/brokerd [--topics 10000] [--batch 100]
-        [--nodes 1|3] [--partitions 1] [--rf 1]
+        [--nodes 1|3] [--partitions 1] [--rf 1] [--snapshot-bytes N]
 
 With --nodes 3 the topics are created on a quorum of three local voters (three racks); each
 node hosts the replicas placed on it, so keep topics x partitions x rf / nodes within the
@@ -45,6 +45,8 @@ def main():
     ap.add_argument("--nodes", type=int, default=1, choices=[1, 3])
     ap.add_argument("--partitions", type=int, default=1)
     ap.add_argument("--rf", type=int, default=1)
+    ap.add_argument("--snapshot-bytes", type=int, default=None,
+                    help="metadata.log.max.record.bytes.between.snapshots (default: the broker's)")
     args = ap.parse_args()
     os.environ["BROKERD_BIN"] = str(Path(args.brokerd).resolve())
     from brokerd_harness import Broker
@@ -52,6 +54,8 @@ def main():
 
     work = Path(tempfile.mkdtemp(prefix="brokerd-topics-bench-"))
     overrides = {"log.cleaner.enable": "false", "offsets.topic.num.partitions": "1"}
+    if args.snapshot_bytes:
+        overrides["metadata.log.max.record.bytes.between.snapshots"] = str(args.snapshot_bytes)
     if args.nodes == 1:
         nodes = {1: Broker(work / "node1", overrides=overrides).start()}
         controller = nodes[1]
@@ -78,7 +82,7 @@ def main():
               f"{args.batch}: {created:.1f} s ({args.topics / created:.0f} topics/s)")
         for i, n in nodes.items():
             meta = n.data_dir / "__cluster_metadata-0"
-            snaps = sorted(meta.glob("*.checkpoint"))
+            snaps = sorted(meta.glob("0*-*.checkpoint"))
             snap = f"{snaps[-1].stat().st_size / 1e6:.2f} MB" if snaps else "none"
             print(f"node {i}: RSS {rss_mib(n.pid):.0f} MiB (peak while creating {peak[i]:.0f} MiB), "
                   f"metadata log {log_bytes(meta) / 1e6:.2f} MB, latest snapshot {snap}")

@@ -144,7 +144,9 @@ void MetadataStore::apply(const std::vector<raft::Entry>& entries) {
   publish(std::move(next));
 }
 
-std::string MetadataStore::snapshot() { return encode_change(image_records(*image())); }
+std::function<std::string()> MetadataStore::snapshot() {
+  return [image = image()] { return encode_change(image_records(*image)); };
+}
 
 void MetadataStore::load_snapshot(const raft::Snapshot& snapshot) {
   auto next = std::make_shared<MetadataImage>();

@@ -85,6 +85,8 @@ struct QuorumDriver::Impl : std::enable_shared_from_this<QuorumDriver::Impl> {
   std::map<raft::Offset, Proposal> proposals;  // by offset, until applied
   bool fetched_from_leader = false;            // a fetch answered since start
   int64_t bytes_since_snapshot = 0;
+  bool snapshot_running = false;
+  std::thread snapshotter;  // serialises a snapshot; joined before the next one and at stop
   RateLimitedLog mismatch_log;
 
   int64_t next_inbound = 1;
@@ -120,18 +122,32 @@ struct QuorumDriver::Impl : std::enable_shared_from_this<QuorumDriver::Impl> {
     publish_status();
   }
 
-  // Once enough was applied since the last snapshot: the listener's state as of `end`
-  // becomes the snapshot, and the log below it goes.
+  // Once enough was applied since the last snapshot: the listener's state as of `end` is
+  // serialised on a thread of its own (a large image takes a while, and this thread must keep
+  // ticking), then saved here; the log below it goes.
   void maybe_snapshot(raft::Offset end) {
-    if (!listener || bytes_since_snapshot < options.snapshot_bytes) return;
-    const auto started = steady_clock_ms();
-    std::string data = listener->snapshot();
-    const size_t size = data.size();
-    if (node->take_snapshot(end, std::move(data))) {
-      module_logger("quorum")->info("took a metadata snapshot at offset {} ({} bytes, {} ms)", end, size,
-                                    steady_clock_ms() - started);
-    }
+    if (!listener || snapshot_running || bytes_since_snapshot < options.snapshot_bytes) return;
     bytes_since_snapshot = 0;
+    snapshot_running = true;
+    if (snapshotter.joinable()) snapshotter.join();  // the previous one has posted its result
+    // The thread is joined by stop() before this object goes; its result holds only a weak
+    // reference, so one posted after the loop ended does not keep the driver alive.
+    snapshotter = std::thread([this, weak = weak_from_this(), end, serialise = listener->snapshot()] {
+      const auto started = steady_clock_ms();
+      auto data = std::make_shared<std::string>(serialise());
+      asio::post(ctx, [weak, end, data, started] {
+        auto self = weak.lock();
+        if (!self) return;
+        self->snapshot_running = false;
+        if (self->stopping) return;
+        const size_t size = data->size();
+        self->step([&] {
+          if (self->node->take_snapshot(end, std::move(*data)))
+            module_logger("quorum")->info("took a metadata snapshot at offset {} ({} bytes, {} ms)", end, size,
+                                          steady_clock_ms() - started);
+        });
+      });
+    });
   }
 
   // Proposals whose offsets were just applied: theirs if the epoch matches, else another
@@ -331,6 +347,7 @@ void QuorumDriver::stop(int64_t resign_wait_ms) {
   stopped.get_future().wait_for(std::chrono::seconds(2));
   // Whatever is still pending (posted failure callbacks) finishes; then the thread ends.
   s.thread.join();
+  if (s.snapshotter.joinable()) s.snapshotter.join();
   s.peers.clear();
   s.node.reset();
   s.snapshots.reset();

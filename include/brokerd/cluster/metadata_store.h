@@ -95,7 +95,7 @@ class MetadataStore final : public quorum::QuorumListener {
   // quorum::QuorumListener
   void load_snapshot(const raft::Snapshot& snapshot) override;
   void apply(const std::vector<raft::Entry>& entries) override;
-  std::string snapshot() override;
+  std::function<std::string()> snapshot() override;
 
  private:
   // Proposes one change and waits until it is committed and applied. NOT_CONTROLLER when

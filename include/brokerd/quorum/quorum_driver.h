@@ -11,6 +11,7 @@
 #include <atomic>
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <future>
 #include <memory>
 #include <mutex>
@@ -33,8 +34,10 @@ class QuorumListener {
   virtual void load_snapshot(const raft::Snapshot& snapshot) = 0;
   // Committed entries in offset order (control entries included).
   virtual void apply(const std::vector<raft::Entry>& entries) = 0;
-  // Everything applied so far, serialised so that load_snapshot() restores it.
-  virtual std::string snapshot() = 0;
+  // A serialiser of everything applied so far (load_snapshot() restores what it returns).
+  // Taking it must be cheap; it runs later on a thread of its own, so it must capture an
+  // immutable state, not refer to the listener's current one.
+  virtual std::function<std::string()> snapshot() = 0;
 };
 
 struct QuorumOptions {
