@@ -31,16 +31,18 @@ boost::asio::awaitable<net::Response> handle_describe_quorum(HandlerContext& ctx
     auto q = co_await svc.quorum.describe();
     co_return raw_response(ctx, quorum::encode_describe_quorum(ctx.version, q, svc.quorum.options().voters));
   }
-  std::optional<Bytes> answer;
-  if (auto* channel = svc.metadata.channel()) {
-    protocol::Writer w;
-    req.encode(w, ctx.version);
-    Bytes body = std::move(w).finish_bytes();
-    const int16_t version = ctx.version;
-    answer = co_await svc.blocking.run([channel, body = std::move(body), version] {
-      return channel->forward(kDescribeQuorum, version, body);
-    });
-  }
+  // The callable is a named variable, not a temporary of the co_await expression: GCC 12
+  // destroys such a temporary's captures twice (AddressSanitizer caught it as a double free).
+  auto* channel = svc.metadata.channel();
+  protocol::Writer w;
+  req.encode(w, ctx.version);
+  auto body = std::make_shared<const Bytes>(std::move(w).finish_bytes());
+  const int16_t version = ctx.version;
+  auto forward = [channel, body, version]() -> std::optional<Bytes> {
+    if (!channel) return std::nullopt;
+    return channel->forward(kDescribeQuorum, version, *body);
+  };
+  std::optional<Bytes> answer = co_await svc.blocking.run(std::move(forward));
   if (answer) co_return raw_response(ctx, *answer);
   protocol::DescribeQuorumResponse resp;
   resp.error_code = protocol::code(protocol::ErrorCode::not_leader_or_follower);
