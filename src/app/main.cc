@@ -161,7 +161,7 @@ int run(const brokerd::config::BrokerConfig& cfg) {
   metadata.attach(quorum_driver);
   // Changes made on a node that does not lead the quorum go to the one that does.
   controller::ForwardingChannel forwarding(quorum_driver, node_id, kForwardTimeoutMs);
-  if (quorum_options.voters.size() > 1 || !quorum_driver.is_voter()) metadata.forward_to(&forwarding);
+  if (quorum::networked(quorum_options)) metadata.forward_to(&forwarding);
   controller::BrokerRegistry broker_registry(metadata, quorum_driver, cfg.integer("broker.session.timeout.ms"));
   controller::ControllerDispatcher controller_dispatcher(quorum_driver, metadata, broker_registry, blocking);
   net::Server controller_server(reactors, blocking, controller_dispatcher, controller_listeners, server_cfg);

@@ -389,12 +389,13 @@ std::pair<ErrorCode, int64_t> MetadataStore::register_broker(BrokerInfo broker, 
 
 ErrorCode MetadataStore::set_broker_fenced(int32_t id, int64_t epoch, bool fenced, std::chrono::milliseconds wait) {
   std::lock_guard lock(write_mutex_);
-  const BrokerInfo* b = image()->broker(id);
+  // Held for the whole decision: a published image may replace it meanwhile.
+  auto current = image();
+  const BrokerInfo* b = current->broker(id);
   if (!b || b->epoch != epoch) return ErrorCode::stale_broker_epoch;
   if (b->fenced == fenced) return ErrorCode::none;
   // With the leader elections it causes, in the same change.
   std::vector<Bytes> records{fence_broker_record(id, epoch, fenced)};
-  auto current = image();
   const auto updates = fenced ? elect_on_fence(*current, id) : elect_on_unfence(*current, id);
   for (const auto& u : updates) records.push_back(partition_change_record(u.topic_id, u.partition, u.change));
   std::string why;

@@ -4,7 +4,6 @@ serve topics placed on both of them and forward admin requests to the active con
 killing the active controller elects another and admin requests work again; a killed
 broker is fenced and drops out of Metadata, and rejoins when restarted."""
 import json
-import signal
 import subprocess
 import time
 
@@ -23,15 +22,7 @@ def cluster(tmp_path):
     try:
         yield c.start()
     finally:
-        for n in c.nodes.values():
-            if n.proc is not None and n.proc.poll() is None:
-                try:
-                    n.proc.send_signal(signal.SIGCONT)
-                except ProcessLookupError:
-                    pass
-        c.kill_all()
-        for n in c.nodes.values():
-            n.assert_no_sanitizer_reports()
+        c.tear_down()
 
 
 def brokers_seen(node):

@@ -4,7 +4,6 @@ replicas on distinct racks and leaders spread over the brokers; clients are rout
 partition's leader and a node that does not lead a partition refuses it
 (NOT_LEADER_OR_FOLLOWER); consumer groups are coordinated by the leader of their offsets
 partition, wherever it is; topics are deleted and reconfigured through any node."""
-import signal
 import time
 
 import pytest
@@ -25,15 +24,7 @@ def cluster(tmp_path_factory):
     try:
         yield c.start()
     finally:
-        for n in c.nodes.values():
-            if n.proc is not None and n.proc.poll() is None:
-                try:
-                    n.proc.send_signal(signal.SIGCONT)
-                except ProcessLookupError:
-                    pass
-        c.kill_all()
-        for n in c.nodes.values():
-            n.assert_no_sanitizer_reports()
+        c.tear_down()
 
 
 def bootstrap(cluster, node_id):

@@ -20,15 +20,7 @@ def cluster(tmp_path):
     try:
         yield c.start()
     finally:
-        for n in c.nodes.values():
-            if n.proc is not None and n.proc.poll() is None:
-                try:
-                    n.proc.send_signal(signal.SIGCONT)
-                except ProcessLookupError:
-                    pass
-        c.kill_all()
-        for n in c.nodes.values():
-            n.assert_no_sanitizer_reports()
+        c.tear_down()
 
 
 def test_three_voters_elect_one_leader_and_agree(cluster):
@@ -288,9 +280,7 @@ def test_a_node_with_another_voter_list_is_refused_and_says_why(tmp_path):
         # One line per peer every ten seconds at most, not one per retry.
         assert c.nodes[3].log_text().count("refuses this node's requests") <= 6
     finally:
-        c.kill_all()
-        for n in c.nodes.values():
-            n.assert_no_sanitizer_reports()
+        c.tear_down()
 
 
 def kw_port_serves(port):

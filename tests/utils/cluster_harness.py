@@ -2,6 +2,7 @@
 client listener and a controller listener on free ports, and every node is told the same
 controller.quorum.voters."""
 import json
+import signal
 import subprocess
 import time
 
@@ -43,6 +44,19 @@ class QuorumCluster:
     def kill_all(self):
         for n in self.nodes.values():
             n.kill()
+
+    def tear_down(self):
+        """The end of every test with a cluster: resumes any node a test paused (SIGSTOP), kills
+        every node it started, by pid, and fails on any sanitizer report in their logs."""
+        for n in self.nodes.values():
+            if n.proc is not None and n.proc.poll() is None:
+                try:
+                    n.proc.send_signal(signal.SIGCONT)
+                except ProcessLookupError:
+                    pass
+        self.kill_all()
+        for n in self.nodes.values():
+            n.assert_no_sanitizer_reports()
 
     def controller(self, node_id):
         return f"127.0.0.1:{self.controller_ports[node_id]}"
