@@ -1,0 +1,83 @@
+#pragma once
+// The controller's record of one partition and the rules that change it: who leads, who is in
+// sync, who may lead next. Pure functions, shared by the controller and the simulator.
+//
+// Elections follow KIP-966: the high watermark only advances while the ISR has at least
+// min.insync.replicas members, and members that leave an ISR already below that size become
+// eligible leader replicas (ELR): they hold everything committed, so when the ISR has no live
+// member one of them may lead without losing an acknowledged record. A broker that restarts
+// after an unclean stop (it may have lost unflushed data) leaves both sets.
+#include <optional>
+#include <vector>
+
+#include "brokerd/protocol/error_code.h"
+#include "brokerd/replication/types.h"
+
+namespace brokerd::replication {
+
+using protocol::ErrorCode;
+
+struct PartitionState {
+  BrokerId leader = kNoBroker;
+  Epoch leader_epoch = 0;
+  Epoch partition_epoch = 0;  // bumped by every change, the version AlterPartition names
+  std::vector<BrokerId> replicas;
+  std::vector<BrokerId> isr;
+  std::vector<BrokerId> elr;  // eligible leader replicas (KIP-966)
+  bool operator==(const PartitionState&) const = default;
+
+  bool in_isr(BrokerId b) const;
+  bool in_elr(BrokerId b) const;
+  bool is_replica(BrokerId b) const;
+};
+
+// What a leader asks the controller for: this ISR, based on the version it knows.
+struct AlterPartitionRequest {
+  BrokerId leader = kNoBroker;
+  Epoch leader_epoch = 0;
+  Epoch partition_epoch = 0;
+  std::vector<BrokerId> new_isr;
+};
+
+struct AlterPartitionResult {
+  ErrorCode error = ErrorCode::none;
+  PartitionState state;  // the state after the change (or the current one on error)
+};
+
+// Which replicas the controller may still count on.
+struct BrokerLiveness {
+  std::vector<BrokerId> live;  // registered and unfenced
+  bool is_live(BrokerId b) const;
+};
+
+// Picks a leader: the first live ISR member in replica order, else the first live ELR
+// member, else (only with unclean election allowed) the first live replica.
+BrokerId choose_leader(const PartitionState& s, const BrokerLiveness& brokers, bool unclean_allowed,
+                       uint32_t bugs = 0);
+
+// Applies an election result: a new leader bumps the leader epoch; an ELR member that leads
+// becomes the ISR.
+PartitionState with_leader(const PartitionState& s, BrokerId leader);
+
+// Validates and applies a leader's AlterPartition (Kafka's checks: the sender leads in the
+// current leader epoch, it names the current partition epoch, every new member is a live
+// replica, the leader stays in, and no member is added unless the leader says it caught up).
+AlterPartitionResult apply_alter_partition(const PartitionState& s, const AlterPartitionRequest& r,
+                                           const BrokerLiveness& brokers, int32_t min_isr);
+
+// A broker was fenced (missed heartbeats or stopped): it leaves the ISR (kept if it is the
+// last member, as Kafka keeps it); a leader is replaced.
+PartitionState on_broker_fenced(const PartitionState& s, BrokerId broker, const BrokerLiveness& brokers,
+                                int32_t min_isr, bool unclean_allowed, uint32_t bugs = 0);
+
+// A broker registered again after an unclean stop: it may have lost unflushed data, so it
+// leaves the ISR and the ELR even as the last member.
+PartitionState on_broker_unclean_restart(const PartitionState& s, BrokerId broker,
+                                         const BrokerLiveness& brokers, int32_t min_isr,
+                                         bool unclean_allowed, uint32_t bugs = 0);
+
+// A broker came back (unfenced): an offline partition may get a leader.
+PartitionState on_broker_unfenced(const PartitionState& s, const BrokerLiveness& brokers,
+                                  bool unclean_allowed, uint32_t bugs = 0);
+
+}  // namespace brokerd::replication

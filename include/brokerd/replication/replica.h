@@ -1,0 +1,130 @@
+#pragma once
+// One replica of one partition as a pure state machine: Kafka's ISR replication rules with
+// leader epochs. No sockets, clocks or threads; every time is a millisecond count passed in.
+//
+// Inputs: apply() (the controller's view changed), tick(), and on the leader check_append(),
+// on_appended(), handle_fetch(), handle_epoch_end(), handle_alter_partition(); on a follower
+// next_request(), handle_epoch_end_response(), handle_fetch_response(), request_failed().
+// Outputs, collected with take_output(): produce completions, an AlterPartition for the
+// controller, and whether the epoch cache changed (the caller checkpoints it).
+// The caller owns the log's bytes: the core reads offsets and epochs and tells the log where
+// to append and truncate through ReplicaLog.
+#include <cstdint>
+#include <optional>
+#include <variant>
+#include <vector>
+
+#include "brokerd/replication/epoch_cache.h"
+#include "brokerd/replication/messages.h"
+#include "brokerd/replication/partition_state.h"
+#include "brokerd/replication/types.h"
+
+namespace brokerd::replication {
+
+class ReplicaLog {
+ public:
+  virtual ~ReplicaLog() = default;
+  virtual Offset start_offset() const = 0;
+  virtual Offset end_offset() const = 0;
+  // A follower appends the leader's batch as it was written (offsets and epoch included).
+  virtual void append_replica(const Batch& batch) = 0;
+  // Drops [end, end_offset()).
+  virtual void truncate_to(Offset end) = 0;
+  // Drops everything; the log continues, empty, at `start` (the leader deleted our end).
+  virtual void reset_to(Offset start) = 0;
+};
+
+struct Completion {
+  uint64_t id = 0;
+  ErrorCode error = ErrorCode::none;
+};
+
+struct ReplicaOutput {
+  std::vector<Completion> completions;
+  std::optional<AlterPartitionRequest> alter_partition;
+  bool epoch_cache_changed = false;
+};
+
+using FollowerRequest = std::variant<EpochEndRequest, FetchRequest>;
+
+class Replica {
+ public:
+  // A (re)started replica: its log as recovered, the epoch cache as checkpointed (entries past
+  // the log's end are dropped here) and the checkpointed high watermark.
+  Replica(ReplicaConfig config, ReplicaLog& log, LeaderEpochCache& epochs, Offset high_watermark);
+
+  void apply(const PartitionState& state, int64_t now);
+  void tick(int64_t now);
+
+  // Leader side.
+  ErrorCode check_append(int16_t acks) const;
+  // The leader's log holds [base, last] for request `id` (written now, or an idempotent
+  // retry found there). acks=-1 completes once the high watermark passes `last`.
+  void on_appended(uint64_t id, Offset last, int16_t acks, int64_t deadline, int64_t now);
+  FetchDecision handle_fetch(const FetchRequest& r, int64_t now);
+  EpochEndResponse handle_epoch_end(const EpochEndRequest& r) const;
+  void handle_alter_partition(ErrorCode error, const PartitionState& state, int64_t now);
+
+  // Follower side.
+  std::optional<FollowerRequest> next_request(int64_t now);
+  void handle_epoch_end_response(const EpochEndResponse& r, int64_t now);
+  void handle_fetch_response(const FetchResponse& r, int64_t now);
+  void request_failed(int64_t now);
+
+  ReplicaOutput take_output();
+
+  bool is_leader() const { return state_.leader == config_.broker_id && leading_; }
+  BrokerId leader() const { return state_.leader; }
+  Epoch leader_epoch() const { return state_.leader_epoch; }
+  Offset high_watermark() const { return hw_; }
+  Offset log_end_offset() const { return log_.end_offset(); }
+  const PartitionState& state() const { return state_; }
+  // The ISR the high watermark follows: the controller's, plus members a pending
+  // AlterPartition adds (Kafka's maximal ISR).
+  std::vector<BrokerId> maximal_isr() const;
+  const LeaderEpochCache& epochs() const { return epochs_; }
+
+ private:
+  struct FollowerProgress {
+    Offset log_end = kNoOffset;          // unknown until it fetches in this epoch
+    int64_t last_caught_up = 0;
+    int64_t last_fetch = 0;
+    Offset leader_end_at_last_fetch = 0;
+  };
+  struct PendingAck {
+    uint64_t id;
+    Offset last;
+    int64_t deadline;
+  };
+  struct PendingAlter {
+    AlterPartitionRequest request;
+    int64_t sent_at;
+  };
+  enum class Phase { idle, truncating, fetching };
+
+  void become_leader(int64_t now);
+  void become_follower(int64_t now);
+  int32_t effective_min_isr() const;
+  void maybe_advance_high_watermark();
+  void complete_acks(int64_t now);
+  void fail_acks(ErrorCode error);
+  void propose_isr(std::vector<BrokerId> isr, int64_t now);
+  void truncate(Offset end);
+
+  ReplicaConfig config_;
+  ReplicaLog& log_;
+  LeaderEpochCache& epochs_;
+  PartitionState state_;
+  bool known_ = false;  // state_ came from the controller
+  bool leading_ = false;
+  Offset hw_ = 0;
+  Offset leader_epoch_start_ = 0;
+  std::vector<std::pair<BrokerId, FollowerProgress>> followers_;
+  std::vector<PendingAck> acks_;
+  std::optional<PendingAlter> alter_;
+  Phase phase_ = Phase::idle;
+  bool in_flight_ = false;
+  ReplicaOutput out_;
+};
+
+}  // namespace brokerd::replication

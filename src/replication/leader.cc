@@ -1,0 +1,162 @@
+// The leader's duties: admitting produces, serving followers, the ISR and the high watermark.
+#include <algorithm>
+
+#include "brokerd/replication/replica.h"
+
+namespace brokerd::replication {
+
+void Replica::become_leader(int64_t now) {
+  leading_ = true;
+  phase_ = Phase::idle;
+  in_flight_ = false;
+  alter_.reset();
+  leader_epoch_start_ = log_.end_offset();
+  const auto before = epochs_.latest();
+  epochs_.assign(state_.leader_epoch, leader_epoch_start_);
+  if (epochs_.latest() != before) out_.epoch_cache_changed = true;
+  followers_.clear();
+  for (BrokerId b : state_.replicas) {
+    if (b == config_.broker_id) continue;
+    FollowerProgress p;
+    p.last_caught_up = now;  // ISR members get a full lag period to fetch from the new leader
+    p.last_fetch = now;
+    followers_.emplace_back(b, p);
+  }
+}
+
+ErrorCode Replica::check_append(int16_t acks) const {
+  if (!is_leader()) return ErrorCode::not_leader_or_follower;
+  if (acks == -1 && static_cast<int32_t>(state_.isr.size()) < effective_min_isr())
+    return ErrorCode::not_enough_replicas;
+  return ErrorCode::none;
+}
+
+void Replica::on_appended(uint64_t id, Offset last, int16_t acks, int64_t deadline, int64_t now) {
+  if (!is_leader()) {
+    out_.completions.push_back({id, ErrorCode::not_leader_or_follower});
+    return;
+  }
+  if (acks != -1) {
+    out_.completions.push_back({id, ErrorCode::none});
+    return;
+  }
+  acks_.push_back({id, last, deadline});
+  maybe_advance_high_watermark();  // a partition with no other ISR member commits at once
+  complete_acks(now);
+}
+
+FetchDecision Replica::handle_fetch(const FetchRequest& r, int64_t now) {
+  FetchDecision d;
+  if (!is_leader() || !state_.is_replica(r.replica) || r.replica == config_.broker_id) {
+    d.error = ErrorCode::not_leader_or_follower;
+    return d;
+  }
+  if (r.current_leader_epoch < state_.leader_epoch) d.error = ErrorCode::fenced_leader_epoch;
+  else if (r.current_leader_epoch > state_.leader_epoch) d.error = ErrorCode::unknown_leader_epoch;
+  else if (r.fetch_offset > log_.end_offset() || r.fetch_offset < log_.start_offset())
+    d.error = ErrorCode::offset_out_of_range;
+  d.log_start_offset = log_.start_offset();
+  if (d.error != ErrorCode::none) {
+    d.high_watermark = hw_;
+    return d;
+  }
+  auto it = std::find_if(followers_.begin(), followers_.end(), [&](const auto& f) { return f.first == r.replica; });
+  if (it == followers_.end()) it = followers_.insert(followers_.end(), {r.replica, FollowerProgress{}});
+  FollowerProgress& p = it->second;
+  const Offset leader_end = log_.end_offset();
+  // Caught up: at the leader's end now, or at least where the leader's end was at its
+  // previous fetch (it is no further behind than one fetch round).
+  if (r.fetch_offset >= leader_end) p.last_caught_up = now;
+  else if (r.fetch_offset >= p.leader_end_at_last_fetch) p.last_caught_up = std::max(p.last_caught_up, p.last_fetch);
+  p.log_end = r.fetch_offset;
+  p.last_fetch = now;
+  p.leader_end_at_last_fetch = leader_end;
+
+  // Rejoin: a follower outside the ISR that holds everything committed and this epoch's start.
+  const auto isr = maximal_isr();
+  const bool in_isr = std::find(isr.begin(), isr.end(), r.replica) != isr.end();
+  const bool caught_up = p.log_end >= hw_ && p.log_end >= leader_epoch_start_;
+  if (!in_isr && !alter_ && (caught_up || config_.has_bug(Bug::isr_before_caught_up))) {
+    std::vector<BrokerId> grown = state_.isr;
+    grown.push_back(r.replica);
+    propose_isr(std::move(grown), now);
+  }
+  maybe_advance_high_watermark();
+  complete_acks(now);
+  d.high_watermark = hw_;
+  return d;
+}
+
+EpochEndResponse Replica::handle_epoch_end(const EpochEndRequest& r) const {
+  EpochEndResponse resp;
+  resp.current_leader_epoch = r.current_leader_epoch;
+  if (!is_leader()) resp.error = ErrorCode::not_leader_or_follower;
+  else if (r.current_leader_epoch < state_.leader_epoch) resp.error = ErrorCode::fenced_leader_epoch;
+  else if (r.current_leader_epoch > state_.leader_epoch) resp.error = ErrorCode::unknown_leader_epoch;
+  if (resp.error != ErrorCode::none) return resp;
+  const EpochEnd end = epochs_.end_for(r.leader_epoch, log_.end_offset());
+  resp.leader_epoch = end.epoch;
+  resp.end_offset = end.end_offset;
+  return resp;
+}
+
+void Replica::handle_alter_partition(ErrorCode error, const PartitionState& state, int64_t now) {
+  if (!alter_) return;
+  alter_.reset();
+  if (error == ErrorCode::none) apply(state, now);
+  // Otherwise the controller's view is newer than ours: wait for it to arrive.
+}
+
+void Replica::propose_isr(std::vector<BrokerId> isr, int64_t now) {
+  AlterPartitionRequest r;
+  r.leader = config_.broker_id;
+  r.leader_epoch = state_.leader_epoch;
+  r.partition_epoch = state_.partition_epoch;
+  r.new_isr = std::move(isr);
+  alter_ = PendingAlter{r, now};
+  out_.alter_partition = r;
+}
+
+void Replica::maybe_advance_high_watermark() {
+  if (!is_leader()) return;
+  // KIP-966: commit only while the controller's ISR has min.insync.replicas members. The
+  // members a pending AlterPartition adds count towards the minimum end (they hold the data)
+  // but not towards that size: the controller may refuse them, and then it would elect
+  // among replicas that never had what was committed.
+  if (static_cast<int32_t>(state_.isr.size()) < effective_min_isr()) return;
+  const auto isr = maximal_isr();
+  std::vector<Offset> ends;
+  for (BrokerId b : isr) {
+    if (b == config_.broker_id) {
+      ends.push_back(log_.end_offset());
+      continue;
+    }
+    auto it = std::find_if(followers_.begin(), followers_.end(), [&](const auto& f) { return f.first == b; });
+    ends.push_back(it == followers_.end() ? kNoOffset : it->second.log_end);
+  }
+  std::sort(ends.begin(), ends.end());
+  Offset candidate = ends.front();
+  if (config_.has_bug(Bug::hw_before_isr) && ends.size() > 1) candidate = ends[1];
+  if (candidate > hw_) hw_ = std::min(candidate, log_.end_offset());
+}
+
+void Replica::complete_acks(int64_t now) {
+  (void)now;
+  const bool enough = static_cast<int32_t>(state_.isr.size()) >= effective_min_isr();
+  for (auto it = acks_.begin(); it != acks_.end();) {
+    if (it->last < hw_) {
+      out_.completions.push_back(
+          {it->id, enough ? ErrorCode::none : ErrorCode::not_enough_replicas_after_append});
+      it = acks_.erase(it);
+    } else {
+      ++it;
+    }
+  }
+}
+
+void Replica::fail_acks(ErrorCode error) {
+  for (const auto& a : acks_) out_.completions.push_back({a.id, error});
+  acks_.clear();
+}
+
+}  // namespace brokerd::replication
