@@ -1,0 +1,167 @@
+// The leader: admitting acks=all, the high watermark, ISR changes, answering followers.
+#include <gtest/gtest.h>
+
+#include "brokerd/replication/replica.h"
+#include "memory_log.h"
+
+namespace brokerd::replication {
+namespace {
+
+using testing::MemoryLog;
+using testing::partition;
+
+struct Leader : ::testing::Test {
+  MemoryLog log;
+  LeaderEpochCache epochs;
+  ReplicaConfig config{.broker_id = 1, .min_insync_replicas = 2, .replica_lag_time_max_ms = 1000};
+  std::unique_ptr<Replica> r;
+  int64_t now = 1000;
+
+  void start(PartitionState s) {
+    r = std::make_unique<Replica>(config, log, epochs, 0);
+    r->apply(s, now);
+  }
+  FetchDecision fetch(BrokerId from, Offset offset, Epoch epoch = 3) {
+    return r->handle_fetch(FetchRequest{from, epoch, offset}, now);
+  }
+  std::vector<Completion> completions() { return r->take_output().completions; }
+};
+
+TEST_F(Leader, BecomingLeaderStartsItsEpochAtTheLogEnd) {
+  log.write(1, 5);
+  start(partition(1, 3, {1, 2, 3}));
+  EXPECT_TRUE(r->is_leader());
+  ASSERT_TRUE(epochs.latest());
+  EXPECT_EQ(*epochs.latest(), (EpochEntry{3, 5}));
+  EXPECT_TRUE(r->take_output().epoch_cache_changed);
+}
+
+TEST_F(Leader, AcksAllCompletesOnlyOnceEveryIsrMemberHasTheBatch) {
+  start(partition(1, 3, {1, 2, 3}));
+  const Offset last = log.write(3, 2);
+  r->on_appended(7, last, -1, now + 500, now);
+  EXPECT_TRUE(completions().empty());
+  fetch(2, 2);
+  EXPECT_TRUE(completions().empty()) << "follower 3 does not have it yet";
+  EXPECT_EQ(r->high_watermark(), 0);
+  fetch(3, 1);
+  EXPECT_EQ(r->high_watermark(), 1);
+  EXPECT_TRUE(completions().empty());
+  fetch(3, 2);
+  EXPECT_EQ(r->high_watermark(), 2);
+  auto c = completions();
+  ASSERT_EQ(c.size(), 1u);
+  EXPECT_EQ(c[0].id, 7u);
+  EXPECT_EQ(c[0].error, ErrorCode::none);
+}
+
+TEST_F(Leader, AcksOneCompletesAtOnce) {
+  start(partition(1, 3, {1, 2, 3}));
+  r->on_appended(9, log.write(3), 1, now + 500, now);
+  auto c = completions();
+  ASSERT_EQ(c.size(), 1u);
+  EXPECT_EQ(c[0].error, ErrorCode::none);
+}
+
+TEST_F(Leader, RefusesAcksAllBelowMinIsrBeforeWriting) {
+  start(partition(1, 3, {1}));
+  EXPECT_EQ(r->check_append(-1), ErrorCode::not_enough_replicas);
+  EXPECT_EQ(r->check_append(1), ErrorCode::none);
+}
+
+TEST_F(Leader, TheHighWatermarkWaitsWhileTheIsrIsBelowMinIsr) {
+  start(partition(1, 3, {1}));
+  log.write(3, 3);
+  r->on_appended(1, 2, 1, now + 500, now);
+  EXPECT_EQ(r->high_watermark(), 0);  // KIP-966: one replica is not enough to commit
+}
+
+TEST_F(Leader, ShrinkAfterTheAckIsAnsweredNotEnoughReplicasAfterAppend) {
+  start(partition(1, 3, {1, 2, 3}));
+  const Offset last = log.write(3);
+  r->on_appended(4, last, -1, now + 5000, now);
+  fetch(2, 1);
+  // The controller takes 3 out, then 2: the batch is on 1 and 2 but the ISR is {1}.
+  r->apply(partition(1, 3, {1}, {1, 2, 3}, 2), now);
+  // Committed ISR below min: nothing more commits and the pending ack waits...
+  EXPECT_TRUE(completions().empty());
+  // ...until it times out.
+  now += 5000;
+  r->tick(now);
+  auto c = completions();
+  ASSERT_EQ(c.size(), 1u);
+  EXPECT_EQ(c[0].error, ErrorCode::request_timed_out);
+}
+
+TEST_F(Leader, LosingLeadershipFailsPendingAcks) {
+  start(partition(1, 3, {1, 2, 3}));
+  r->on_appended(5, log.write(3), -1, now + 500, now);
+  r->apply(partition(2, 4, {2, 3}), now);
+  auto c = completions();
+  ASSERT_EQ(c.size(), 1u);
+  EXPECT_EQ(c[0].error, ErrorCode::not_leader_or_follower);
+  EXPECT_FALSE(r->is_leader());
+}
+
+TEST_F(Leader, FetchesWithTheWrongEpochOrOffsetAreRefused) {
+  log.write(1, 4);
+  start(partition(1, 3, {1, 2, 3}));
+  EXPECT_EQ(fetch(2, 0, 2).error, ErrorCode::fenced_leader_epoch);
+  EXPECT_EQ(fetch(2, 0, 4).error, ErrorCode::unknown_leader_epoch);
+  EXPECT_EQ(fetch(2, 5).error, ErrorCode::offset_out_of_range);
+  EXPECT_EQ(fetch(9, 0).error, ErrorCode::not_leader_or_follower);
+  EXPECT_EQ(fetch(2, 4).error, ErrorCode::none);
+}
+
+TEST_F(Leader, ALaggingFollowerIsShrunkOutAfterTheLagTime) {
+  start(partition(1, 3, {1, 2, 3}));
+  log.write(3, 10);
+  fetch(2, 10);
+  fetch(3, 2);
+  now += 1001;
+  fetch(2, 10);
+  r->tick(now);
+  auto out = r->take_output();
+  ASSERT_TRUE(out.alter_partition);
+  EXPECT_EQ(out.alter_partition->new_isr, (std::vector<BrokerId>{1, 2}));
+  EXPECT_EQ(out.alter_partition->leader_epoch, 3);
+}
+
+TEST_F(Leader, AFollowerRejoinsOnlyOnceItReachesTheHighWatermark) {
+  start(partition(1, 3, {1, 2}));
+  log.write(3, 10);
+  fetch(2, 10);
+  EXPECT_EQ(r->high_watermark(), 10);
+  r->take_output();
+  fetch(3, 4);
+  EXPECT_FALSE(r->take_output().alter_partition) << "3 is behind the high watermark";
+  fetch(3, 10);
+  auto out = r->take_output();
+  ASSERT_TRUE(out.alter_partition);
+  EXPECT_EQ(out.alter_partition->new_isr, (std::vector<BrokerId>{1, 2, 3}));
+  // While the change is pending, 3 already counts for the high watermark.
+  EXPECT_EQ(r->maximal_isr().size(), 3u);
+  log.write(3, 1);
+  fetch(2, 11);
+  EXPECT_EQ(r->high_watermark(), 10);
+  fetch(3, 11);
+  EXPECT_EQ(r->high_watermark(), 11);
+}
+
+TEST_F(Leader, AnswersWhereAnEpochEnded) {
+  log.write(1, 4);
+  epochs.assign(1, 0);
+  log.write(2, 3);
+  epochs.assign(2, 4);
+  start(partition(1, 3, {1, 2, 3}));
+  auto a = r->handle_epoch_end(EpochEndRequest{2, 3, 1});
+  EXPECT_EQ(a.error, ErrorCode::none);
+  EXPECT_EQ(a.leader_epoch, 1);
+  EXPECT_EQ(a.end_offset, 4);
+  auto b = r->handle_epoch_end(EpochEndRequest{2, 3, 3});
+  EXPECT_EQ(b.end_offset, 7);
+  EXPECT_EQ(r->handle_epoch_end(EpochEndRequest{2, 2, 1}).error, ErrorCode::fenced_leader_epoch);
+}
+
+}  // namespace
+}  // namespace brokerd::replication
