@@ -52,6 +52,12 @@ bool Log::check_producers(std::span<std::byte> batches, const std::vector<BatchI
   return true;
 }
 
+void Log::note_replicated_producer(const RecordBatchView& v) {
+  if (!is_idempotent_data(v)) return;
+  ProducerBatchHeader h = header_of(v);
+  producers_.update(h, ProducerBatch{h.first_seq, h.last_seq, v.base_offset(), v.last_offset(), v.max_timestamp()});
+}
+
 void Log::load_producer_state() {
   const int64_t leo = log_end_offset();
   const int64_t first = segments_.begin()->first;

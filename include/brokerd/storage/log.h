@@ -24,6 +24,7 @@
 namespace brokerd::storage {
 
 struct BatchInfo;
+class RecordBatchView;
 
 // Who appends. Client batches follow the Produce rules (exactly one batch per partition, so
 // that one acknowledgement describes exactly what was written); the node's own writers (the
@@ -84,6 +85,14 @@ class Log {
   // Idempotent retries are answered with their original offsets and not written again.
   AppendResult append(std::span<std::byte> batches, int32_t leader_epoch, int64_t now_ms,
                       AppendOrigin origin = AppendOrigin::client);
+
+  // A follower's append: the leader's batches as the leader wrote them (offsets, leader
+  // epochs and timestamps kept). They must continue this log exactly; their CRCs are
+  // checked, the topic's size and key rules are not (the leader applied them).
+  AppendResult append_replica(std::span<const std::byte> batches, int64_t now_ms);
+  // Drops every segment and starts again, empty, at `offset` (a follower whose end is
+  // below the leader's log start).
+  void reset_to(int64_t offset, int64_t now_ms);
 
   // Whole batches from the one holding `offset`, at most max_bytes (the first batch whole
   // when min_one_batch), stopping before max_offset_exclusive.
@@ -163,6 +172,8 @@ class Log {
                        int64_t append_time, ProducerAppend& staged,
                        std::vector<std::optional<ProducerBatch>>& dups, AppendResult& res) const;
   void load_producer_state();
+  // A follower learns the producers of the batches it replicates (no checks: the leader made them).
+  void note_replicated_producer(const RecordBatchView& v);
 
   std::filesystem::path dir_;
   LogConfig cfg_;

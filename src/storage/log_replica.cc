@@ -1,0 +1,70 @@
+// The Log's follower side: appending the leader's batches unchanged, and starting over at
+// the leader's log start.
+#include <cstring>
+
+#include "brokerd/common/logger.h"
+#include "brokerd/storage/log.h"
+#include "brokerd/storage/record_batch.h"
+
+namespace brokerd::storage {
+
+AppendResult Log::append_replica(std::span<const std::byte> batches, int64_t now_ms) {
+  AppendResult res;
+  res.log_start_offset = log_start_offset_;
+  if (closed_) {
+    res.error = ErrorCode::kafka_storage_error;
+    res.message = "log is closed";
+    return res;
+  }
+  BatchLimits limits;
+  limits.max_batch_bytes = SIZE_MAX;
+  std::vector<BatchInfo> infos;
+  auto v = validate_batches(batches, limits, &infos);
+  if (!v.ok() || infos.empty()) {
+    res.error = v.ok() ? ErrorCode::corrupt_message : v.error;
+    res.message = v.ok() ? "no batches" : std::move(v.message);
+    return res;
+  }
+  int64_t next = log_end_offset();
+  std::vector<AppendBatch> metas;
+  metas.reserve(infos.size());
+  for (const auto& i : infos) {
+    RecordBatchView b(batches.subspan(i.position, i.size));
+    if (b.base_offset() != next) {
+      res.error = ErrorCode::corrupt_message;
+      res.message = "replicated batch at offset " + std::to_string(b.base_offset()) + " does not continue the log at " +
+                    std::to_string(next);
+      return res;
+    }
+    metas.push_back(AppendBatch{i.position, i.size, next, b.last_offset(), b.max_timestamp()});
+    next = b.last_offset() + 1;
+  }
+  if (should_roll(batches.size(), metas.back().max_timestamp, next - 1, now_ms)) roll(now_ms);
+  if (int err = active().append(batches, metas); err != 0) {
+    res.error = ErrorCode::kafka_storage_error;
+    res.message = std::string("write failed: ") + std::strerror(err);
+    module_logger("storage")->error("{}: {}", dir_.string(), res.message);
+    return res;
+  }
+  for (const auto& i : infos) note_replicated_producer(RecordBatchView(batches.subspan(i.position, i.size)));
+  res.base_offset = metas.front().base_offset;
+  res.last_offset = next - 1;
+  res.record_count = v.record_count;
+  return res;
+}
+
+void Log::reset_to(int64_t offset, int64_t now_ms) {
+  for (auto it = segments_.begin(); it != segments_.end();) {
+    for (const auto& f : it->second->rename_for_delete()) std::filesystem::remove(f);
+    it = segments_.erase(it);
+  }
+  segments_.emplace(offset, Segment::create(dir_, offset, cfg_, now_ms));
+  ++dir_version_;
+  log_start_offset_ = offset;
+  recovery_point_ = offset;
+  producers_.clear();
+  producers_.delete_snapshots_after(-1);
+  write_checkpoint();
+}
+
+}  // namespace brokerd::storage
