@@ -4,6 +4,7 @@
 
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
+#include <boost/asio/post.hpp>
 
 #include <chrono>
 #include <cstdio>
@@ -15,12 +16,14 @@
 #include "brokerd/cluster/metadata_store.h"
 #include "brokerd/cluster/node_identity.h"
 #include "brokerd/cluster/partition_manager.h"
+#include "brokerd/common/clock.h"
 #include "brokerd/common/logger.h"
 #include "brokerd/config/broker_config.h"
 #include "brokerd/controller/broker_lifecycle.h"
 #include "brokerd/controller/broker_registry.h"
 #include "brokerd/controller/controller_dispatcher.h"
 #include "brokerd/controller/forwarding_channel.h"
+#include "brokerd/fetcher/replica_fetchers.h"
 #include "brokerd/group/group_coordinator.h"
 #include "brokerd/kafka/broker_collectors.h"
 #include "brokerd/kafka/dispatcher.h"
@@ -231,7 +234,7 @@ int run(const brokerd::config::BrokerConfig& cfg) {
   cluster::PartitionManager partitions(
       reactors, blocking,
       {node_id, log_dirs, cfg.topic_defaults(), cfg.integer("log.retention.check.interval.ms"),
-       cluster::PartitionManager::cleaner_settings_from(cfg)});
+       cluster::PartitionManager::cleaner_settings_from(cfg), cfg.integer("replica.lag.time.max.ms")});
   auto group_settings = group::settings_from(cfg);
   // A node alone creates __consumer_offsets at once; a cluster on the first FindCoordinator,
   // when the brokers have registered, so that its partitions spread over all of them.
@@ -248,7 +251,36 @@ int run(const brokerd::config::BrokerConfig& cfg) {
   });
   // And whatever was published between the load and the hook.
   boost::asio::co_spawn(reactors.executor(0), partitions.reconcile(metadata.image()), boost::asio::detached);
+  // Leaders ask the controller for ISR changes from the blocking pool (a forwarded call
+  // waits), and hand the answer back to the partition's core on its home shard.
+  partitions.on_alter_partition([&partitions, &metadata, &blocking](const cluster::TopicPartition& tp,
+                                                                      const protocol::Uuid& topic_id,
+                                                                      replication::AlterPartitionRequest request) {
+    blocking.post([&partitions, &metadata, tp, topic_id, request] {
+      auto answer = metadata.alter_partition(topic_id, tp.partition, request);
+      boost::asio::post(partitions.executor_of(tp), [&partitions, tp, topic_id, answer] {
+        cluster::Partition* p = partitions.local(tp);
+        if (!p || p->topic_id() != topic_id) return;
+        replication::PartitionState s = p->replica().state();
+        s.leader = answer.assignment.leader;
+        s.leader_epoch = answer.assignment.leader_epoch;
+        s.partition_epoch = answer.assignment.partition_epoch;
+        s.isr = answer.assignment.isr;
+        p->replica().handle_alter_partition(answer.error, s, wall_clock_ms());
+        partitions.after_replica_input(tp, *p);
+      });
+    });
+  });
   group::GroupCoordinator groups(group_settings, partitions, blocking);
+  // Followers fetch from leaders once the partitions know their roles.
+  fetcher::FetcherOptions fetch_opts;
+  fetch_opts.node_id = node_id;
+  fetch_opts.fetchers_per_leader = static_cast<int32_t>(cfg.integer("num.replica.fetchers"));
+  fetch_opts.partition_max_bytes = static_cast<int32_t>(cfg.integer("replica.fetch.max.bytes"));
+  fetch_opts.response_max_bytes = static_cast<int32_t>(cfg.integer("replica.fetch.response.max.bytes"));
+  fetch_opts.wait_max_ms = static_cast<int32_t>(cfg.integer("replica.fetch.wait.max.ms"));
+  fetch_opts.backoff_ms = static_cast<int32_t>(cfg.integer("replica.fetch.backoff.ms"));
+  fetcher::ReplicaFetchers fetchers(fetch_opts, partitions, metadata);
 
   kafka::KafkaDispatcher dispatcher(kafka::Services{cfg, metadata, partitions, reactors, blocking, node_id, groups, broker_metrics, quorum_driver});
   net::Server server(reactors, blocking, dispatcher, client_listeners, server_cfg);
@@ -274,6 +306,7 @@ int run(const brokerd::config::BrokerConfig& cfg) {
   auto shut_down = [&] {
     if (http) http->set_ready(false);
     lifecycle.stop(true);  // fenced first: clients stop being sent here
+    fetchers.stop();       // its rounds wait on the shards: before the reactors stop
     partitions.stop();
     groups.stop();
     server.stop();
@@ -285,6 +318,7 @@ int run(const brokerd::config::BrokerConfig& cfg) {
     return drained;
   };
   partitions.start();
+  fetchers.start();
   groups.start();
   try {
     server.start();

@@ -57,11 +57,10 @@ std::string check_assignment(const std::vector<std::vector<int32_t>>& assignment
   return {};
 }
 
-// A new partition: the first replica leads and is the ISR. The followers join the ISR once
-// they replicate the leader's log (they do not yet: until then they must not be elected).
+// A new partition: the first replica leads; every replica is in sync (all logs are empty).
 PartitionAssignment fresh_partition(std::vector<int32_t> replicas) {
   PartitionAssignment a;
-  a.isr = {replicas.front()};
+  a.isr = replicas;
   a.leader = replicas.front();
   a.replicas = std::move(replicas);
   return a;
@@ -403,6 +402,48 @@ ErrorCode MetadataStore::set_broker_fenced(int32_t id, int64_t epoch, bool fence
   module_logger("cluster")->info("{} broker {} (epoch {}), {} partition(s) changed", fenced ? "fenced" : "unfenced", id,
                                  epoch, updates.size());
   return ErrorCode::none;
+}
+
+AlterPartitionAnswer MetadataStore::alter_partition(const protocol::Uuid& topic_id, int32_t partition,
+                                                    const replication::AlterPartitionRequest& request) {
+  if (channel_ && !leads()) {
+    auto answer = channel_->alter_partition(topic_id, partition, request);
+    if (answer.error == ErrorCode::none) {
+      wait_for_image([&](const MetadataImage& img) {
+        const TopicMetadata* t = img.topic(topic_id);
+        const PartitionAssignment* a = t ? t->partition(partition) : nullptr;
+        return !a || a->partition_epoch >= answer.assignment.partition_epoch;
+      });
+    }
+    return answer;
+  }
+  std::lock_guard lock(write_mutex_);
+  auto current = image();
+  const TopicMetadata* t = current->topic(topic_id);
+  const PartitionAssignment* a = t ? t->partition(partition) : nullptr;
+  if (!a) return {ErrorCode::unknown_topic_or_partition, {}};
+  replication::PartitionState state;
+  state.leader = a->leader;
+  state.leader_epoch = a->leader_epoch;
+  state.partition_epoch = a->partition_epoch;
+  state.replicas = a->replicas;
+  state.isr = a->isr;
+  replication::BrokerLiveness live;
+  for (const auto& b : current->brokers)
+    if (!b.fenced) live.live.push_back(b.node_id);
+  const auto result = replication::apply_alter_partition(state, request, live, 1);
+  if (result.error != ErrorCode::none) return {result.error, *a};
+  PartitionChange change;
+  change.isr = result.state.isr;
+  std::string why;
+  if (ErrorCode e = commit({partition_change_record(topic_id, partition, change)}, &why); e != ErrorCode::none)
+    return {e, *a};
+  PartitionAssignment next = *a;
+  next.isr = result.state.isr;
+  ++next.partition_epoch;
+  module_logger("cluster")->info("{}-{}: ISR {} -> {} (leader {}, epoch {})", t->name, partition, fmt::join(a->isr, ","),
+                                 fmt::join(next.isr, ","), next.leader, next.leader_epoch);
+  return {ErrorCode::none, next};
 }
 
 ProducerIdBlock MetadataStore::allocate_producer_ids(int32_t broker_id, int64_t broker_epoch) {

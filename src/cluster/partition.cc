@@ -1,11 +1,133 @@
 #include "brokerd/cluster/partition.h"
 
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <fstream>
+#include <sstream>
+
+#include "brokerd/common/clock.h"
+#include "brokerd/common/logger.h"
+
 namespace brokerd::cluster {
+
+namespace {
+
+replication::PartitionState state_of(const PartitionAssignment& a) {
+  replication::PartitionState s;
+  s.leader = a.leader;
+  s.leader_epoch = a.leader_epoch;
+  s.partition_epoch = a.partition_epoch;
+  s.replicas = a.replicas;
+  s.isr = a.isr;
+  return s;
+}
+
+replication::LeaderEpochCache read_epoch_checkpoint(const std::filesystem::path& dir) {
+  std::ifstream in(dir / kLeaderEpochCheckpoint);
+  if (!in) return {};
+  std::stringstream text;
+  text << in.rdbuf();
+  if (auto cache = replication::LeaderEpochCache::from_checkpoint(text.str())) return *cache;
+  module_logger("cluster")->warn("{}: unreadable {}, starting with an empty leader-epoch cache", dir.string(),
+                                 kLeaderEpochCheckpoint);
+  return {};
+}
+
+}  // namespace
+
+// The core sees the log through this: a follower's appends and truncations.
+class Partition::LogAdapter final : public replication::ReplicaLog {
+ public:
+  explicit LogAdapter(storage::Log& log) : log_(log) {}
+  replication::Offset start_offset() const override { return log_.log_start_offset(); }
+  replication::Offset end_offset() const override { return log_.log_end_offset(); }
+  void append_replica(const replication::Batch& b) override {
+    auto res = log_.append_replica(b.bytes, wall_clock_ms());
+    if (res.error != protocol::ErrorCode::none)
+      module_logger("cluster")->error("{}: replicated batch at {} not written: {}", log_.dir().string(), b.base_offset,
+                                      res.message);
+  }
+  void truncate_to(replication::Offset end) override { log_.truncate_to(end); }
+  void reset_to(replication::Offset start) override { log_.reset_to(start, wall_clock_ms()); }
+
+ private:
+  storage::Log& log_;
+};
+
+Partition::Partition(TopicPartition id, protocol::Uuid topic_id, std::unique_ptr<storage::Log> log,
+                     replication::ReplicaConfig cfg)
+    : id_(std::move(id)), topic_id_(topic_id), log_(std::move(log)) {
+  adapter_ = std::make_unique<LogAdapter>(*log_);
+  epochs_ = read_epoch_checkpoint(log_->dir());
+  replica_ = std::make_unique<replication::Replica>(cfg, *adapter_, epochs_, 0);
+  drain_replica();
+}
+
+Partition::~Partition() = default;
+
+void Partition::apply_assignment(const PartitionAssignment& a, int32_t min_insync_replicas, int64_t now_ms) {
+  const int32_t leader_before = leader(), epoch_before = leader_epoch();
+  replica_->set_min_insync_replicas(min_insync_replicas);
+  replica_->apply(state_of(a), now_ms);
+  if (leader() != leader_before || leader_epoch() != epoch_before) wake_waiters();
+}
+
+void Partition::abandon() {
+  abandoned_ = true;
+  replication::PartitionState gone = replica_->state();
+  gone.leader = replication::kNoBroker;
+  ++gone.leader_epoch;
+  replica_->apply(gone, 0);
+  drain_replica();
+  wake_waiters();
+}
 
 storage::AppendResult Partition::append(std::span<std::byte> batches, int64_t now_ms, storage::AppendOrigin origin) {
   auto result = log_->append(batches, leader_epoch(), now_ms, origin);
-  if (result.error == protocol::ErrorCode::none && !result.duplicate) wake_waiters();
+  if (result.error == protocol::ErrorCode::none && !result.duplicate) {
+    replica_->on_appended(0, result.last_offset, 1, now_ms, now_ms);
+    drain_replica();
+    wake_waiters();
+  }
   return result;
+}
+
+void Partition::await_replication(uint64_t id, int64_t last_offset, int64_t deadline_ms, std::shared_ptr<AckSlot> slot,
+                                  int64_t now_ms) {
+  acks_[id] = std::move(slot);
+  replica_->on_appended(id, last_offset, -1, deadline_ms, now_ms);
+  drain_replica();
+}
+
+void Partition::drain_replica() {
+  auto out = replica_->take_output();
+  for (const auto& c : out.completions) {
+    auto it = acks_.find(c.id);
+    if (it == acks_.end()) continue;
+    it->second->error = protocol::code(c.error);
+    it->second->done = true;
+    if (it->second->waiter) it->second->waiter->wake();
+    acks_.erase(it);
+  }
+  if (out.epoch_cache_changed && !abandoned_) write_epoch_checkpoint();
+  if (high_watermark() != last_hw_) {
+    last_hw_ = high_watermark();
+    wake_waiters();
+  }
+  if (out.alter_partition) alter_out_ = std::move(out.alter_partition);
+}
+
+void Partition::write_epoch_checkpoint() {
+  const auto dir = log_->dir();
+  const auto tmp = dir / (std::string(kLeaderEpochCheckpoint) + ".tmp");
+  const std::string text = epochs_.to_checkpoint();
+  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  bool ok = fd >= 0 && ::write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size()) && ::fsync(fd) == 0;
+  if (fd >= 0) ::close(fd);
+  std::error_code ec;
+  if (ok) std::filesystem::rename(tmp, dir / kLeaderEpochCheckpoint, ec);
+  if (!ok || ec) module_logger("cluster")->error("{}: cannot write {}", dir.string(), kLeaderEpochCheckpoint);
 }
 
 void Partition::wake_waiters() {
@@ -14,22 +136,20 @@ void Partition::wake_waiters() {
   waiters_.clear();
 }
 
-void Partition::set_leadership(int32_t leader, int32_t leader_epoch, bool is_self) {
-  const bool changed = leader != leader_ || leader_epoch != leader_epoch_;
-  leader_ = leader;
-  leader_epoch_ = leader_epoch;
-  is_leader_ = is_self;
-  if (changed) wake_waiters();
-}
-
-void Partition::watch(const std::shared_ptr<FetchWaiter>& w, int64_t seen_end) {
-  if (high_watermark() > seen_end) {
+void Partition::watch(const std::shared_ptr<FetchWaiter>& w, int64_t seen_end, bool follower) {
+  if ((follower ? log_->log_end_offset() : high_watermark()) > seen_end) {
     w->wake();
     return;
   }
   // Drop waiters that are gone, so an idle partition polled by many fetches stays small.
   std::erase_if(waiters_, [](const std::weak_ptr<FetchWaiter>& x) { return x.expired(); });
   waiters_.push_back(w);
+}
+
+std::unique_ptr<storage::Log> Partition::release_log() {
+  replica_.reset();  // it refers to the log through the adapter
+  adapter_.reset();
+  return std::move(log_);
 }
 
 }  // namespace brokerd::cluster

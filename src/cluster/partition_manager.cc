@@ -111,7 +111,11 @@ std::unique_ptr<Partition> PartitionManager::open_partition(const TopicPartition
   auto effective = effective_topic_config(options_.topic_defaults, topic.configs);
   auto log = storage::Log::open(dir, make_log_config(effective), clean);
   if (!read_partition_metadata(dir)) write_partition_metadata(dir, topic.id);
-  auto p = std::make_unique<Partition>(tp, topic.id, std::move(log));
+  replication::ReplicaConfig rc;
+  rc.broker_id = options_.node_id;
+  rc.replica_lag_time_max_ms = options_.replica_lag_time_max_ms;
+  rc.min_insync_replicas = static_cast<int32_t>(std::stoll(effective.at("min.insync.replicas")));
+  auto p = std::make_unique<Partition>(tp, topic.id, std::move(log), rc);
   p->last_flush_ms = wall_clock_ms();
   p->flush_ms = std::stoll(effective.at("flush.ms"));
   p->applied_configs = topic.configs;
@@ -162,8 +166,9 @@ void PartitionManager::drop_partition(Shard& shard, const TopicPartition& tp) {
   auto it = shard.partitions.find(tp);
   if (it == shard.partitions.end()) return;
   const bool was_leader = it->second->is_leader();
-  it->second->set_leadership(-1, it->second->leader_epoch() + 1, false);  // wakes its parked fetches
+  it->second->abandon();  // wakes its parked fetches and fails its waiting produces
   if (was_leader) shard.leadership_changed(tp, false);
+  set_followed(tp, -1);
   auto log = it->second->release_log();
   auto dir = log->dir();
   log->close();
@@ -212,8 +217,13 @@ void PartitionManager::reconcile_topic(Shard& shard, const TopicPtr& before, con
       it->second->applied_configs = after->configs;
     }
     const bool was_leader = it->second->is_leader();
-    it->second->set_leadership(a.leader, a.leader_epoch, a.leader == self);
-    if (was_leader != it->second->is_leader()) shard.leadership_changed(tp, !was_leader);
+    Partition& part = *it->second;
+    const auto min_isr = static_cast<int32_t>(
+        std::stoll(effective_topic_config(options_.topic_defaults, after->configs).at("min.insync.replicas")));
+    part.apply_assignment(a, min_isr, wall_clock_ms());
+    after_replica_input(tp, part);
+    if (was_leader != part.is_leader()) shard.leadership_changed(tp, !was_leader);
+    set_followed(tp, part.is_leader() || part.leader() < 0 ? -1 : part.leader());
   }
 }
 
@@ -234,6 +244,27 @@ boost::asio::awaitable<void> PartitionManager::reconcile(std::shared_ptr<const M
                      }});
   }
   co_await fan_out(std::move(tasks));
+}
+
+void PartitionManager::set_followed(const TopicPartition& tp, int32_t leader) {
+  std::lock_guard lock(followed_mu_);
+  if (leader < 0) followed_.erase(tp);
+  else followed_[tp] = leader;
+}
+
+std::map<int32_t, std::vector<TopicPartition>> PartitionManager::followed_by_leader() const {
+  std::map<int32_t, std::vector<TopicPartition>> out;
+  std::lock_guard lock(followed_mu_);
+  for (const auto& [tp, leader] : followed_) out[leader].push_back(tp);
+  return out;
+}
+
+void PartitionManager::on_alter_partition(AlterPartitionSender fn) { alter_sender_ = std::move(fn); }
+
+void PartitionManager::send_alter_partition(const TopicPartition& tp, Partition& p) {
+  auto request = p.take_alter_partition();
+  if (!request || !alter_sender_) return;
+  alter_sender_(tp, p.topic_id(), std::move(*request));
 }
 
 void PartitionManager::watch_leadership(LeadershipListener fn) {
@@ -399,6 +430,8 @@ boost::asio::awaitable<void> PartitionManager::background_loop(size_t index) {
     bool retention_due = now >= next_retention;
     if (retention_due) next_retention = now + options_.retention_check_interval_ms;
     for (auto& [tp, p] : shard.partitions) {
+      p->replica().tick(now);
+      after_replica_input(tp, *p);
       try {
         if (retention_due) p->log().enforce_retention(now);
         p->log().delete_expired_files(now);

@@ -152,4 +152,37 @@ protocol::AllocateProducerIdsResponse serve_allocate_producer_ids(cluster::Metad
   return resp;
 }
 
+protocol::AlterPartitionResponse serve_alter_partition(cluster::MetadataStore& store,
+                                                       const protocol::AlterPartitionRequest& req, int16_t version) {
+  protocol::AlterPartitionResponse resp;
+  if (!store.leads()) {
+    resp.error_code = protocol::code(ErrorCode::not_controller);
+    return resp;
+  }
+  for (const auto& t : req.topics) {
+    auto& tr = resp.topics.emplace_back();
+    tr.topic_id = t.topic_id;
+    for (const auto& p : t.partitions) {
+      replication::AlterPartitionRequest r;
+      r.leader = req.broker_id;
+      r.leader_epoch = p.leader_epoch;
+      r.partition_epoch = p.partition_epoch;
+      if (version >= 3) {
+        for (const auto& b : p.new_isr_with_epochs) r.new_isr.push_back(b.broker_id);
+      } else {
+        r.new_isr = p.new_isr;
+      }
+      auto answer = store.alter_partition(t.topic_id, p.partition_index, r);
+      auto& pr = tr.partitions.emplace_back();
+      pr.partition_index = p.partition_index;
+      pr.error_code = protocol::code(answer.error);
+      pr.leader_id = answer.assignment.leader;
+      pr.leader_epoch = answer.assignment.leader_epoch;
+      pr.isr = answer.assignment.isr;
+      pr.partition_epoch = answer.assignment.partition_epoch;
+    }
+  }
+  return resp;
+}
+
 }  // namespace brokerd::controller

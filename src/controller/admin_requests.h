@@ -7,6 +7,8 @@
 // reactors.
 #include "brokerd/protocol/messages/allocate_producer_ids_request.h"
 #include "brokerd/protocol/messages/allocate_producer_ids_response.h"
+#include "brokerd/protocol/messages/alter_partition_request.h"
+#include "brokerd/protocol/messages/alter_partition_response.h"
 #include "brokerd/protocol/messages/alter_configs_request.h"
 #include "brokerd/protocol/messages/alter_configs_response.h"
 #include "brokerd/protocol/messages/create_partitions_request.h"
@@ -24,7 +26,8 @@ namespace brokerd::controller {
 
 // The versions served on the controller listener (and the ones brokers send).
 inline constexpr int16_t kCreateTopicsVersion = 7, kDeleteTopicsVersion = 6, kCreatePartitionsVersion = 3,
-                         kAlterConfigsVersion = 2, kAllocateProducerIdsVersion = 0;
+                         kAlterConfigsVersion = 2, kAllocateProducerIdsVersion = 0, kAlterPartitionVersion = 2,
+                         kAlterPartitionMaxVersion = 3;
 
 protocol::CreateTopicsResponse serve_create_topics(cluster::MetadataStore& store, const protocol::CreateTopicsRequest& req);
 protocol::DeleteTopicsResponse serve_delete_topics(cluster::MetadataStore& store, const protocol::DeleteTopicsRequest& req);
@@ -33,5 +36,8 @@ protocol::CreatePartitionsResponse serve_create_partitions(cluster::MetadataStor
 protocol::AlterConfigsResponse serve_alter_configs(cluster::MetadataStore& store, const protocol::AlterConfigsRequest& req);
 protocol::AllocateProducerIdsResponse serve_allocate_producer_ids(cluster::MetadataStore& store,
                                                                   const protocol::AllocateProducerIdsRequest& req);
+// AlterPartition v2-3 (topics by id): each partition's ISR change, checked and committed.
+protocol::AlterPartitionResponse serve_alter_partition(cluster::MetadataStore& store,
+                                                       const protocol::AlterPartitionRequest& req, int16_t version);
 
 }  // namespace brokerd::controller

@@ -19,7 +19,7 @@ namespace {
 
 constexpr int16_t kApiVersions = 18, kDescribeQuorum = 55, kBrokerRegistration = 62, kBrokerHeartbeat = 63;
 constexpr int16_t kCreateTopics = 19, kDeleteTopics = 20, kAlterConfigs = 33, kCreatePartitions = 37,
-                  kAllocateProducerIds = 67;
+                  kAllocateProducerIds = 67, kAlterPartition = 56;
 
 net::Response close_connection() { return net::Response{{}, false, true}; }
 
@@ -69,6 +69,7 @@ const std::vector<ControllerApi>& controller_apis() {
       {kAlterConfigs, kAlterConfigsVersion, kAlterConfigsVersion},
       {kCreatePartitions, kCreatePartitionsVersion, kCreatePartitionsVersion},
       {kAllocateProducerIds, kAllocateProducerIdsVersion, kAllocateProducerIdsVersion},
+      {kAlterPartition, kAlterPartitionVersion, kAlterPartitionMaxVersion},
   };
   return apis;
 }
@@ -138,6 +139,11 @@ boost::asio::awaitable<net::Response> ControllerDispatcher::dispatch(net::Reques
       case kAllocateProducerIds:
         co_return co_await on_blocking_pool<protocol::AllocateProducerIdsRequest>(
             req, body, [this](const auto& r) { return serve_allocate_producer_ids(metadata_, r); });
+      case kAlterPartition: {
+        const int16_t v = req.api_version;
+        co_return co_await on_blocking_pool<protocol::AlterPartitionRequest>(
+            req, body, [this, v](const auto& r) { return serve_alter_partition(metadata_, r, v); });
+      }
       default:
         break;
     }

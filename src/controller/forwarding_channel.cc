@@ -18,7 +18,7 @@ namespace {
 using protocol::ErrorCode;
 
 constexpr int16_t kCreateTopics = 19, kDeleteTopics = 20, kAlterConfigs = 33, kCreatePartitions = 37,
-                  kAllocateProducerIds = 67;
+                  kAllocateProducerIds = 67, kAlterPartition = 56;
 constexpr int8_t kTopicResource = 2;
 
 cluster::ForwardedAnswer answer_of(int16_t code, const std::optional<std::string>& message) {
@@ -177,6 +177,42 @@ std::optional<cluster::ProducerIdBlock> ForwardingChannel::allocate_producer_ids
   });
   if (a.error != ErrorCode::none || block.size <= 0) return std::nullopt;
   return block;
+}
+
+cluster::AlterPartitionAnswer ForwardingChannel::alter_partition(const protocol::Uuid& topic_id, int32_t partition,
+                                                                 const replication::AlterPartitionRequest& request) {
+  protocol::AlterPartitionRequest req;
+  req.broker_id = request.leader;
+  auto& t = req.topics.emplace_back();
+  t.topic_id = topic_id;
+  auto& p = t.partitions.emplace_back();
+  p.partition_index = partition;
+  p.leader_epoch = request.leader_epoch;
+  p.partition_epoch = request.partition_epoch;
+  p.new_isr = request.new_isr;
+  auto decode = [](protocol::Reader& r) {
+    protocol::AlterPartitionResponse resp;
+    resp.decode(r, kAlterPartitionVersion);
+    cluster::AlterPartitionAnswer a;
+    a.error = static_cast<protocol::ErrorCode>(resp.error_code);
+    if (a.error == protocol::ErrorCode::none) {
+      if (resp.topics.size() != 1 || resp.topics[0].partitions.size() != 1) {
+        a.error = protocol::ErrorCode::unknown_server_error;
+        return a;
+      }
+      const auto& pr = resp.topics[0].partitions[0];
+      a.error = static_cast<protocol::ErrorCode>(pr.error_code);
+      a.assignment.leader = pr.leader_id;
+      a.assignment.leader_epoch = pr.leader_epoch;
+      a.assignment.isr = pr.isr;
+      a.assignment.partition_epoch = pr.partition_epoch;
+    }
+    return a;
+  };
+  auto retry = [](const cluster::AlterPartitionAnswer& a) { return a.error == protocol::ErrorCode::not_controller; };
+  cluster::AlterPartitionAnswer timed_out;
+  timed_out.error = protocol::ErrorCode::request_timed_out;
+  return call(kAlterPartition, kAlterPartitionVersion, req, decode, retry, timed_out);
 }
 
 std::optional<Bytes> ForwardingChannel::forward(int16_t api_key, int16_t version, const Bytes& body) {

@@ -60,6 +60,7 @@ boost::asio::awaitable<net::Response> handle_offset_delete(HandlerContext& ctx);
 boost::asio::awaitable<net::Response> handle_init_producer_id(HandlerContext& ctx);
 boost::asio::awaitable<net::Response> handle_describe_producers(HandlerContext& ctx);
 boost::asio::awaitable<net::Response> handle_describe_quorum(HandlerContext& ctx);
+boost::asio::awaitable<net::Response> handle_offset_for_leader_epoch(HandlerContext& ctx);
 
 // The ApiVersions answer to a version this broker does not know (KIP-511): a v0 body with
 // UNSUPPORTED_VERSION and the supported ranges, so the client can pick a version.

@@ -36,11 +36,8 @@ void Replica::on_appended(uint64_t id, Offset last, int16_t acks, int64_t deadli
     out_.completions.push_back({id, ErrorCode::not_leader_or_follower});
     return;
   }
-  if (acks != -1) {
-    out_.completions.push_back({id, ErrorCode::none});
-    return;
-  }
-  acks_.push_back({id, last, deadline});
+  if (acks == -1) acks_.push_back({id, last, deadline});
+  else out_.completions.push_back({id, ErrorCode::none});
   maybe_advance_high_watermark();  // a partition with no other ISR member commits at once
   complete_acks(now);
 }
@@ -51,7 +48,8 @@ FetchDecision Replica::handle_fetch(const FetchRequest& r, int64_t now) {
     d.error = ErrorCode::not_leader_or_follower;
     return d;
   }
-  if (r.current_leader_epoch < state_.leader_epoch) d.error = ErrorCode::fenced_leader_epoch;
+  // An epoch of -1 is a requester that does not know it (older clients): not checked.
+  if (r.current_leader_epoch >= 0 && r.current_leader_epoch < state_.leader_epoch) d.error = ErrorCode::fenced_leader_epoch;
   else if (r.current_leader_epoch > state_.leader_epoch) d.error = ErrorCode::unknown_leader_epoch;
   else if (r.fetch_offset > log_.end_offset() || r.fetch_offset < log_.start_offset())
     d.error = ErrorCode::offset_out_of_range;
@@ -91,7 +89,8 @@ EpochEndResponse Replica::handle_epoch_end(const EpochEndRequest& r) const {
   EpochEndResponse resp;
   resp.current_leader_epoch = r.current_leader_epoch;
   if (!is_leader()) resp.error = ErrorCode::not_leader_or_follower;
-  else if (r.current_leader_epoch < state_.leader_epoch) resp.error = ErrorCode::fenced_leader_epoch;
+  else if (r.current_leader_epoch >= 0 && r.current_leader_epoch < state_.leader_epoch)
+    resp.error = ErrorCode::fenced_leader_epoch;
   else if (r.current_leader_epoch > state_.leader_epoch) resp.error = ErrorCode::unknown_leader_epoch;
   if (resp.error != ErrorCode::none) return resp;
   const EpochEnd end = epochs_.end_for(r.leader_epoch, log_.end_offset());

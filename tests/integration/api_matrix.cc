@@ -29,6 +29,8 @@
 #include <vector>
 
 #include "brokerd/protocol/framing.h"
+#include "brokerd/protocol/messages/offset_for_leader_epoch_request.h"
+#include "brokerd/protocol/messages/offset_for_leader_epoch_response.h"
 #include "brokerd/protocol/messages/api_table.h"
 #include "brokerd/protocol/wire.h"
 #include "brokerd/storage/batch_builder.h"
@@ -1015,6 +1017,25 @@ void cell_describe_quorum(int16_t v) {
          "DescribeQuorum: the single node should lead its quorum");
 }
 
+void cell_offset_for_leader_epoch(int16_t v) {
+  bp::OffsetForLeaderEpochRequest req;
+  req.replica_id = -1;  // a consumer's question (KIP-320)
+  auto& t = req.topics.emplace_back();
+  t.topic = kTopic;
+  auto& p0 = t.partitions.emplace_back();
+  p0.partition = 0;
+  p0.leader_epoch = 0;
+  auto& missing = t.partitions.emplace_back();
+  missing.partition = 99;
+  auto resp = check_cell<bp::OffsetForLeaderEpochResponse>(req, v);
+  expect(resp.topics.size() == 1 && resp.topics[0].partitions.size() == 2, "OffsetForLeaderEpoch: 2 partitions expected");
+  const auto& a = resp.topics[0].partitions[0];
+  expect(a.error_code == 0 && a.leader_epoch == 0 && a.end_offset > 0,
+         "OffsetForLeaderEpoch: epoch 0 of partition 0 should end at its log end, got error " +
+             std::to_string(a.error_code) + " end " + std::to_string(a.end_offset));
+  expect(resp.topics[0].partitions[1].error_code != 0, "OffsetForLeaderEpoch: partition 99 should fail");
+}
+
 const std::map<int16_t, Cell>& cells() {
   static const std::map<int16_t, Cell> m = {
       {0, cell_produce},          {1, cell_fetch},
@@ -1026,6 +1047,7 @@ const std::map<int16_t, Cell>& cells() {
       {16, cell_list_groups},     {18, cell_api_versions},
       {19, cell_create_topics},   {20, cell_delete_topics},
       {21, cell_delete_records},  {22, cell_init_producer_id},
+      {23, cell_offset_for_leader_epoch},
       {32, cell_describe_configs}, {33, cell_alter_configs},
       {35, cell_describe_log_dirs},
       {37, cell_create_partitions}, {42, cell_delete_groups},

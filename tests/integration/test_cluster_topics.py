@@ -100,13 +100,20 @@ def test_rf3_topic_puts_replicas_on_three_racks_and_leaders_on_three_brokers(clu
     for leader, replicas, isr in view.values():
         assert sorted(replicas) == [1, 2, 3]
         assert leader == replicas[0]
-        assert isr == (leader,), "followers join the ISR once they replicate"
+        assert sorted(isr) == [1, 2, 3], "every replica of a new partition is in sync"
     assert sorted({leader for leader, _, _ in view.values()}) == [1, 2, 3]
-    # Routed to the leaders (acks=1: the followers' copies come with replication).
-    p = clients.producer(everyone(cluster), acks="1")
-    clients.produce_and_confirm(p, "rf3", [{"value": b"x", "partition": i % 6} for i in range(60)])
+    # Routed to the leaders; acks=all answers once every in-sync replica has the batch.
+    p = clients.producer(everyone(cluster), acks="all")
+    clients.produce_and_confirm(p, "rf3", [{"value": b"x" * 100, "partition": i % 6} for i in range(60)])
     got = clients.read_all(bootstrap(cluster, 2), "rf3", 6)
     assert sum(len(v) for v in got.values()) == 60
+    # The followers hold the leader's bytes: every node's copy of every partition is the same.
+    def copies(part):
+        return {i: b"".join(f.read_bytes() for f in n.segment_files("rf3", part)) for i, n in cluster.nodes.items()}
+    for part in range(6):
+        assert eventually(lambda: len(set(copies(part).values())) == 1), f"partition {part} differs between nodes"
+        assert len(copies(part)[1]) > 0
+    assert describe(cluster, 3, "rf3") == view, "the ISR stays whole while the followers keep up"
 
 
 def test_a_node_that_does_not_lead_a_partition_refuses_it(cluster):

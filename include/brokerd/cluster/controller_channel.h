@@ -10,10 +10,12 @@
 #include <string>
 #include <vector>
 
+#include "brokerd/cluster/metadata_image.h"
 #include "brokerd/cluster/producer_ids.h"
 #include "brokerd/common/bytes.h"
 #include "brokerd/protocol/error_code.h"
 #include "brokerd/protocol/uuid.h"
+#include "brokerd/replication/partition_state.h"
 
 namespace brokerd::cluster {
 
@@ -33,6 +35,13 @@ struct ForwardedAnswer {
   protocol::Uuid topic_id;  // of a created topic
 };
 
+// The controller's answer to a leader's ISR change: the partition as it now stands (or as
+// it stood, when the change was refused).
+struct AlterPartitionAnswer {
+  protocol::ErrorCode error = protocol::ErrorCode::none;
+  PartitionAssignment assignment;
+};
+
 class ControllerChannel {
  public:
   virtual ~ControllerChannel() = default;
@@ -44,6 +53,8 @@ class ControllerChannel {
   // Replaces the topic's overrides with `configs`.
   virtual ForwardedAnswer set_topic_configs(const std::string& name, const std::map<std::string, std::string>& configs) = 0;
   virtual std::optional<ProducerIdBlock> allocate_producer_ids(int32_t broker_id, int64_t broker_epoch) = 0;
+  virtual AlterPartitionAnswer alter_partition(const protocol::Uuid& topic_id, int32_t partition,
+                                               const replication::AlterPartitionRequest& request) = 0;
   // Any request the controller listener serves (DescribeQuorum from a tool), sent to the
   // quorum's leader as is; its response body, or nullopt when no leader answered in time.
   virtual std::optional<Bytes> forward(int16_t api_key, int16_t version, const Bytes& body) = 0;

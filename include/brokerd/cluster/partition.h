@@ -1,42 +1,70 @@
 #pragma once
 // A partition replica hosted by this node. It lives on its home shard and is only touched
-// there, so the data path takes no locks.
+// there, so the data path takes no locks. Replication's decisions (leader or follower, the
+// ISR, the high watermark, truncation) are made by a replication::Replica that this class
+// feeds and adapts to the log.
+#include <atomic>
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "brokerd/cluster/fetch_waiter.h"
+#include "brokerd/cluster/metadata_image.h"
 #include "brokerd/cluster/topic_partition.h"
 #include "brokerd/protocol/uuid.h"
+#include "brokerd/replication/replica.h"
 #include "brokerd/storage/log.h"
 
 namespace brokerd::cluster {
 
+// The answer to one acks=all produce, filled in on the partition's home shard and read by
+// the request once `done` is set.
+struct AckSlot {
+  std::atomic<bool> done{false};
+  std::atomic<int16_t> error{0};
+  std::shared_ptr<FetchWaiter> waiter;  // woken when done
+};
+
 class Partition {
  public:
-  Partition(TopicPartition id, protocol::Uuid topic_id, std::unique_ptr<storage::Log> log)
-      : id_(std::move(id)), topic_id_(topic_id), log_(std::move(log)) {}
+  Partition(TopicPartition id, protocol::Uuid topic_id, std::unique_ptr<storage::Log> log,
+            replication::ReplicaConfig config);
+  ~Partition();
 
   const TopicPartition& id() const { return id_; }
   const protocol::Uuid& topic_id() const { return topic_id_; }
   storage::Log& log() { return *log_; }
   const storage::Log& log() const { return *log_; }
 
-  // With one replica every appended batch is committed at once.
-  int64_t high_watermark() const { return log_->log_end_offset(); }
+  // What consumers may read up to: every in-sync replica has it.
+  int64_t high_watermark() const { return replica_->high_watermark(); }
 
   // The partition's place in the cluster, from the metadata image. Only the leader takes
-  // produce and fetch requests; a change of leader wakes every parked fetch, so that it
-  // answers (NOT_LEADER_OR_FOLLOWER) instead of waiting out its time.
-  void set_leadership(int32_t leader, int32_t leader_epoch, bool is_self);
-  bool is_leader() const { return is_leader_; }
-  int32_t leader() const { return leader_; }
-  int32_t leader_epoch() const { return leader_epoch_; }
+  // produce and consumer fetch requests; a change of leader wakes every parked fetch, so
+  // that it answers (NOT_LEADER_OR_FOLLOWER) instead of waiting out its time.
+  void apply_assignment(const PartitionAssignment& a, int32_t min_insync_replicas, int64_t now_ms);
+  // Stops serving: the partition is leaving this node.
+  void abandon();
+  bool is_leader() const { return replica_->is_leader(); }
+  int32_t leader() const { return replica_->leader(); }
+  int32_t leader_epoch() const { return replica_->leader_epoch(); }
+  replication::Replica& replica() { return *replica_; }
 
-  // Appends and wakes the fetches waiting on this partition.
+  // Appends on the leader and wakes the fetches waiting on this partition.
   storage::AppendResult append(std::span<std::byte> batches, int64_t now_ms, storage::AppendOrigin origin);
+  // A produce with acks=all waits for `slot` until the ISR has [.., last_offset].
+  void await_replication(uint64_t id, int64_t last_offset, int64_t deadline_ms, std::shared_ptr<AckSlot> slot,
+                         int64_t now_ms);
+
+  // After every input to the replica: completes acknowledgements, writes the epoch cache,
+  // wakes fetches if the high watermark moved, keeps an AlterPartition for the controller.
+  void drain_replica();
+  // The ISR change the core asked for since the last call, if any.
+  std::optional<replication::AlterPartitionRequest> take_alter_partition() { return std::exchange(alter_out_, {}); }
 
   // Forgets idempotent producers idle for producer.id.expiration.ms, at most once per
   // producer.id.expiration.check.interval.ms (checked lazily by produce and DescribeProducers).
@@ -44,8 +72,9 @@ class Partition {
     log_->producer_state().maybe_expire(now_ms, expiration_ms, check_interval_ms);
   }
 
-  // Parks a fetch until data beyond `seen_end` arrives (woken at once if it already has).
-  void watch(const std::shared_ptr<FetchWaiter>& w, int64_t seen_end);
+  // Parks a fetch until data beyond `seen_end` arrives (woken at once if it already has):
+  // past the high watermark for consumers, past the log end for a follower.
+  void watch(const std::shared_ptr<FetchWaiter>& w, int64_t seen_end, bool follower = false);
 
   // Flush bookkeeping (home shard only).
   int64_t last_flush_ms = 0;
@@ -55,18 +84,27 @@ class Partition {
   std::map<std::string, std::string> applied_configs;
   bool flush_in_progress = false;
 
-  std::unique_ptr<storage::Log> release_log() { return std::move(log_); }
+  std::unique_ptr<storage::Log> release_log();
 
  private:
+  class LogAdapter;
+  void wake_waiters();
+  void write_epoch_checkpoint();
+
   TopicPartition id_;
   protocol::Uuid topic_id_;
   std::unique_ptr<storage::Log> log_;
+  std::unique_ptr<LogAdapter> adapter_;
+  replication::LeaderEpochCache epochs_;
+  std::unique_ptr<replication::Replica> replica_;
   std::vector<std::weak_ptr<FetchWaiter>> waiters_;
-  int32_t leader_ = -1;
-  int32_t leader_epoch_ = 0;
-  bool is_leader_ = false;
-
-  void wake_waiters();
+  std::map<uint64_t, std::shared_ptr<AckSlot>> acks_;
+  std::optional<replication::AlterPartitionRequest> alter_out_;
+  int64_t last_hw_ = 0;
+  bool abandoned_ = false;
 };
+
+// Kafka's leader-epoch-checkpoint file in a partition's directory.
+inline constexpr const char* kLeaderEpochCheckpoint = "leader-epoch-checkpoint";
 
 }  // namespace brokerd::cluster

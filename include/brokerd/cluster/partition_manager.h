@@ -8,6 +8,9 @@
 #include <atomic>
 #include <filesystem>
 #include <functional>
+#include <map>
+#include <mutex>
+#include <optional>
 #include <memory>
 #include <unordered_map>
 #include <vector>
@@ -55,6 +58,7 @@ class PartitionManager {
       int64_t dedupe_buffer_bytes = 128LL << 20;   // log.cleaner.dedupe.buffer.size (all threads)
       int64_t io_max_bytes_per_second = 0;         // log.cleaner.io.max.bytes.per.second, 0 = off
     } cleaner;
+    int64_t replica_lag_time_max_ms = 30000;  // replica.lag.time.max.ms
   };
   static Options::Cleaner cleaner_settings_from(const config::BrokerConfig& cfg);
 
@@ -97,6 +101,20 @@ class PartitionManager {
   using LeadershipListener = std::function<void(const TopicPartition&, bool leads)>;
   void watch_leadership(LeadershipListener fn);
 
+  // Where the leaders of partitions ask the controller for ISR changes: called on the
+  // partition's home shard; the sender answers through Partition::replica() on that shard.
+  using AlterPartitionSender =
+      std::function<void(const TopicPartition&, const protocol::Uuid& topic_id, replication::AlterPartitionRequest)>;
+  void on_alter_partition(AlterPartitionSender fn);
+  // After an input to a partition's replication core on its home shard: completes what it
+  // completed and sends the AlterPartition it asks for.
+  void after_replica_input(const TopicPartition& tp, Partition& p) {
+    p.drain_replica();
+    send_alter_partition(tp, p);
+  }
+  // The partitions this node follows, by leader (for the replica fetchers; any thread).
+  std::map<int32_t, std::vector<TopicPartition>> followed_by_leader() const;
+
   // The fetches parked on this node's partitions.
   FetchPurgatory& purgatory() { return purgatory_; }
 
@@ -122,6 +140,9 @@ class PartitionManager {
   // than log.cleaner.threads passes run node-wide).
   void clean_due(Shard& shard, size_t index, int64_t now_ms);
 
+  void set_followed(const TopicPartition& tp, int32_t leader);
+  void send_alter_partition(const TopicPartition& tp, Partition& p);
+
   net::ReactorPool& reactors_;
   net::BlockingPool& blocking_;
   Options options_;
@@ -130,6 +151,9 @@ class PartitionManager {
   std::atomic<bool> stopping_{false};
   std::atomic<int> cleaner_passes_{0};
   FetchPurgatory purgatory_;
+  AlterPartitionSender alter_sender_;
+  mutable std::mutex followed_mu_;
+  std::unordered_map<TopicPartition, int32_t> followed_;  // partition -> its leader
 };
 
 // Reads "<log dir>/<topic>-<partition>/partition.metadata" (topic id), if present.

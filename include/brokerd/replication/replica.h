@@ -54,6 +54,8 @@ class Replica {
   Replica(ReplicaConfig config, ReplicaLog& log, LeaderEpochCache& epochs, Offset high_watermark);
 
   void apply(const PartitionState& state, int64_t now);
+  // The topic's min.insync.replicas changed.
+  void set_min_insync_replicas(int32_t n) { config_.min_insync_replicas = n; }
   void tick(int64_t now);
 
   // Leader side.

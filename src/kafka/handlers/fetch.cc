@@ -1,13 +1,16 @@
 // Fetch: reads file slices from each partition's log on its home shard (no copies: the
 // response is sent with sendfile), and parks in the purgatory until min_bytes have
-// arrived or max_wait_ms has passed. Fetch sessions (KIP-227) are declined by answering
-// session id 0, which every client handles by sending full fetches.
+// arrived or max_wait_ms has passed. Consumers read up to the high watermark; a follower
+// (replica id >= 0) reads up to the log end, and its fetch offset tells the leader how far
+// it has replicated. Fetch sessions (KIP-227) are declined by answering session id 0,
+// which every client handles by sending full fetches.
 #include <chrono>
 
 #include "brokerd/cluster/fan_out.h"
 #include "brokerd/cluster/fetch_waiter.h"
 #include "brokerd/cluster/metadata_store.h"
 #include "brokerd/cluster/partition_manager.h"
+#include "brokerd/common/clock.h"
 #include "brokerd/metrics/broker_metrics.h"
 #include "brokerd/protocol/messages/fetch_request.h"
 #include "brokerd/protocol/messages/fetch_response.h"
@@ -27,6 +30,8 @@ struct Wanted {
   int64_t offset;
   int32_t max_bytes;
   ErrorCode error = ErrorCode::none;  // set when the partition cannot be read at all
+  int32_t replica = -1;               // the follower fetching, or -1 for a consumer
+  int32_t current_leader_epoch = -1;
 };
 
 struct ReadOutcome {
@@ -36,7 +41,30 @@ struct ReadOutcome {
   int64_t log_start_offset = -1;
 };
 
+// A follower's fetch: the replication core checks it and learns the follower's end.
+ReadOutcome read_for_follower(cluster::PartitionManager& pm, const Wanted& w) {
+  ReadOutcome out;
+  cluster::Partition* p = pm.local(w.tp);
+  if (!p) {
+    out.error = ErrorCode::not_leader_or_follower;
+    return out;
+  }
+  auto d = p->replica().handle_fetch({w.replica, w.current_leader_epoch, w.offset}, wall_clock_ms());
+  pm.after_replica_input(w.tp, *p);
+  out.error = d.error;
+  out.high_watermark = d.high_watermark;
+  out.log_start_offset = d.log_start_offset;
+  if (d.error != ErrorCode::none) return out;
+  auto& log = p->log();
+  if (w.offset == log.log_end_offset()) return out;
+  auto rr = log.read(w.offset, std::max(w.max_bytes, 1), true, log.log_end_offset());
+  out.error = rr.error;
+  out.records = std::move(rr.records);
+  return out;
+}
+
 ReadOutcome read_partition(cluster::PartitionManager& pm, const Wanted& w) {
+  if (w.replica >= 0) return read_for_follower(pm, w);
   ReadOutcome out;
   cluster::Partition* p = pm.leading(w.tp);
   if (!p) {
@@ -88,13 +116,12 @@ boost::asio::awaitable<net::Response> handle_fetch(HandlerContext& ctx) {
     resp.responses.push_back(std::move(tr));
     for (const auto& part : topic.partitions) {
       Wanted w{{meta ? meta->name : topic.topic, part.partition}, topic_index, part.fetch_offset, part.partition_max_bytes};
+      w.replica = replica_id >= 0 ? replica_id : -1;
+      w.current_leader_epoch = part.current_leader_epoch;
       if (!meta) {
         w.error = ctx.version >= 13 ? ErrorCode::unknown_topic_id : ErrorCode::unknown_topic_or_partition;
       } else if (part.partition < 0 || part.partition >= meta->partition_count()) {
         w.error = ErrorCode::unknown_topic_or_partition;
-      } else if (replica_id >= 0) {
-        // This node has no followers: a replica fetch has no partition to follow here.
-        w.error = ErrorCode::not_leader_or_follower;
       }
       wanted.push_back(std::move(w));
     }
@@ -141,9 +168,11 @@ boost::asio::awaitable<net::Response> handle_fetch(HandlerContext& ctx) {
     std::vector<cluster::FanOutTask<bool>> watches;
     for (size_t i = 0; i < wanted.size(); ++i) {
       if (wanted[i].error != ErrorCode::none) continue;
-      auto seen = std::max(reads[i].high_watermark, wanted[i].offset);
-      watches.push_back({svc.partitions.executor_of(wanted[i].tp), [pm = &svc.partitions, tp = wanted[i].tp, waiter, seen] {
-                           if (auto* p = pm->leading(tp)) p->watch(waiter, seen);
+      const bool follower = wanted[i].replica >= 0;
+      auto seen = follower ? wanted[i].offset : std::max(reads[i].high_watermark, wanted[i].offset);
+      watches.push_back({svc.partitions.executor_of(wanted[i].tp),
+                         [pm = &svc.partitions, tp = wanted[i].tp, waiter, seen, follower] {
+                           if (auto* p = pm->leading(tp)) p->watch(waiter, seen, follower);
                            return true;
                          }});
     }

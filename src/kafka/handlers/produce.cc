@@ -1,6 +1,9 @@
 // Produce: validates and appends each partition's batches on the partition's home shard.
 // All appends are posted before the handler first suspends, which keeps per-partition
-// order for pipelined requests (see net/request.h).
+// order for pipelined requests (see net/request.h). With acks=all the answer then waits
+// until every in-sync replica has the batch (or timeout_ms passes), as the partition's
+// replication core decides.
+#include <atomic>
 #include <chrono>
 
 #include "brokerd/common/clock.h"
@@ -36,10 +39,7 @@ std::span<std::byte> writable(const SharedBytes& b) {
   return {const_cast<std::byte*>(b.data.data()), b.data.size()};
 }
 
-int64_t min_insync(const cluster::TopicMetadata& t, const Services& svc) {
-  auto it = t.configs.find("min.insync.replicas");
-  return std::stoll(it != t.configs.end() ? it->second : svc.partitions.topic_defaults().at("min.insync.replicas"));
-}
+std::atomic<uint64_t> next_ack_id{1};
 
 }  // namespace
 
@@ -50,6 +50,13 @@ boost::asio::awaitable<net::Response> handle_produce(HandlerContext& ctx) {
   const bool acks_valid = req.acks == 0 || req.acks == 1 || req.acks == -1;
   const int64_t pid_expiration_ms = svc.config.integer("producer.id.expiration.ms");
   const int64_t pid_check_interval_ms = svc.config.integer("producer.id.expiration.check.interval.ms");
+  const int16_t acks = req.acks;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(std::max(req.timeout_ms, 0));
+  const int64_t deadline_ms = wall_clock_ms() + std::max(req.timeout_ms, 0);
+  // acks=all: one slot per appended partition, all woken through one waiter.
+  std::shared_ptr<cluster::FetchWaiter> waiter;
+  std::vector<std::shared_ptr<cluster::AckSlot>> slots;
+  if (acks == -1) waiter = svc.partitions.purgatory().waiter(co_await boost::asio::this_coro::executor);
 
   // One slot per partition in request order; a task for each partition that can be appended.
   std::vector<Outcome> outcomes;
@@ -63,9 +70,6 @@ boost::asio::awaitable<net::Response> handle_produce(HandlerContext& ctx) {
         o.error = ErrorCode::invalid_required_acks;
       } else if (!meta || part.index < 0 || part.index >= meta->partition_count()) {
         o.error = ErrorCode::unknown_topic_or_partition;
-      } else if (req.acks == -1 && min_insync(*meta, svc) > 1) {
-        // One replica is all this node has: acks=all cannot be met (NOT_ENOUGH_REPLICAS).
-        o.error = ErrorCode::not_enough_replicas;
       } else if (part.records.is_null || part.records.parts.size() != 1 ||
                  !std::holds_alternative<SharedBytes>(part.records.parts[0]) || part.records.size() == 0) {
         o.error = ErrorCode::corrupt_message;
@@ -75,11 +79,23 @@ boost::asio::awaitable<net::Response> handle_produce(HandlerContext& ctx) {
         auto data = writable(std::get<SharedBytes>(part.records.parts[0]));
         auto* pm = &svc.partitions;
         task_slot.push_back(outcomes.size());
-        tasks.push_back({pm->executor_of(tp), [pm, tp, data, pid_expiration_ms, pid_check_interval_ms]() -> Outcome {
+        std::shared_ptr<cluster::AckSlot> slot;
+        if (acks == -1) {
+          slot = std::make_shared<cluster::AckSlot>();
+          slot->waiter = waiter;
+        }
+        slots.push_back(slot);
+        tasks.push_back({pm->executor_of(tp), [pm, tp, data, pid_expiration_ms, pid_check_interval_ms, acks, slot,
+                                               deadline_ms]() -> Outcome {
                            Outcome r;
                            cluster::Partition* p = pm->leading(tp);
                            if (!p) {
                              r.error = ErrorCode::not_leader_or_follower;
+                             return r;
+                           }
+                           // NOT_ENOUGH_REPLICAS before anything is written.
+                           if (auto e = p->replica().check_append(acks); e != ErrorCode::none) {
+                             r.error = e;
                              return r;
                            }
                            int64_t now = wall_clock_ms();
@@ -98,6 +114,14 @@ boost::asio::awaitable<net::Response> handle_produce(HandlerContext& ctx) {
                              r.bytes_written = data.size();
                              r.records_written = res.record_count;
                            }
+                           // A retry found in the log waits like the original: its answer
+                           // must also mean "replicated".
+                           if (slot && res.error == ErrorCode::none) {
+                             p->await_replication(next_ack_id++, res.last_offset, deadline_ms, slot, now);
+                             pm->after_replica_input(tp, *p);
+                           } else if (slot) {
+                             slot->done = true;
+                           }
                            return r;
                          }});
       }
@@ -107,6 +131,27 @@ boost::asio::awaitable<net::Response> handle_produce(HandlerContext& ctx) {
 
   auto results = co_await cluster::fan_out(std::move(tasks));
   for (size_t i = 0; i < results.size(); ++i) outcomes[task_slot[i]] = std::move(results[i]);
+  if (waiter) {
+    auto all_done = [&] {
+      return std::all_of(slots.begin(), slots.end(), [](const auto& s) { return !s || s->done.load(); });
+    };
+    while (true) {
+      waiter->reset();
+      if (all_done() || std::chrono::steady_clock::now() >= deadline || svc.partitions.purgatory().stopped()) break;
+      co_await waiter->wait_until(deadline);
+    }
+    for (size_t i = 0; i < slots.size(); ++i) {
+      Outcome& o = outcomes[task_slot[i]];
+      if (!slots[i] || o.error != ErrorCode::none) continue;
+      // Not replicated in time (or the node is stopping): the write may still commit, but
+      // the producer must not take it as acknowledged.
+      const auto code = slots[i]->done ? static_cast<ErrorCode>(slots[i]->error.load()) : ErrorCode::request_timed_out;
+      if (code != ErrorCode::none) {
+        o.error = code;
+        o.base_offset = -1;
+      }
+    }
+  }
 
   bool any_error = false;
   ProduceResponse resp;

@@ -209,7 +209,7 @@ TEST_F(MetadataStoreTest, BrokersRegisterFenceAndUnfenceByEpoch) {
   for (const auto& p : two.topic->partitions) {
     EXPECT_EQ(p.replicas.size(), 2u);
     EXPECT_NE(p.replicas[0], p.replicas[1]);
-    EXPECT_EQ(p.isr, std::vector<int32_t>{p.replicas[0]});
+    EXPECT_EQ(p.isr, p.replicas) << "every replica of a new partition is in sync";
     EXPECT_EQ(p.leader, p.replicas[0]);
     ++leaders[p.leader];
   }
@@ -220,20 +220,20 @@ TEST_F(MetadataStoreTest, BrokersRegisterFenceAndUnfenceByEpoch) {
   auto manual = store->create_topic("manual", 0, 0, {}, false, {{2}, {1}});
   ASSERT_EQ(manual.error, ErrorCode::none);
   EXPECT_EQ(manual.topic->partitions[1].leader, 1);
-  // Fencing broker 2 leaves its partitions without a leader (no other in-sync replica);
-  // unfencing it gives them back.
+  // Fencing broker 2 moves the partitions it led to broker 1, the other in-sync replica, and
+  // takes 2 out of every ISR; the partition only 2 holds goes offline.
   EXPECT_EQ(store->set_broker_fenced(2, epoch, true), ErrorCode::none);
   for (const auto& p : store->image()->topic("two")->partitions) {
-    if (p.replicas[0] == 2) {
-      EXPECT_EQ(p.leader, -1);
-      EXPECT_EQ(p.leader_epoch, 1);
-    } else {
-      EXPECT_EQ(p.leader, 1);
-      EXPECT_EQ(p.leader_epoch, 0);
-    }
+    EXPECT_EQ(p.leader, 1);
+    EXPECT_EQ(p.isr, std::vector<int32_t>{1});
+    EXPECT_EQ(p.leader_epoch, p.replicas[0] == 2 ? 1 : 0);
   }
+  EXPECT_EQ(store->image()->topic("manual")->partitions[0].leader, -1);
+  // Unfenced, 2 leads its own partition again; elsewhere it stays out of the ISR until a
+  // leader has seen it catch up.
   EXPECT_EQ(store->set_broker_fenced(2, epoch, false), ErrorCode::none);
-  for (const auto& p : store->image()->topic("two")->partitions) EXPECT_EQ(p.leader, p.replicas[0]);
+  for (const auto& p : store->image()->topic("two")->partitions) EXPECT_EQ(p.leader, 1);
+  EXPECT_EQ(store->image()->topic("manual")->partitions[0].leader, 2);
   EXPECT_EQ(store->set_broker_fenced(2, epoch - 1, true), ErrorCode::stale_broker_epoch);
   // A new registration gets a larger epoch; the old one's fence no longer applies.
   auto [err2, epoch2] = store->register_broker(BrokerInfo{2, "h2", 9093, "zone-b"}, "PLAINTEXT");

@@ -111,6 +111,7 @@ TEST_F(Leader, FetchesWithTheWrongEpochOrOffsetAreRefused) {
   EXPECT_EQ(fetch(2, 5).error, ErrorCode::offset_out_of_range);
   EXPECT_EQ(fetch(9, 0).error, ErrorCode::not_leader_or_follower);
   EXPECT_EQ(fetch(2, 4).error, ErrorCode::none);
+  EXPECT_EQ(fetch(2, 4, -1).error, ErrorCode::none) << "an unknown epoch is not checked";
 }
 
 TEST_F(Leader, ALaggingFollowerIsShrunkOutAfterTheLagTime) {
