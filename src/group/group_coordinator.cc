@@ -175,7 +175,7 @@ boost::asio::awaitable<void> GroupCoordinator::load(int32_t p, uint64_t term) {
     cluster::Partition* partition = partitions_.local(tp);
     int64_t offset = partition ? partition->log().log_start_offset() : 0;
     while (partition && current()) {
-      int64_t end = partition->high_watermark();
+      int64_t end = partition->log().log_end_offset();  // a new leader's high watermark may lag its log
       if (offset >= end) break;
       auto rr = partition->log().read(offset, 1 << 20, true, end);
       if (rr.error != ErrorCode::none) break;
