@@ -165,6 +165,7 @@ int run(const brokerd::config::BrokerConfig& cfg) {
   // Changes made on a node that does not lead the quorum go to the one that does.
   controller::ForwardingChannel forwarding(quorum_driver, node_id, kForwardTimeoutMs);
   if (quorum::networked(quorum_options)) metadata.forward_to(&forwarding);
+  metadata.set_default_min_isr(static_cast<int32_t>(cfg.integer("min.insync.replicas")));
   controller::BrokerRegistry broker_registry(metadata, quorum_driver, cfg.integer("broker.session.timeout.ms"));
   controller::ControllerDispatcher controller_dispatcher(quorum_driver, metadata, broker_registry, blocking);
   net::Server controller_server(reactors, blocking, controller_dispatcher, controller_listeners, server_cfg);
@@ -212,6 +213,7 @@ int run(const brokerd::config::BrokerConfig& cfg) {
   // serves clients once the controller has unfenced it.
   bool ready = metadata.wait_until_caught_up(signalled);
   if (ready) {
+    lifecycle.set_clean_shutdown(cluster::log_dirs_shut_down_cleanly(log_dirs));
     lifecycle.start();
     try {
       ready = lifecycle.wait_until_unfenced(signalled);
@@ -253,15 +255,21 @@ int run(const brokerd::config::BrokerConfig& cfg) {
   boost::asio::co_spawn(reactors.executor(0), partitions.reconcile(metadata.image()), boost::asio::detached);
   // Leaders ask the controller for ISR changes from the blocking pool (a forwarded call
   // waits), and hand the answer back to the partition's core on its home shard.
-  partitions.on_alter_partition([&partitions, &metadata, &blocking](const cluster::TopicPartition& tp,
-                                                                      const protocol::Uuid& topic_id,
-                                                                      replication::AlterPartitionRequest request) {
-    blocking.post([&partitions, &metadata, tp, topic_id, request] {
+  auto& isr_shrinks = registry.counter("brokerd_isr_shrinks_total", "ISR changes this node's leaders made that removed replicas.");
+  auto& isr_expands = registry.counter("brokerd_isr_expands_total", "ISR changes this node's leaders made that added replicas.");
+  partitions.on_alter_partition([&partitions, &metadata, &blocking, &isr_shrinks, &isr_expands](
+                                    const cluster::TopicPartition& tp, const protocol::Uuid& topic_id,
+                                    replication::AlterPartitionRequest request) {
+    blocking.post([&partitions, &metadata, &isr_shrinks, &isr_expands, tp, topic_id, request] {
       auto answer = metadata.alter_partition(topic_id, tp.partition, request);
-      boost::asio::post(partitions.executor_of(tp), [&partitions, tp, topic_id, answer] {
+      boost::asio::post(partitions.executor_of(tp), [&partitions, &isr_shrinks, &isr_expands, tp, topic_id, answer] {
         cluster::Partition* p = partitions.local(tp);
         if (!p || p->topic_id() != topic_id) return;
         replication::PartitionState s = p->replica().state();
+        if (answer.error == protocol::ErrorCode::none) {
+          if (answer.assignment.isr.size() < s.isr.size()) isr_shrinks.add();
+          if (answer.assignment.isr.size() > s.isr.size()) isr_expands.add();
+        }
         s.leader = answer.assignment.leader;
         s.leader_epoch = answer.assignment.leader_epoch;
         s.partition_epoch = answer.assignment.partition_epoch;
@@ -280,7 +288,17 @@ int run(const brokerd::config::BrokerConfig& cfg) {
   fetch_opts.response_max_bytes = static_cast<int32_t>(cfg.integer("replica.fetch.response.max.bytes"));
   fetch_opts.wait_max_ms = static_cast<int32_t>(cfg.integer("replica.fetch.wait.max.ms"));
   fetch_opts.backoff_ms = static_cast<int32_t>(cfg.integer("replica.fetch.backoff.ms"));
+  fetch_opts.bytes_replicated = &registry.counter("brokerd_replication_bytes_in_total",
+                                                  "Bytes of record batches this node fetched as a follower.");
   fetcher::ReplicaFetchers fetchers(fetch_opts, partitions, metadata);
+  // Partitions without a leader anywhere in the cluster, as this node's image shows them.
+  registry.gauge_fn("brokerd_offline_partitions", "Partitions with no live leader (every eligible replica is down).", [&metadata] {
+    double offline = 0;
+    metadata.image()->for_each_topic([&](const cluster::TopicPtr& t) {
+      for (const auto& a : t->partitions) offline += a.leader < 0 ? 1 : 0;
+    });
+    return offline;
+  });
 
   kafka::KafkaDispatcher dispatcher(kafka::Services{cfg, metadata, partitions, reactors, blocking, node_id, groups, broker_metrics, quorum_driver});
   net::Server server(reactors, blocking, dispatcher, client_listeners, server_cfg);

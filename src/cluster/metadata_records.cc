@@ -26,14 +26,17 @@ constexpr uint32_t kRegisterBrokerRecord = 0, kUnregisterBrokerRecord = 1, kFenc
 constexpr int8_t kTopicResource = 2;
 
 template <typename Msg>
-Bytes frame(uint32_t type, const Msg& msg) {
+Bytes frame(uint32_t type, const Msg& msg, int16_t version = 0) {
   protocol::Writer w;
   w.uvarint(kFrameVersion);
   w.uvarint(type);
-  w.uvarint(0);
-  msg.encode(w, 0);
+  w.uvarint(static_cast<uint32_t>(version));
+  msg.encode(w, version);
   return std::move(w).finish_bytes();
 }
+
+// Partition records carry the eligible leader replicas (KIP-966) from version 2 on.
+constexpr int16_t kPartitionRecordVersion = 2;
 
 std::shared_ptr<TopicMetadata> copy_topic(const MetadataImage& image, const protocol::Uuid& id) {
   const TopicMetadata* t = image.topic(id);
@@ -58,7 +61,8 @@ Bytes partition_record(const protocol::Uuid& topic_id, int32_t partition, const 
   r.leader = a.leader;
   r.leader_epoch = a.leader_epoch;
   r.partition_epoch = a.partition_epoch;
-  return frame(kPartitionRecord, r);
+  if (!a.elr.empty()) r.eligible_leader_replicas = a.elr;
+  return frame(kPartitionRecord, r, kPartitionRecordVersion);
 }
 
 Bytes partition_change_record(const protocol::Uuid& topic_id, int32_t partition, const PartitionChange& change) {
@@ -68,7 +72,8 @@ Bytes partition_change_record(const protocol::Uuid& topic_id, int32_t partition,
   r.isr = change.isr;
   if (change.leader) r.leader = *change.leader;
   r.replicas = change.replicas;
-  return frame(kPartitionChangeRecord, r);
+  r.eligible_leader_replicas = change.elr;
+  return frame(kPartitionChangeRecord, r, kPartitionRecordVersion);
 }
 
 Bytes config_record(const std::string& topic, const std::string& name, const std::optional<std::string>& value) {
@@ -169,6 +174,7 @@ void apply_record(protocol::Reader& rd, MetadataImage& image) {
       a.leader = r.leader;
       a.leader_epoch = std::max(r.leader_epoch, 0);
       a.partition_epoch = std::max(r.partition_epoch, 0);
+      a.elr = r.eligible_leader_replicas.value_or(std::vector<int32_t>{});
       image.put_topic(std::move(t));
       break;
     }
@@ -180,6 +186,7 @@ void apply_record(protocol::Reader& rd, MetadataImage& image) {
       auto& a = t->partitions[static_cast<size_t>(r.partition_id)];
       if (r.isr) a.isr = *r.isr;
       if (r.replicas) a.replicas = *r.replicas;
+      if (r.eligible_leader_replicas) a.elr = *r.eligible_leader_replicas;
       if (r.leader != -2) {
         a.leader = r.leader;
         ++a.leader_epoch;

@@ -372,17 +372,24 @@ TopicChange MetadataStore::create_partitions(const std::string& name, int32_t to
   return applied(name, topic);
 }
 
-std::pair<ErrorCode, int64_t> MetadataStore::register_broker(BrokerInfo broker, const std::string& listener) {
+std::pair<ErrorCode, int64_t> MetadataStore::register_broker(BrokerInfo broker, const std::string& listener,
+                                                             bool clean_shutdown) {
   std::lock_guard lock(write_mutex_);
   auto current = image();
   int64_t epoch = current->offset + 1;
   for (const auto& b : current->brokers) epoch = std::max(epoch, b.epoch + 1);
   broker.epoch = epoch;
   broker.fenced = true;
+  std::vector<Bytes> records{register_broker_record(broker, listener)};
+  std::vector<PartitionUpdate> updates;
+  if (!clean_shutdown) updates = elect_on_unclean_restart(*current, broker.node_id, default_min_isr_);
+  for (const auto& u : updates) records.push_back(partition_change_record(u.topic_id, u.partition, u.change));
   std::string why;
-  if (ErrorCode e = commit({register_broker_record(broker, listener)}, &why); e != ErrorCode::none) return {e, -1};
-  module_logger("cluster")->info("registered broker {} at {}:{} (rack '{}', epoch {})", broker.node_id, broker.host,
-                                 broker.port, broker.rack, epoch);
+  if (ErrorCode e = commit(records, &why); e != ErrorCode::none) return {e, -1};
+  module_logger("cluster")->info("registered broker {} at {}:{} (rack '{}', epoch {}{})", broker.node_id, broker.host,
+                                 broker.port, broker.rack, epoch,
+                                 clean_shutdown ? "" : fmt::format(", after an unclean stop: {} partition(s) changed",
+                                                                   updates.size()));
   return {ErrorCode::none, epoch};
 }
 
@@ -395,7 +402,8 @@ ErrorCode MetadataStore::set_broker_fenced(int32_t id, int64_t epoch, bool fence
   if (b->fenced == fenced) return ErrorCode::none;
   // With the leader elections it causes, in the same change.
   std::vector<Bytes> records{fence_broker_record(id, epoch, fenced)};
-  const auto updates = fenced ? elect_on_fence(*current, id) : elect_on_unfence(*current, id);
+  const auto updates =
+      fenced ? elect_on_fence(*current, id, default_min_isr_) : elect_on_unfence(*current, id, default_min_isr_);
   for (const auto& u : updates) records.push_back(partition_change_record(u.topic_id, u.partition, u.change));
   std::string why;
   if (ErrorCode e = commit(records, &why, wait); e != ErrorCode::none) return e;

@@ -1,49 +1,95 @@
 #include "brokerd/cluster/partition_election.h"
 
 #include <algorithm>
+#include <string>
+
+#include "brokerd/replication/partition_state.h"
 
 namespace brokerd::cluster {
+namespace {
 
-std::vector<PartitionUpdate> elect_on_fence(const MetadataImage& image, int32_t broker) {
+using replication::BrokerLiveness;
+using replication::PartitionState;
+
+PartitionState state_of(const PartitionAssignment& a) {
+  PartitionState s;
+  s.leader = a.leader;
+  s.leader_epoch = a.leader_epoch;
+  s.partition_epoch = a.partition_epoch;
+  s.replicas = a.replicas;
+  s.isr = a.isr;
+  s.elr = a.elr;
+  return s;
+}
+
+int32_t min_isr_of(const TopicMetadata& t, int32_t fallback) {
+  auto it = t.configs.find("min.insync.replicas");
+  if (it == t.configs.end()) return fallback;
+  try {
+    return static_cast<int32_t>(std::stol(it->second));
+  } catch (...) {
+    return fallback;
+  }
+}
+
+bool unclean_of(const TopicMetadata& t) {
+  auto it = t.configs.find("unclean.leader.election.enable");
+  return it != t.configs.end() && it->second == "true";
+}
+
+// The live brokers once `broker` is `up` (or not).
+BrokerLiveness liveness(const MetadataImage& image, int32_t broker, bool up) {
+  BrokerLiveness live;
+  for (const auto& b : image.brokers) {
+    const bool is_live = b.node_id == broker ? up : !b.fenced;
+    if (is_live) live.live.push_back(b.node_id);
+  }
+  return live;
+}
+
+// Runs `rule` on every partition that names `broker` and records what changed.
+template <typename Rule>
+std::vector<PartitionUpdate> for_partitions_of(const MetadataImage& image, int32_t broker, Rule rule) {
   std::vector<PartitionUpdate> out;
   image.for_each_topic([&](const TopicPtr& t) {
     for (int32_t p = 0; p < t->partition_count(); ++p) {
       const PartitionAssignment& a = t->partitions[static_cast<size_t>(p)];
-      const bool in_isr = std::find(a.isr.begin(), a.isr.end(), broker) != a.isr.end();
-      if (a.leader != broker && !in_isr) continue;
+      if (!a.hosted_by(broker)) continue;
+      const PartitionState before = state_of(a);
+      const PartitionState after = rule(*t, before);
       PartitionChange change;
-      std::vector<int32_t> isr = a.isr;
-      if (in_isr && isr.size() > 1) {
-        std::erase(isr, broker);
-        change.isr = isr;
-      }
-      if (a.leader == broker) {
-        int32_t next = -1;
-        for (int32_t r : isr)
-          if (r != broker && image.live(r)) {
-            next = r;
-            break;
-          }
-        change.leader = next;
-      }
-      if (change.isr || change.leader) out.push_back({t->id, p, std::move(change)});
+      if (after.isr != before.isr) change.isr = after.isr;
+      if (after.elr != before.elr) change.elr = after.elr;
+      if (after.leader != before.leader || after.leader_epoch != before.leader_epoch) change.leader = after.leader;
+      if (change.isr || change.elr || change.leader) out.push_back({t->id, p, std::move(change)});
     }
   });
   return out;
 }
 
-std::vector<PartitionUpdate> elect_on_unfence(const MetadataImage& image, int32_t broker) {
-  std::vector<PartitionUpdate> out;
-  image.for_each_topic([&](const TopicPtr& t) {
-    for (int32_t p = 0; p < t->partition_count(); ++p) {
-      const PartitionAssignment& a = t->partitions[static_cast<size_t>(p)];
-      if (a.leader >= 0 || std::find(a.isr.begin(), a.isr.end(), broker) == a.isr.end()) continue;
-      PartitionChange change;
-      change.leader = broker;
-      out.push_back({t->id, p, std::move(change)});
-    }
+}  // namespace
+
+std::vector<PartitionUpdate> elect_on_fence(const MetadataImage& image, int32_t broker, int32_t default_min_isr) {
+  const auto live = liveness(image, broker, false);
+  return for_partitions_of(image, broker, [&](const TopicMetadata& t, const PartitionState& s) {
+    return replication::on_broker_fenced(s, broker, live, min_isr_of(t, default_min_isr), unclean_of(t));
   });
-  return out;
+}
+
+std::vector<PartitionUpdate> elect_on_unfence(const MetadataImage& image, int32_t broker, int32_t default_min_isr) {
+  (void)default_min_isr;
+  const auto live = liveness(image, broker, true);
+  return for_partitions_of(image, broker, [&](const TopicMetadata& t, const PartitionState& s) {
+    return replication::on_broker_unfenced(s, live, unclean_of(t));
+  });
+}
+
+std::vector<PartitionUpdate> elect_on_unclean_restart(const MetadataImage& image, int32_t broker,
+                                                      int32_t default_min_isr) {
+  const auto live = liveness(image, broker, false);
+  return for_partitions_of(image, broker, [&](const TopicMetadata& t, const PartitionState& s) {
+    return replication::on_broker_unclean_restart(s, broker, live, min_isr_of(t, default_min_isr), unclean_of(t));
+  });
 }
 
 }  // namespace brokerd::cluster

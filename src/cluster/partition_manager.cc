@@ -43,6 +43,12 @@ std::optional<TopicPartition> parse_dir_name(const std::string& name) {
 
 }  // namespace
 
+bool log_dirs_shut_down_cleanly(const std::vector<fs::path>& log_dirs) {
+  for (const auto& dir : log_dirs)
+    if (!fs::exists(dir / kCleanShutdownMarker)) return false;
+  return true;
+}
+
 std::optional<protocol::Uuid> read_partition_metadata(const fs::path& dir) {
   std::ifstream in(dir / kPartitionMetadata);
   std::string line;
@@ -284,8 +290,11 @@ boost::asio::awaitable<std::vector<PartitionStats>> PartitionManager::partition_
                        std::vector<PartitionStats> out;
                        for (const auto& [tp, p] : shards_[i]->partitions) {
                          const auto& log = p->log();
+                         const auto& st = p->replica().state();
                          out.push_back({tp, log.size_bytes(), log.segment_count(), log.log_start_offset(),
-                                        log.log_end_offset(), p->high_watermark(), log.dir().parent_path()});
+                                        log.log_end_offset(), p->high_watermark(), log.dir().parent_path(),
+                                        p->is_leader(), static_cast<int32_t>(st.replicas.size()),
+                                        static_cast<int32_t>(st.isr.size()), p->replica().min_insync_replicas()});
                        }
                        return out;
                      }});

@@ -89,6 +89,7 @@ void BrokerLifecycle::step(bool shutting_down) {
     l.port = static_cast<uint16_t>(self_.port);
     l.security_protocol = 0;
     req.rack = self_.rack.empty() ? std::nullopt : std::optional<std::string>(self_.rack);
+    req.previous_broker_epoch = previous_epoch_;
     if (!call(req.api_key, kRegistrationVersion, protocol::encode_body(req, kRegistrationVersion), response)) return;
     auto resp = decode<protocol::BrokerRegistrationResponse>(response, kRegistrationVersion);
     if (!resp) return;
@@ -109,6 +110,7 @@ void BrokerLifecycle::step(bool shutting_down) {
     refused_since_ms_ = -1;
     if (resp->error_code != 0) return;  // NOT_CONTROLLER and the like: try again
     epoch_ = resp->broker_epoch;
+    previous_epoch_ = resp->broker_epoch;  // a later registration by this process lost nothing
     log->info("registered with the controller as broker {} (epoch {})", self_.node_id, resp->broker_epoch);
   }
   protocol::BrokerHeartbeatRequest hb;

@@ -64,7 +64,8 @@ protocol::BrokerRegistrationResponse BrokerRegistry::registration(const protocol
     b.port = req.listeners[0].port;
     listener = req.listeners[0].name;
   }
-  auto [err, epoch] = metadata_.register_broker(b, listener);
+  // KIP-966: a broker that did not stop cleanly sends no previous epoch.
+  auto [err, epoch] = metadata_.register_broker(b, listener, req.previous_broker_epoch >= 0);
   if (err != ErrorCode::none) return refuse(err);
   std::lock_guard lock(mu_);
   sessions_[req.broker_id] = Session{epoch, req.incarnation_id, steady_clock_ms()};

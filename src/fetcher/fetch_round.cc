@@ -11,6 +11,7 @@
 #include "brokerd/cluster/partition_manager.h"
 #include "brokerd/common/clock.h"
 #include "brokerd/common/logger.h"
+#include "brokerd/metrics/registry.h"
 #include "brokerd/protocol/messages/fetch_request.h"
 #include "brokerd/protocol/messages/fetch_response.h"
 #include "brokerd/protocol/messages/offset_for_leader_epoch_request.h"
@@ -187,6 +188,7 @@ bool fetch(const FetcherOptions& options, PartitionManager& pm, const quorum::Vo
       r.high_watermark = pd.high_watermark;
       r.log_start_offset = pd.log_start_offset;
       if (!pd.records.is_null) *bytes = pd.records.to_bytes();
+      if (options.bytes_replicated && !bytes->empty()) options.bytes_replicated->add(bytes->size());
     }
     any_error = any_error || r.error != ErrorCode::none;
     done.push_back(on_shard(pm, a.tp, [r = std::move(r), bytes, now](Partition& p) mutable {

@@ -47,6 +47,27 @@ boost::asio::awaitable<void> collect(TextWriter& out, cluster::PartitionManager&
     }
   }
   for (const auto& s : stats) high_watermarks[{s.tp.topic, s.tp.partition}] = s.high_watermark;
+  out.family("brokerd_high_watermark", "Offset below which every in-sync replica has the partition's records.", "gauge");
+  for (const auto& s : stats) {
+    std::string partition = std::to_string(s.tp.partition);
+    const Label labels[] = {{"topic", s.tp.topic}, {"partition", partition}};
+    out.sample("brokerd_high_watermark", labels, static_cast<double>(s.high_watermark));
+  }
+  // Replication health of the partitions this node leads.
+  int64_t leading = 0, under_replicated = 0, under_min_isr = 0;
+  for (const auto& s : stats) {
+    if (!s.leader) continue;
+    ++leading;
+    under_replicated += s.isr < s.replicas ? 1 : 0;
+    under_min_isr += s.isr < s.min_isr ? 1 : 0;
+  }
+  out.family("brokerd_leader_partitions", "Partitions this node leads.", "gauge");
+  out.sample("brokerd_leader_partitions", {}, static_cast<double>(leading));
+  out.family("brokerd_under_replicated_partitions", "Partitions led here whose ISR is smaller than their replica set.", "gauge");
+  out.sample("brokerd_under_replicated_partitions", {}, static_cast<double>(under_replicated));
+  out.family("brokerd_under_min_isr_partitions",
+             "Partitions led here whose ISR is below min.insync.replicas: acks=all is refused.", "gauge");
+  out.sample("brokerd_under_min_isr_partitions", {}, static_cast<double>(under_min_isr));
 
   // Groups: lag is the high watermark minus the committed offset, per committed partition.
   auto listed = co_await gc.list();

@@ -113,7 +113,12 @@ PartitionState on_broker_unclean_restart(const PartitionState& s, BrokerId broke
                                          const BrokerLiveness& brokers, int32_t min_isr,
                                          bool unclean_allowed, uint32_t bugs) {
   PartitionState next = s;
-  if (next.in_isr(broker) || next.in_elr(broker)) {
+  // Out only if another replica is still eligible: the last one holding anything is kept
+  // (whatever it lost, nobody has more).
+  bool others = false;
+  for (BrokerId b : s.isr) others = others || b != broker;
+  for (BrokerId b : s.elr) others = others || b != broker;
+  if (others && (next.in_isr(broker) || next.in_elr(broker))) {
     erase(next.isr, broker);
     erase(next.elr, broker);
     ++next.partition_epoch;

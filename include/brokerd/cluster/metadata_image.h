@@ -38,6 +38,9 @@ struct BrokerInfo {
 struct PartitionAssignment {
   std::vector<int32_t> replicas;  // the first is the preferred leader
   std::vector<int32_t> isr;
+  // Eligible leader replicas (KIP-966): out of an ISR that was below min.insync.replicas,
+  // yet holding everything committed; one may lead when no ISR member is live.
+  std::vector<int32_t> elr;
   int32_t leader = -1;            // -1: no leader (every in-sync replica is offline)
   int32_t leader_epoch = 0;       // bumped on every leader change
   int32_t partition_epoch = 0;    // bumped on every change of the partition

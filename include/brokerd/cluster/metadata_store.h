@@ -79,7 +79,12 @@ class MetadataStore final : public quorum::QuorumListener {
 
   // BrokerRegistration on the controller: records the broker, fenced, with a new epoch
   // (larger than any before). Blocks until committed; returns the epoch, or an error.
-  std::pair<protocol::ErrorCode, int64_t> register_broker(BrokerInfo broker, const std::string& listener);
+  // A broker registers (fenced). After an unclean stop it may have lost unflushed data: it
+  // leaves the ISRs and ELRs where another replica is eligible, in the same change.
+  std::pair<protocol::ErrorCode, int64_t> register_broker(BrokerInfo broker, const std::string& listener,
+                                                          bool clean_shutdown = true);
+  // The broker default of min.insync.replicas, for elections of topics without their own.
+  void set_default_min_isr(int32_t n) { default_min_isr_ = n; }
   // Fences (heartbeats missed, shut down) or unfences (caught up) a registration.
   // `wait` bounds the wait for the commit (a stopping broker does not wait long).
   protocol::ErrorCode set_broker_fenced(int32_t id, int64_t epoch, bool fenced,
@@ -121,6 +126,7 @@ class MetadataStore final : public quorum::QuorumListener {
   std::atomic<std::shared_ptr<const MetadataImage>> image_;
   std::unique_ptr<ProducerIdManager> producer_ids_;
   ControllerChannel* channel_ = nullptr;
+  std::atomic<int32_t> default_min_isr_{1};
   std::mutex publish_mutex_;
   std::condition_variable published_;
   std::vector<std::function<void(std::shared_ptr<const MetadataImage>)>> publish_hooks_;

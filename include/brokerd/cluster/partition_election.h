@@ -1,6 +1,7 @@
 #pragma once
-// The controller's leader elections when a broker's availability changes. Pure: the image
-// before the change in, the partition changes to commit with it out.
+// The controller's leader elections when a broker's availability changes, by replication's
+// rules (src/replication/partition_state.h). Pure: the image before the change in, the
+// partition changes to commit with it out.
 #include <cstdint>
 #include <optional>
 #include <vector>
@@ -13,6 +14,7 @@ namespace brokerd::cluster {
 // one. A new leader (>= -1) bumps the leader epoch; every change bumps the partition epoch.
 struct PartitionChange {
   std::optional<std::vector<int32_t>> isr;
+  std::optional<std::vector<int32_t>> elr;
   std::optional<int32_t> leader;
   std::optional<std::vector<int32_t>> replicas;
 };
@@ -23,13 +25,18 @@ struct PartitionUpdate {
   PartitionChange change;
 };
 
-// `broker` is being fenced: every partition it leads gets as leader the first other in-sync
-// replica that is live, or none (-1) when there is none; it leaves the ISR of every
-// partition where other members remain (the last member stays: it has every committed
-// record, and leads again when it returns).
-std::vector<PartitionUpdate> elect_on_fence(const MetadataImage& image, int32_t broker);
+// `broker` is being fenced: it leaves every ISR where other members remain (to the ELR when
+// the ISR falls below min.insync.replicas); each partition it led gets the first live ISR
+// member, else a live ELR member, else (unclean.leader.election.enable) any live replica,
+// else no leader (-1). `default_min_isr` applies to topics without their own setting.
+std::vector<PartitionUpdate> elect_on_fence(const MetadataImage& image, int32_t broker, int32_t default_min_isr);
 
-// `broker` is being unfenced: every partition without a leader whose ISR names it gets it.
-std::vector<PartitionUpdate> elect_on_unfence(const MetadataImage& image, int32_t broker);
+// `broker` is being unfenced: leaderless partitions it may lead get a leader.
+std::vector<PartitionUpdate> elect_on_unfence(const MetadataImage& image, int32_t broker, int32_t default_min_isr);
+
+// `broker` registered after an unclean stop (it may have lost unflushed data): it leaves
+// every ISR and ELR where another replica is eligible, and partitions it led are re-elected.
+std::vector<PartitionUpdate> elect_on_unclean_restart(const MetadataImage& image, int32_t broker,
+                                                      int32_t default_min_isr);
 
 }  // namespace brokerd::cluster

@@ -40,6 +40,10 @@ struct PartitionStats {
   int64_t log_end_offset = 0;
   int64_t high_watermark = 0;
   std::filesystem::path log_dir;  // the log dir holding the partition's directory
+  bool leader = false;            // this node leads it
+  int32_t replicas = 0;
+  int32_t isr = 0;                // the controller's ISR, as the leader knows it
+  int32_t min_isr = 1;
 };
 
 class PartitionManager {
@@ -155,6 +159,9 @@ class PartitionManager {
   mutable std::mutex followed_mu_;
   std::unordered_map<TopicPartition, int32_t> followed_;  // partition -> its leader
 };
+
+// Whether every log dir holds the marker of a clean shutdown (before load() removes it).
+bool log_dirs_shut_down_cleanly(const std::vector<std::filesystem::path>& log_dirs);
 
 // Reads "<log dir>/<topic>-<partition>/partition.metadata" (topic id), if present.
 std::optional<protocol::Uuid> read_partition_metadata(const std::filesystem::path& partition_dir);

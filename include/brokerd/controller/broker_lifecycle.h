@@ -38,6 +38,9 @@ class BrokerLifecycle {
   BrokerLifecycle(const BrokerLifecycle&) = delete;
   BrokerLifecycle& operator=(const BrokerLifecycle&) = delete;
 
+  // Whether this node's log dirs were shut down cleanly (KIP-966): a broker that was not may
+  // have lost unflushed data, and says so when it registers. Call before start().
+  void set_clean_shutdown(bool clean) { previous_epoch_ = clean ? 0 : -1; }
   void start();
   // Blocks until this broker is registered and unfenced, or `stop` says to give up (false).
   // Throws std::runtime_error when the controller refuses the registration for good (another
@@ -65,6 +68,7 @@ class BrokerLifecycle {
   const int64_t heartbeat_interval_ms_;
   const int64_t session_timeout_ms_;
   int64_t refused_since_ms_ = -1;  // first of a run of duplicate refusals
+  int64_t previous_epoch_ = 0;     // sent as PreviousBrokerEpoch: -1 after an unclean stop
   const protocol::Uuid incarnation_ = protocol::Uuid::random();
   ControllerClient client_;
   std::atomic<int64_t> epoch_{-1};

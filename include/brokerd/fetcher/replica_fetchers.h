@@ -20,6 +20,10 @@ class MetadataStore;
 class PartitionManager;
 }  // namespace brokerd::cluster
 
+namespace brokerd::metrics {
+class Counter;
+}  // namespace brokerd::metrics
+
 namespace brokerd::fetcher {
 
 struct FetcherOptions {
@@ -29,6 +33,7 @@ struct FetcherOptions {
   int32_t response_max_bytes = 10 << 20;      // replica.fetch.response.max.bytes
   int32_t wait_max_ms = 500;                  // replica.fetch.wait.max.ms
   int32_t backoff_ms = 200;                   // replica.fetch.backoff.ms
+  metrics::Counter* bytes_replicated = nullptr;  // bytes of batches fetched, when set
 };
 
 class ReplicaFetchers {

@@ -71,7 +71,8 @@ PartitionState on_broker_fenced(const PartitionState& s, BrokerId broker, const 
                                 int32_t min_isr, bool unclean_allowed, uint32_t bugs = 0);
 
 // A broker registered again after an unclean stop: it may have lost unflushed data, so it
-// leaves the ISR and the ELR even as the last member.
+// leaves the ISR and the ELR, even as the last ISR member, unless no other replica is
+// eligible at all (then it is all there is).
 PartitionState on_broker_unclean_restart(const PartitionState& s, BrokerId broker,
                                          const BrokerLiveness& brokers, int32_t min_isr,
                                          bool unclean_allowed, uint32_t bugs = 0);

@@ -56,6 +56,7 @@ class Replica {
   void apply(const PartitionState& state, int64_t now);
   // The topic's min.insync.replicas changed.
   void set_min_insync_replicas(int32_t n) { config_.min_insync_replicas = n; }
+  int32_t min_insync_replicas() const { return effective_min_isr(); }
   void tick(int64_t now);
 
   // Leader side.

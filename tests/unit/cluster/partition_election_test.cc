@@ -34,7 +34,7 @@ PartitionAssignment part(std::vector<int32_t> replicas, std::vector<int32_t> isr
 
 TEST(PartitionElection, FencedLeaderIsReplacedByALiveInSyncReplica) {
   auto image = image_with({part({1, 2, 3}, {1, 2, 3}, 1), part({2, 1, 3}, {2, 3}, 2), part({3, 1}, {3, 1}, 3)}, {1, 2, 3});
-  auto updates = elect_on_fence(image, 1);
+  auto updates = elect_on_fence(image, 1, 1);
   ASSERT_EQ(updates.size(), 2u);  // partition 1 does not involve broker 1
   EXPECT_EQ(updates[0].partition, 0);
   EXPECT_EQ(*updates[0].change.leader, 2);
@@ -47,7 +47,7 @@ TEST(PartitionElection, FencedLeaderIsReplacedByALiveInSyncReplica) {
 TEST(PartitionElection, NeverElectsOutsideTheIsrOrAFencedBroker) {
   // Broker 3 is in the ISR but fenced; broker 2 is live but not in the ISR.
   auto image = image_with({part({1, 2, 3}, {1, 3}, 1)}, {1, 2});
-  auto updates = elect_on_fence(image, 1);
+  auto updates = elect_on_fence(image, 1, 1);
   ASSERT_EQ(updates.size(), 1u);
   EXPECT_EQ(*updates[0].change.leader, -1);
   EXPECT_EQ(*updates[0].change.isr, std::vector<int32_t>{3});
@@ -55,16 +55,61 @@ TEST(PartitionElection, NeverElectsOutsideTheIsrOrAFencedBroker) {
 
 TEST(PartitionElection, LastInSyncReplicaStaysAndLeadsAgainWhenBack) {
   auto image = image_with({part({1}, {1}, 1), part({2}, {2}, 2)}, {1, 2, 3});
-  auto fenced = elect_on_fence(image, 1);
+  auto fenced = elect_on_fence(image, 1, 1);
   ASSERT_EQ(fenced.size(), 1u);
   EXPECT_EQ(*fenced[0].change.leader, -1);
   EXPECT_FALSE(fenced[0].change.isr) << "the last member stays in the ISR";
   auto after = image_with({part({1}, {1}, -1), part({2}, {2}, 2)}, {2, 3});
-  auto back = elect_on_unfence(after, 1);
+  auto back = elect_on_unfence(after, 1, 1);
   ASSERT_EQ(back.size(), 1u);
   EXPECT_EQ(back[0].partition, 0);
   EXPECT_EQ(*back[0].change.leader, 1);
-  EXPECT_TRUE(elect_on_unfence(after, 3).empty());
+  EXPECT_TRUE(elect_on_unfence(after, 3, 1).empty());
+}
+
+MetadataImage applied(MetadataImage image, const std::vector<PartitionUpdate>& updates) {
+  auto t = std::make_shared<TopicMetadata>(*image.topic("t"));
+  for (const auto& u : updates) {
+    auto& a = t->partitions[static_cast<size_t>(u.partition)];
+    if (u.change.isr) a.isr = *u.change.isr;
+    if (u.change.elr) a.elr = *u.change.elr;
+    if (u.change.leader) {
+      a.leader = *u.change.leader;
+      ++a.leader_epoch;
+    }
+  }
+  image.put_topic(t);
+  return image;
+}
+
+void set_live(MetadataImage& image, std::vector<int32_t> live) {
+  for (auto& b : image.brokers) b.fenced = std::find(live.begin(), live.end(), b.node_id) == live.end();
+}
+
+TEST(PartitionElection, EligibleReplicasLeadWhenTheLastInSyncReplicaLostItsData) {
+  // min.insync.replicas 2: the ISR {1, 2} loses 1, which stays eligible (ELR).
+  auto image = image_with({part({1, 2, 3}, {1, 2}, 1)}, {1, 2, 3});
+  image = applied(image, elect_on_fence(image, 1, 2));
+  set_live(image, {2, 3});
+  const auto* p = &image.topic("t")->partitions[0];
+  EXPECT_EQ(p->leader, 2);
+  EXPECT_EQ(p->isr, std::vector<int32_t>{2});
+  EXPECT_EQ(p->elr, std::vector<int32_t>{1});
+  // 2, the last in sync, dies: no leader (1 is down too).
+  image = applied(image, elect_on_fence(image, 2, 2));
+  set_live(image, {3});
+  EXPECT_EQ(image.topic("t")->partitions[0].leader, -1);
+  // 2 comes back after an unclean stop: it may have lost what it alone had committed, and
+  // 1 still holds it, so 2 is no longer eligible.
+  image = applied(image, elect_on_unclean_restart(image, 2, 2));
+  p = &image.topic("t")->partitions[0];
+  EXPECT_TRUE(p->isr.empty());
+  EXPECT_EQ(p->elr, std::vector<int32_t>{1});
+  // 1 returns and leads.
+  auto back = elect_on_unfence(image, 1, 2);
+  ASSERT_EQ(back.size(), 1u);
+  EXPECT_EQ(*back[0].change.leader, 1);
+  EXPECT_EQ(*back[0].change.isr, std::vector<int32_t>{1});
 }
 
 }  // namespace

@@ -58,9 +58,14 @@ TEST(ControllerRules, AnUncleanRestartLeavesIsrAndElr) {
   s.elr = {3};
   auto next = on_broker_unclean_restart(s, 3, live({1, 2}), 2, false);
   EXPECT_TRUE(next.elr.empty());
-  auto leader_gone = on_broker_unclean_restart(partition(1, 4, {1}), 1, live({2, 3}), 2, false);
-  EXPECT_EQ(leader_gone.leader, kNoBroker);
-  EXPECT_TRUE(leader_gone.isr.empty());
+  auto last = partition(1, 4, {1});
+  last.elr = {2};
+  auto leader_gone = on_broker_unclean_restart(last, 1, live({2, 3}), 2, false);
+  EXPECT_EQ(leader_gone.leader, 2) << "the eligible replica leads, not the one that lost data";
+  EXPECT_EQ(leader_gone.isr, std::vector<BrokerId>{2});
+  // With nobody else eligible, the restarted replica is all there is: it stays.
+  auto alone = on_broker_unclean_restart(partition(1, 4, {1}), 1, live({2, 3}), 2, false);
+  EXPECT_EQ(alone.isr, std::vector<BrokerId>{1});
 }
 
 TEST(ControllerRules, AlterPartitionChecksTheSenderAndTheVersion) {
