@@ -33,6 +33,7 @@
 #include "brokerd/metrics/registry.h"
 #include "brokerd/net/blocking_pool.h"
 #include "brokerd/net/reactor_pool.h"
+#include "brokerd/net/serial_worker.h"
 #include "brokerd/net/server.h"
 #include "brokerd/quorum/quorum_driver.h"
 #include "brokerd/quorum/settings.h"
@@ -253,14 +254,16 @@ int run(const brokerd::config::BrokerConfig& cfg) {
   });
   // And whatever was published between the load and the hook.
   boost::asio::co_spawn(reactors.executor(0), partitions.reconcile(metadata.image()), boost::asio::detached);
-  // Leaders ask the controller for ISR changes from the blocking pool (a forwarded call
-  // waits), and hand the answer back to the partition's core on its home shard.
+  // Leaders ask the controller for ISR changes from a thread of their own (a forwarded call
+  // waits for the controller; it must not hold the blocking pool's fsyncs), and hand the
+  // answer back to the partition's core on its home shard.
   auto& isr_shrinks = registry.counter("brokerd_isr_shrinks_total", "ISR changes this node's leaders made that removed replicas.");
   auto& isr_expands = registry.counter("brokerd_isr_expands_total", "ISR changes this node's leaders made that added replicas.");
-  partitions.on_alter_partition([&partitions, &metadata, &blocking, &isr_shrinks, &isr_expands](
+  net::SerialWorker isr_changes("isr-changes");
+  partitions.on_alter_partition([&partitions, &metadata, &isr_changes, &isr_shrinks, &isr_expands](
                                     const cluster::TopicPartition& tp, const protocol::Uuid& topic_id,
                                     replication::AlterPartitionRequest request) {
-    blocking.post([&partitions, &metadata, &isr_shrinks, &isr_expands, tp, topic_id, request] {
+    isr_changes.post([&partitions, &metadata, &isr_shrinks, &isr_expands, tp, topic_id, request] {
       auto answer = metadata.alter_partition(topic_id, tp.partition, request);
       boost::asio::post(partitions.executor_of(tp), [&partitions, &isr_shrinks, &isr_expands, tp, topic_id, answer] {
         cluster::Partition* p = partitions.local(tp);
@@ -325,6 +328,7 @@ int run(const brokerd::config::BrokerConfig& cfg) {
     if (http) http->set_ready(false);
     lifecycle.stop(true);  // fenced first: clients stop being sent here
     fetchers.stop();       // its rounds wait on the shards: before the reactors stop
+    isr_changes.stop();    // its answers go to the shards too
     partitions.stop();
     groups.stop();
     server.stop();

@@ -20,6 +20,7 @@ using protocol::ErrorCode;
 constexpr int16_t kCreateTopics = 19, kDeleteTopics = 20, kAlterConfigs = 33, kCreatePartitions = 37,
                   kAllocateProducerIds = 67, kAlterPartition = 56;
 constexpr int8_t kTopicResource = 2;
+constexpr int64_t kAlterPartitionTimeoutMs = 2000;
 
 cluster::ForwardedAnswer answer_of(int16_t code, const std::optional<std::string>& message) {
   cluster::ForwardedAnswer a;
@@ -36,12 +37,13 @@ ForwardingChannel::ForwardingChannel(quorum::QuorumDriver& quorum, int32_t node_
     : quorum_(quorum), timeout_ms_(timeout_ms), client_(fmt::format("brokerd-{}-forward", node_id), static_cast<int>(timeout_ms)) {}
 
 template <typename T, typename Req, typename Decode, typename Retry>
-T ForwardingChannel::call(int16_t api_key, int16_t version, const Req& req, Decode answer, Retry retry, T timed_out) {
+T ForwardingChannel::call(int16_t api_key, int16_t version, const Req& req, Decode answer, Retry retry, T timed_out,
+                          int64_t timeout_ms) {
   protocol::Writer w;
   req.encode(w, version);
   const Bytes body = std::move(w).finish_bytes();
   std::lock_guard lock(mu_);
-  const int64_t deadline = steady_clock_ms() + timeout_ms_;
+  const int64_t deadline = steady_clock_ms() + (timeout_ms > 0 ? std::min(timeout_ms, timeout_ms_) : timeout_ms_);
   while (steady_clock_ms() < deadline) {
     const int32_t leader = quorum_.status().leader_id;
     const quorum::Voter* to = nullptr;
@@ -212,7 +214,8 @@ cluster::AlterPartitionAnswer ForwardingChannel::alter_partition(const protocol:
   auto retry = [](const cluster::AlterPartitionAnswer& a) { return a.error == protocol::ErrorCode::not_controller; };
   cluster::AlterPartitionAnswer timed_out;
   timed_out.error = protocol::ErrorCode::request_timed_out;
-  return call(kAlterPartition, kAlterPartitionVersion, req, decode, retry, timed_out);
+  // Short: the leader asks again, and a stop waits for this call.
+  return call(kAlterPartition, kAlterPartitionVersion, req, decode, retry, timed_out, kAlterPartitionTimeoutMs);
 }
 
 std::optional<Bytes> ForwardingChannel::forward(int16_t api_key, int16_t version, const Bytes& body) {

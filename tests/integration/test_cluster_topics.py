@@ -127,6 +127,11 @@ def test_a_node_that_does_not_lead_a_partition_refuses_it(cluster):
         with kw.Connection(cluster.nodes[other].port) as conn:
             r = kw.produce(conn, "routing", part, batch, acks=1)
             assert r["error"] == NOT_LEADER_OR_FOLLOWER, r
+            # acks=all too, at once: a refused partition has nothing to wait for.
+            started = time.monotonic()
+            r = kw.produce(conn, "routing", part, batch, acks=-1, timeout_ms=30000)
+            assert r["error"] == NOT_LEADER_OR_FOLLOWER, r
+            assert time.monotonic() - started < 10, "the refusal waited for the request's timeout"
             f = kw.fetch(conn, "routing", part, 0, max_wait_ms=10)
             assert f["error"] == NOT_LEADER_OR_FOLLOWER, f
         with kw.Connection(cluster.nodes[leader].port) as conn:

@@ -88,6 +88,10 @@ def test_kill9_of_a_leader_loses_no_acknowledged_record(cluster):
     time.sleep(4)
     resumed = writer.acked_after(killed_at + 0.1, 0)  # acks already on the wire arrive at once
     cluster.nodes[victim].start(timeout=60)
+    # It says it did not stop cleanly (it may have lost unflushed data), so the controller
+    # no longer counts it eligible until it has caught up again.
+    assert any(f"registered broker {victim} " in n.all_logs() and "after an unclean stop" in n.all_logs()
+               for n in cluster.nodes.values())
     # The returning node catches up and rejoins every ISR.
     assert eventually(lambda: all(isr_of(cluster, "killed", p) == [1, 2, 3] for p in range(3)), 30)
     time.sleep(1)

@@ -15,6 +15,8 @@ class KeyedWriter:
                 "message.timeout.ms": 60000, "retry.backoff.ms": 50, "metadata.max.age.ms": 1000,
                 "topic.metadata.refresh.interval.ms": 500}
         base.update(conf)
+        self.errors = []  # client-level errors (error_cb), for the failure message
+        base["error_cb"] = lambda e: self.errors.append(str(e))
         self.producer = Producer(base)
         self.topic = topic
         self.keys = [f"key-{k}".encode() for k in range(keys)]
@@ -58,7 +60,8 @@ class KeyedWriter:
         self._stop.set()
         self._thread.join(timeout=10)
         left = self.producer.flush(flush_timeout)
-        assert left == 0, f"{left} records still undelivered after {flush_timeout}s"
+        assert left == 0, (f"{left} records still undelivered after {flush_timeout}s; failed {len(self.failed)} "
+                           f"{self.failed[:3]}; client errors {self.errors[-10:]}")
 
 
 def check_read_back(bootstrap, writer, partitions):

@@ -33,7 +33,8 @@ class ForwardingChannel final : public cluster::ControllerChannel {
   // Calls the leader until `answer` (which decodes a response body) returns something that
   // `retry` does not want sent again (NOT_CONTROLLER), or time runs out (then `timed_out`).
   template <typename T, typename Req, typename Decode, typename Retry>
-  T call(int16_t api_key, int16_t version, const Req& req, Decode answer, Retry retry, T timed_out);
+  T call(int16_t api_key, int16_t version, const Req& req, Decode answer, Retry retry, T timed_out,
+         int64_t timeout_ms = 0);
   template <typename Req, typename Decode>
   cluster::ForwardedAnswer call_one(int16_t api_key, int16_t version, const Req& req, Decode answer);
 

@@ -119,8 +119,6 @@ boost::asio::awaitable<net::Response> handle_produce(HandlerContext& ctx) {
                            if (slot && res.error == ErrorCode::none) {
                              p->await_replication(next_ack_id++, res.last_offset, deadline_ms, slot, now);
                              pm->after_replica_input(tp, *p);
-                           } else if (slot) {
-                             slot->done = true;
                            }
                            return r;
                          }});
@@ -132,6 +130,10 @@ boost::asio::awaitable<net::Response> handle_produce(HandlerContext& ctx) {
   auto results = co_await cluster::fan_out(std::move(tasks));
   for (size_t i = 0; i < results.size(); ++i) outcomes[task_slot[i]] = std::move(results[i]);
   if (waiter) {
+    // Only the appended partitions wait; a refused one (not the leader, too few in sync) has
+    // its answer already.
+    for (size_t i = 0; i < slots.size(); ++i)
+      if (outcomes[task_slot[i]].error != ErrorCode::none) slots[i].reset();
     auto all_done = [&] {
       return std::all_of(slots.begin(), slots.end(), [](const auto& s) { return !s || s->done.load(); });
     };
