@@ -82,13 +82,15 @@ void fail_all(PartitionManager& pm, const std::vector<Ask<T>>& asks) {
   for (auto& f : done) f.wait();
 }
 
+// The decoded answer aliases the response buffer (records are not copied out of it).
 template <typename Msg>
 std::optional<Msg> call(controller::ControllerClient& client, const quorum::Voter& leader, int16_t api, int16_t version,
                         const Bytes& body) {
-  auto resp = client.call(leader, api, version, body);
-  if (!resp) return std::nullopt;
+  auto got = client.call(leader, api, version, body);
+  if (!got) return std::nullopt;
+  auto resp = std::make_shared<const Bytes>(std::move(*got));
   try {
-    protocol::Reader r(*resp);
+    protocol::Reader r(*resp, resp);
     Msg m;
     m.decode(r, version);
     return m;
@@ -177,7 +179,7 @@ bool fetch(const FetcherOptions& options, PartitionManager& pm, const quorum::Vo
   bool any_error = false;
   for (const auto& a : asks) {
     auto it = answers.find(a.tp);
-    auto bytes = std::make_shared<Bytes>();
+    SharedBytes bytes;  // the batches, still in the response buffer
     replication::FetchResponse r;
     r.leader_epoch = a.request.current_leader_epoch;
     if (it == answers.end()) {
@@ -187,12 +189,16 @@ bool fetch(const FetcherOptions& options, PartitionManager& pm, const quorum::Vo
       r.error = static_cast<ErrorCode>(pd.error_code);
       r.high_watermark = pd.high_watermark;
       r.log_start_offset = pd.log_start_offset;
-      if (!pd.records.is_null) *bytes = pd.records.to_bytes();
-      if (options.bytes_replicated && !bytes->empty()) options.bytes_replicated->add(bytes->size());
+      if (pd.records.parts.size() == 1 && std::holds_alternative<SharedBytes>(pd.records.parts[0])) {
+        bytes = std::get<SharedBytes>(pd.records.parts[0]);
+      } else if (!pd.records.is_null && pd.records.size() > 0) {
+        bytes = SharedBytes::copy_of(pd.records.to_bytes());
+      }
+      if (options.bytes_replicated && bytes.size() > 0) options.bytes_replicated->add(bytes.size());
     }
     any_error = any_error || r.error != ErrorCode::none;
     done.push_back(on_shard(pm, a.tp, [r = std::move(r), bytes, now](Partition& p) mutable {
-      r.batches = split_batches(*bytes);
+      r.batches = split_batches(bytes.data);
       p.replica().handle_fetch_response(r, now);
       return true;
     }));
