@@ -6,22 +6,13 @@
 #include <fstream>
 #include <sstream>
 
+#include "brokerd/cluster/partition_election.h"
 #include "brokerd/common/clock.h"
 #include "brokerd/common/logger.h"
 
 namespace brokerd::cluster {
 
 namespace {
-
-replication::PartitionState state_of(const PartitionAssignment& a) {
-  replication::PartitionState s;
-  s.leader = a.leader;
-  s.leader_epoch = a.leader_epoch;
-  s.partition_epoch = a.partition_epoch;
-  s.replicas = a.replicas;
-  s.isr = a.isr;
-  return s;
-}
 
 replication::LeaderEpochCache read_epoch_checkpoint(const std::filesystem::path& dir) {
   std::ifstream in(dir / kLeaderEpochCheckpoint);
@@ -69,7 +60,7 @@ Partition::~Partition() = default;
 void Partition::apply_assignment(const PartitionAssignment& a, int32_t min_insync_replicas, int64_t now_ms) {
   const int32_t leader_before = leader(), epoch_before = leader_epoch();
   replica_->set_min_insync_replicas(min_insync_replicas);
-  replica_->apply(state_of(a), now_ms);
+  replica_->apply(replication_state(a), now_ms);
   if (leader() != leader_before || leader_epoch() != epoch_before) wake_waiters();
 }
 

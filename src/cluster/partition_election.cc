@@ -3,24 +3,12 @@
 #include <algorithm>
 #include <string>
 
-#include "brokerd/replication/partition_state.h"
 
 namespace brokerd::cluster {
 namespace {
 
 using replication::BrokerLiveness;
 using replication::PartitionState;
-
-PartitionState state_of(const PartitionAssignment& a) {
-  PartitionState s;
-  s.leader = a.leader;
-  s.leader_epoch = a.leader_epoch;
-  s.partition_epoch = a.partition_epoch;
-  s.replicas = a.replicas;
-  s.isr = a.isr;
-  s.elr = a.elr;
-  return s;
-}
 
 int32_t min_isr_of(const TopicMetadata& t, int32_t fallback) {
   auto it = t.configs.find("min.insync.replicas");
@@ -55,7 +43,7 @@ std::vector<PartitionUpdate> for_partitions_of(const MetadataImage& image, int32
     for (int32_t p = 0; p < t->partition_count(); ++p) {
       const PartitionAssignment& a = t->partitions[static_cast<size_t>(p)];
       if (!a.hosted_by(broker)) continue;
-      const PartitionState before = state_of(a);
+      const PartitionState before = replication_state(a);
       const PartitionState after = rule(*t, before);
       PartitionChange change;
       if (after.isr != before.isr) change.isr = after.isr;
@@ -68,6 +56,17 @@ std::vector<PartitionUpdate> for_partitions_of(const MetadataImage& image, int32
 }
 
 }  // namespace
+
+replication::PartitionState replication_state(const PartitionAssignment& a) {
+  PartitionState s;
+  s.leader = a.leader;
+  s.leader_epoch = a.leader_epoch;
+  s.partition_epoch = a.partition_epoch;
+  s.replicas = a.replicas;
+  s.isr = a.isr;
+  s.elr = a.elr;
+  return s;
+}
 
 std::vector<PartitionUpdate> elect_on_fence(const MetadataImage& image, int32_t broker, int32_t default_min_isr) {
   const auto live = liveness(image, broker, false);

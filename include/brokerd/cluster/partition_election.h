@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "brokerd/cluster/metadata_image.h"
+#include "brokerd/replication/partition_state.h"
 
 namespace brokerd::cluster {
 
@@ -24,6 +25,9 @@ struct PartitionUpdate {
   int32_t partition = 0;
   PartitionChange change;
 };
+
+// A partition as replication's rules see it.
+replication::PartitionState replication_state(const PartitionAssignment& a);
 
 // `broker` is being fenced: it leaves every ISR where other members remain (to the ELR when
 // the ISR falls below min.insync.replicas); each partition it led gets the first live ISR
