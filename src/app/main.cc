@@ -13,6 +13,8 @@
 #include <string>
 #include <vector>
 
+#include <fmt/format.h>
+
 #include "brokerd/cluster/metadata_store.h"
 #include "brokerd/cluster/node_identity.h"
 #include "brokerd/cluster/partition_manager.h"
@@ -265,11 +267,15 @@ int run(const brokerd::config::BrokerConfig& cfg) {
                                     replication::AlterPartitionRequest request) {
     isr_changes.post([&partitions, &metadata, &isr_shrinks, &isr_expands, tp, topic_id, request] {
       auto answer = metadata.alter_partition(topic_id, tp.partition, request);
-      boost::asio::post(partitions.executor_of(tp), [&partitions, &isr_shrinks, &isr_expands, tp, topic_id, answer] {
+      boost::asio::post(partitions.executor_of(tp), [&partitions, &isr_shrinks, &isr_expands, tp, topic_id, answer,
+                                                     request] {
         cluster::Partition* p = partitions.local(tp);
         if (!p || p->topic_id() != topic_id) return;
         replication::PartitionState s = p->replica().state();
-        if (answer.error == protocol::ErrorCode::none) {
+        if (answer.error != protocol::ErrorCode::none) {
+          module_logger("replication")->info("{}: ISR change to {} refused: {}", tp.dir_name(),
+                                             fmt::join(request.new_isr, ","), protocol::error_name(answer.error));
+        } else {
           if (answer.assignment.isr.size() < s.isr.size()) isr_shrinks.add();
           if (answer.assignment.isr.size() > s.isr.size()) isr_expands.add();
         }

@@ -39,7 +39,11 @@ class Partition::LogAdapter final : public replication::ReplicaLog {
       module_logger("cluster")->error("{}: replicated batch at {} not written: {}", log_.dir().string(), b.base_offset,
                                       res.message);
   }
-  void truncate_to(replication::Offset end) override { log_.truncate_to(end); }
+  void truncate_to(replication::Offset end) override {
+    module_logger("replication")->info("{}: truncating from {} to {}", log_.dir().filename().string(),
+                                       log_.log_end_offset(), end);
+    log_.truncate_to(end);
+  }
   void reset_to(replication::Offset start) override { log_.reset_to(start, wall_clock_ms()); }
 
  private:
