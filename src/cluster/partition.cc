@@ -81,7 +81,7 @@ void Partition::abandon() {
 storage::AppendResult Partition::append(std::span<std::byte> batches, int64_t now_ms, storage::AppendOrigin origin) {
   auto result = log_->append(batches, leader_epoch(), now_ms, origin);
   if (result.error == protocol::ErrorCode::none && !result.duplicate) {
-    replica_->on_appended(0, result.last_offset, 1, now_ms, now_ms);
+    replica_->leader_appended(now_ms);
     drain_replica();
     wake_waiters();
   }

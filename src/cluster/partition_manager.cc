@@ -204,6 +204,9 @@ void PartitionManager::reconcile_topic(Shard& shard, const TopicPtr& before, con
     }
   }
   if (!after) return;
+  // The topic's settings, once for all its partitions.
+  const auto effective = effective_topic_config(options_.topic_defaults, after->configs);
+  const auto min_isr = static_cast<int32_t>(std::stoll(effective.at("min.insync.replicas")));
   for (int32_t p = 0; p < after->partition_count(); ++p) {
     TopicPartition tp{after->name, p};
     const PartitionAssignment& a = *after->partition(p);
@@ -217,15 +220,12 @@ void PartitionManager::reconcile_topic(Shard& shard, const TopicPtr& before, con
       auto dir = choose_log_dir() / tp.dir_name();
       it = shard.partitions.emplace(tp, open_partition(tp, *after, dir, true)).first;
     } else if (it->second->applied_configs != after->configs) {
-      auto effective = effective_topic_config(options_.topic_defaults, after->configs);
       it->second->log().update_config(make_log_config(effective));
       it->second->flush_ms = std::stoll(effective.at("flush.ms"));
       it->second->applied_configs = after->configs;
     }
     const bool was_leader = it->second->is_leader();
     Partition& part = *it->second;
-    const auto min_isr = static_cast<int32_t>(
-        std::stoll(effective_topic_config(options_.topic_defaults, after->configs).at("min.insync.replicas")));
     part.apply_assignment(a, min_isr, wall_clock_ms());
     after_replica_input(tp, part);
     if (was_leader != part.is_leader()) shard.leadership_changed(tp, !was_leader);

@@ -82,11 +82,24 @@ void fail_all(PartitionManager& pm, const std::vector<Ask<T>>& asks) {
   for (auto& f : done) f.wait();
 }
 
-// The decoded answer aliases the response buffer (records are not copied out of it).
-template <typename Msg>
+// A new entry for tp in a request's per-topic list (topics in the order first named).
+template <typename Topics>
+auto& partition_entry(Topics& topics, std::map<std::string, size_t>& index, const TopicPartition& tp) {
+  auto [it, fresh] = index.try_emplace(tp.topic, topics.size());
+  if (fresh) topics.emplace_back().topic = tp.topic;
+  auto& p = topics[it->second].partitions.emplace_back();
+  p.partition = tp.partition;
+  return p;
+}
+
+// Sends `req`; the decoded answer aliases the response buffer (records are not copied out
+// of it).
+template <typename Msg, typename Req>
 std::optional<Msg> call(controller::ControllerClient& client, const quorum::Voter& leader, int16_t api, int16_t version,
-                        const Bytes& body) {
-  auto got = client.call(leader, api, version, body);
+                        const Req& req) {
+  protocol::Writer w;
+  req.encode(w, version);
+  auto got = client.call(leader, api, version, std::move(w).finish_bytes());
   if (!got) return std::nullopt;
   auto resp = std::make_shared<const Bytes>(std::move(*got));
   try {
@@ -107,17 +120,11 @@ bool ask_epoch_ends(const FetcherOptions& options, PartitionManager& pm, const q
   req.replica_id = options.node_id;
   std::map<std::string, size_t> topic_index;
   for (const auto& a : asks) {
-    auto [it, fresh] = topic_index.try_emplace(a.tp.topic, req.topics.size());
-    if (fresh) req.topics.emplace_back().topic = a.tp.topic;
-    auto& p = req.topics[it->second].partitions.emplace_back();
-    p.partition = a.tp.partition;
+    auto& p = partition_entry(req.topics, topic_index, a.tp);
     p.current_leader_epoch = a.request.current_leader_epoch;
     p.leader_epoch = a.request.leader_epoch;
   }
-  protocol::Writer w;
-  req.encode(w, kEpochEndVersion);
-  const Bytes body = std::move(w).finish_bytes();
-  auto resp = call<protocol::OffsetForLeaderEpochResponse>(client, leader, kEpochEnd, kEpochEndVersion, body);
+  auto resp = call<protocol::OffsetForLeaderEpochResponse>(client, leader, kEpochEnd, kEpochEndVersion, req);
   if (!resp) {
     fail_all(pm, asks);
     return false;
@@ -155,18 +162,12 @@ bool fetch(const FetcherOptions& options, PartitionManager& pm, const quorum::Vo
   req.session_epoch = -1;
   std::map<std::string, size_t> topic_index;
   for (const auto& a : asks) {
-    auto [it, fresh] = topic_index.try_emplace(a.tp.topic, req.topics.size());
-    if (fresh) req.topics.emplace_back().topic = a.tp.topic;
-    auto& p = req.topics[it->second].partitions.emplace_back();
-    p.partition = a.tp.partition;
+    auto& p = partition_entry(req.topics, topic_index, a.tp);
     p.current_leader_epoch = a.request.current_leader_epoch;
     p.fetch_offset = a.request.fetch_offset;
     p.partition_max_bytes = options.partition_max_bytes;
   }
-  protocol::Writer w;
-  req.encode(w, kFetchVersion);
-  const Bytes body = std::move(w).finish_bytes();
-  auto resp = call<protocol::FetchResponse>(client, leader, kFetch, kFetchVersion, body);
+  auto resp = call<protocol::FetchResponse>(client, leader, kFetch, kFetchVersion, req);
   if (!resp || resp->error_code != 0) {
     fail_all(pm, asks);
     return false;

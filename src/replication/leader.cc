@@ -42,6 +42,12 @@ void Replica::on_appended(uint64_t id, Offset last, int16_t acks, int64_t deadli
   complete_acks(now);
 }
 
+void Replica::leader_appended(int64_t now) {
+  if (!is_leader()) return;
+  maybe_advance_high_watermark();
+  complete_acks(now);
+}
+
 FetchDecision Replica::handle_fetch(const FetchRequest& r, int64_t now) {
   FetchDecision d;
   if (!is_leader() || !state_.is_replica(r.replica) || r.replica == config_.broker_id) {

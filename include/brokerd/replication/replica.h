@@ -61,6 +61,9 @@ class Replica {
 
   // Leader side.
   ErrorCode check_append(int16_t acks) const;
+  // The leader appended to its log (any origin): a partition whose ISR is the leader alone
+  // commits at once.
+  void leader_appended(int64_t now);
   // The leader's log holds [base, last] for request `id` (written now, or an idempotent
   // retry found there). acks=-1 completes once the high watermark passes `last`.
   void on_appended(uint64_t id, Offset last, int16_t acks, int64_t deadline, int64_t now);
