@@ -3,10 +3,12 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <limits>
 #include <random>
 #include <set>
 
 #include "brokerd/cluster/placement.h"
+#include "brokerd/common/clock.h"
 #include "brokerd/common/logger.h"
 #include "brokerd/protocol/wire.h"
 #include "cluster/metadata_records.h"
@@ -103,6 +105,12 @@ int32_t MetadataStore::controller_for_clients() const {
   const int32_t leader = controller_id();
   if (img->live(leader)) return leader;
   return img->live(self_id_) ? self_id_ : -1;
+}
+
+int64_t MetadataStore::image_age_ms() const {
+  if (!quorum_) return 0;
+  const int64_t at = quorum_->status().confirmed_at_ms;
+  return at < 0 ? std::numeric_limits<int64_t>::max() : std::max<int64_t>(0, steady_clock_ms() - at);
 }
 
 bool MetadataStore::leads() const {

@@ -32,6 +32,12 @@ struct HandlerContext {
 
 using Handler = boost::asio::awaitable<net::Response> (*)(HandlerContext&);
 
+// This node's id while its metadata image is older than broker.session.timeout.ms, else -2
+// (no node). The controller has fenced such a node and may have moved its leaderships, so
+// Metadata and FindCoordinator do not name it as a leader or coordinator until it has caught
+// up again: a client sent to a stale leader can keep retrying there.
+int32_t withheld_leader(const Services& services);
+
 boost::asio::awaitable<net::Response> handle_produce(HandlerContext& ctx);
 boost::asio::awaitable<net::Response> handle_fetch(HandlerContext& ctx);
 boost::asio::awaitable<net::Response> handle_list_offsets(HandlerContext& ctx);

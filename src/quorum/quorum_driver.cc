@@ -95,6 +95,7 @@ struct QuorumDriver::Impl : std::enable_shared_from_this<QuorumDriver::Impl> {
 
   mutable std::mutex status_mu;
   QuorumStatus status;
+  int64_t last_confirmed = -1;  // driver thread only
 
   // ---- driver thread only ----
 
@@ -249,6 +250,8 @@ struct QuorumDriver::Impl : std::enable_shared_from_this<QuorumDriver::Impl> {
     s.log_end_offset = node->log().end_offset();
     s.applied_offset = node->applied_offset();
     s.caught_up = caught_up();
+    if (s.applied_offset >= s.high_watermark) last_confirmed = node->confirmed_at(steady_clock_ms());
+    s.confirmed_at_ms = last_confirmed;
     if (s.role != raft::Role::leader && !proposals.empty()) fail_proposals("this node no longer leads the quorum");
     std::lock_guard lock(status_mu);
     status = s;

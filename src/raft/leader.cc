@@ -20,6 +20,23 @@ void RaftNode::leader_tick(int64_t now) {
   }
 }
 
+int64_t RaftNode::confirmed_at(int64_t now) const {
+  if (role_ != Role::leader) return confirmed_at_;
+  // The majority-th most recent contact among the voters, this leader's own being now.
+  std::vector<int64_t> contact;
+  for (ReplicaId v : config_.voters) {
+    if (v == config_.node_id) {
+      contact.push_back(now);
+    } else {
+      auto it = progress_.find(v);
+      contact.push_back(it == progress_.end() ? -1 : it->second.last_fetch);
+    }
+  }
+  if (contact.empty()) return now;  // an observer-only configuration has no voters to ask
+  std::sort(contact.begin(), contact.end(), std::greater<>());
+  return contact[majority() - 1];
+}
+
 void RaftNode::send_begin_quorum_epoch(int64_t now) {
   for (ReplicaId v : config_.voters) {
     if (v == config_.node_id || progress_[v].acknowledged) continue;

@@ -80,7 +80,7 @@ FetchDecision Replica::handle_fetch(const FetchRequest& r, int64_t now) {
   const auto isr = maximal_isr();
   const bool in_isr = std::find(isr.begin(), isr.end(), r.replica) != isr.end();
   const bool caught_up = p.log_end >= hw_ && p.log_end >= leader_epoch_start_;
-  if (!in_isr && !alter_ && (caught_up || config_.has_bug(Bug::isr_before_caught_up))) {
+  if (!in_isr && may_propose_isr(now) && (caught_up || config_.has_bug(Bug::isr_before_caught_up))) {
     std::vector<BrokerId> grown = state_.isr;
     grown.push_back(r.replica);
     propose_isr(std::move(grown), now);
@@ -108,8 +108,15 @@ EpochEndResponse Replica::handle_epoch_end(const EpochEndRequest& r) const {
 void Replica::handle_alter_partition(ErrorCode error, const PartitionState& state, int64_t now) {
   if (!alter_) return;
   alter_.reset();
-  if (error == ErrorCode::none) apply(state, now);
-  // Otherwise the controller's view is newer than ours: wait for it to arrive.
+  if (error == ErrorCode::none) {
+    apply(state, now);
+  } else {
+    alter_refused_at_ = now;  // the controller's view is newer than ours: wait for it to arrive
+  }
+}
+
+bool Replica::may_propose_isr(int64_t now) const {
+  return !alter_ && (alter_refused_at_ < 0 || now - alter_refused_at_ >= config_.alter_partition_retry_ms);
 }
 
 void Replica::propose_isr(std::vector<BrokerId> isr, int64_t now) {

@@ -20,6 +20,7 @@ void Replica::apply(const PartitionState& state, int64_t now) {
                  (state.leader_epoch == state_.leader_epoch && state.partition_epoch < state_.partition_epoch)))
     return;  // older than what this replica already knows
   const bool new_epoch = !known_ || state.leader_epoch > state_.leader_epoch;
+  if (new_epoch || state.partition_epoch != state_.partition_epoch) alter_refused_at_ = -1;  // news: may propose
   known_ = true;
   state_ = state;
   if (alter_ && alter_->request.partition_epoch != state_.partition_epoch) alter_.reset();
@@ -46,7 +47,7 @@ void Replica::tick(int64_t now) {
     alter_->sent_at = now;
     out_.alter_partition = alter_->request;
   }
-  if (alter_) return;
+  if (!may_propose_isr(now)) return;
   // Kafka's shrink rule: a follower that has not reached the leader's end within the lag time.
   std::vector<BrokerId> keep;
   bool shrink = false;

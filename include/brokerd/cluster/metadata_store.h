@@ -59,6 +59,11 @@ class MetadataStore final : public quorum::QuorumListener {
   int32_t controller_for_clients() const;
   // This node is the controller and has replayed everything before its epoch.
   bool leads() const;
+  // Milliseconds since this node last knew its image held everything the quorum had
+  // committed (QuorumStatus::confirmed_at_ms); very large before the first time. A node that
+  // was paused or cut off from the quorum sees it grow: its image may name leaders that the
+  // controller has since replaced.
+  int64_t image_age_ms() const;
 
   // Each validates first (name, counts, configs against the topic properties); with
   // validate_only nothing is written. Replicas are placed on the live brokers by the rule of

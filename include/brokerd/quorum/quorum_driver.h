@@ -68,6 +68,9 @@ struct QuorumStatus {
   // This node has applied everything the quorum had committed when it joined: a leader whose
   // epoch-start entry committed, or a replica that heard the leader's high watermark.
   bool caught_up = false;
+  // When this node last knew its applied metadata was current (raft::RaftNode::confirmed_at,
+  // counted only once everything committed is applied); steady ms, -1 before the first.
+  int64_t confirmed_at_ms = -1;
 };
 
 struct ProposeResult {

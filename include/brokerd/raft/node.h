@@ -62,6 +62,11 @@ class RaftNode {
   Offset epoch_start_offset() const { return epoch_start_offset_; }
   bool is_voter() const;
   const RaftLog& log() const { return log_; }
+  // When this replica last knew it held everything the quorum had committed: for a leader,
+  // the time by which a majority of voters had last fetched from it; for a follower or
+  // observer, the last fetch answer from its leader whose high watermark its log reached.
+  // -1 before the first. Steady milliseconds, as `now`.
+  int64_t confirmed_at(int64_t now) const;
 
  private:
   struct Progress {
@@ -169,6 +174,7 @@ class RaftNode {
   int64_t next_fetch_at_ = 0;
   int64_t inflight_ = 0;         // correlation id of the outstanding fetch, 0 if none
   int64_t inflight_deadline_ = 0;
+  int64_t confirmed_at_ = -1;    // see confirmed_at()
   size_t discover_index_ = 0;
   std::optional<SnapshotFetch> snapshot_fetch_;
 };

@@ -70,6 +70,8 @@ class Replica {
   FetchDecision handle_fetch(const FetchRequest& r, int64_t now);
   EpochEndResponse handle_epoch_end(const EpochEndRequest& r) const;
   void handle_alter_partition(ErrorCode error, const PartitionState& state, int64_t now);
+  // No ISR change is pending, and none was refused within the retry period.
+  bool may_propose_isr(int64_t now) const;
 
   // Follower side.
   std::optional<FollowerRequest> next_request(int64_t now);
@@ -128,6 +130,10 @@ class Replica {
   std::vector<std::pair<BrokerId, FollowerProgress>> followers_;
   std::vector<PendingAck> acks_;
   std::optional<PendingAlter> alter_;
+  // When the controller last refused an ISR change in this partition epoch: the next
+  // proposal waits alter_partition_retry_ms (the refusal usually means the controller's view
+  // has not reached this replica yet; proposing again on every fetch only repeats it).
+  int64_t alter_refused_at_ = -1;
   Phase phase_ = Phase::idle;
   bool in_flight_ = false;
   ReplicaOutput out_;

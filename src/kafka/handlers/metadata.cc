@@ -18,8 +18,10 @@ using protocol::MetadataRequest;
 using protocol::MetadataResponse;
 
 // Each partition as the image assigns it; replicas on brokers that are fenced or gone are
-// offline, and a partition without a leader answers LEADER_NOT_AVAILABLE.
-MetadataResponse::MetadataResponseTopic describe_topic(const cluster::TopicMetadata& t, const cluster::MetadataImage& image) {
+// offline, and a partition without a leader (or led by `withheld`, see withheld_leader)
+// answers LEADER_NOT_AVAILABLE.
+MetadataResponse::MetadataResponseTopic describe_topic(const cluster::TopicMetadata& t, const cluster::MetadataImage& image,
+                                                       int32_t withheld) {
   MetadataResponse::MetadataResponseTopic out;
   out.name = t.name;
   out.topic_id = t.id;
@@ -29,13 +31,13 @@ MetadataResponse::MetadataResponseTopic describe_topic(const cluster::TopicMetad
     const cluster::PartitionAssignment& a = t.partitions[static_cast<size_t>(p)];
     MetadataResponse::MetadataResponsePartition part;
     part.partition_index = p;
-    part.leader_id = a.leader;
+    part.leader_id = a.leader == withheld ? -1 : a.leader;
     part.leader_epoch = a.leader_epoch;
     part.replica_nodes = a.replicas;
     part.isr_nodes = a.isr;
     for (int32_t r : a.replicas)
       if (!image.live(r)) part.offline_replicas.push_back(r);
-    if (a.leader < 0) part.error_code = protocol::code(ErrorCode::leader_not_available);
+    if (part.leader_id < 0) part.error_code = protocol::code(ErrorCode::leader_not_available);
     out.partitions.push_back(std::move(part));
   }
   return out;
@@ -55,6 +57,7 @@ boost::asio::awaitable<net::Response> handle_metadata(HandlerContext& ctx) {
   auto req = ctx.decode<MetadataRequest>();
   auto& svc = ctx.services;
   auto image = svc.metadata.image();
+  const int32_t withheld = withheld_leader(svc);
 
   MetadataResponse resp;
   for (const auto& b : image->brokers) {
@@ -77,7 +80,7 @@ boost::asio::awaitable<net::Response> handle_metadata(HandlerContext& ctx) {
     image->for_each_topic([&](const cluster::TopicPtr& t) { all.push_back(t.get()); });
     std::sort(all.begin(), all.end(), [](const auto* a, const auto* b) { return a->name < b->name; });
     resp.topics.reserve(all.size());
-    for (const auto* t : all) resp.topics.push_back(describe_topic(*t, *image));
+    for (const auto* t : all) resp.topics.push_back(describe_topic(*t, *image, withheld));
     co_return ctx.respond(resp);
   }
 
@@ -87,7 +90,7 @@ boost::asio::awaitable<net::Response> handle_metadata(HandlerContext& ctx) {
       // Lookup by topic id (v10+).
       const auto* t = image->topic(requested.topic_id);
       if (t) {
-        resp.topics.push_back(describe_topic(*t, *image));
+        resp.topics.push_back(describe_topic(*t, *image, withheld));
       } else {
         // The response name is nullable from v12 only: v10-11 answer with an empty name.
         std::optional<std::string> no_name = ctx.version >= 12 ? std::nullopt : std::optional<std::string>("");
@@ -97,7 +100,7 @@ boost::asio::awaitable<net::Response> handle_metadata(HandlerContext& ctx) {
     }
     const std::string& name = *requested.name;
     if (const auto* t = image->topic(name)) {
-      resp.topics.push_back(describe_topic(*t, *image));
+      resp.topics.push_back(describe_topic(*t, *image, withheld));
       continue;
     }
     if (!cluster::valid_topic_name(name)) {
@@ -120,7 +123,7 @@ boost::asio::awaitable<net::Response> handle_metadata(HandlerContext& ctx) {
     if (change.image) co_await svc.partitions.reconcile(change.image);
     const cluster::TopicMetadata* created = change.topic ? change.topic.get() : svc.metadata.image()->topic(name);
     if (created) {
-      resp.topics.push_back(describe_topic(*created, *svc.metadata.image()));
+      resp.topics.push_back(describe_topic(*created, *svc.metadata.image(), withheld));
     } else {
       resp.topics.push_back(topic_error(name, {}, change.error == ErrorCode::none ? ErrorCode::leader_not_available : change.error));
     }

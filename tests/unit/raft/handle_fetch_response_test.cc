@@ -53,6 +53,21 @@ TEST_F(FollowerFixture, HighWatermarkLimitedByLocalLog) {
   EXPECT_EQ(h.node->high_watermark(), 1);
 }
 
+TEST_F(FollowerFixture, ConfirmedOnlyByAnAnswerWhoseHighWatermarkItHolds) {
+  EXPECT_EQ(h.node->confirmed_at(h.now), -1);
+  FetchResponse r;
+  r.high_watermark = 5;
+  r.entries = {entry(0, 5), entry(1, 5)};
+  answer(r);  // behind the leader's high watermark: not confirmed
+  EXPECT_EQ(h.node->confirmed_at(h.now), -1);
+  h.flush();
+  corr = pending();
+  h.now += 100;
+  r.entries = {entry(2, 5), entry(3, 5), entry(4, 5)};
+  answer(r);
+  EXPECT_EQ(h.node->confirmed_at(h.now + 900), h.now);
+}
+
 TEST_F(FollowerFixture, IgnoresLateAndDuplicatedResponses) {
   FetchResponse r;
   r.high_watermark = 0;

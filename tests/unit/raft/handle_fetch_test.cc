@@ -117,6 +117,18 @@ TEST_F(LeaderFixture, CheckQuorumResignsWithoutFetches) {
   EXPECT_EQ(h.node->role(), Role::resigned);
 }
 
+TEST_F(LeaderFixture, ConfirmedWhenAMajorityLastFetched) {
+  EXPECT_EQ(h.node->confirmed_at(h.now), -1);  // no follower has fetched in this epoch
+  const int64_t first = h.now;
+  fetch(2, 5, e);
+  EXPECT_EQ(h.node->confirmed_at(h.now + 100), first);  // the leader and voter 2 make a majority
+  h.now += 500;
+  fetch(3, 5, e);
+  EXPECT_EQ(h.node->confirmed_at(h.now), h.now);  // the most recent majority: the leader and 3
+  fetch(4, 5, e);  // an observer does not vouch for the leader
+  EXPECT_EQ(h.node->confirmed_at(h.now + 700), h.now);
+}
+
 TEST_F(LeaderFixture, DescribeQuorumReportsVoters) {
   fetch(2, 5, e);
   auto q = h.node->describe_quorum(h.now);

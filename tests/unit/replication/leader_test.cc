@@ -149,6 +149,21 @@ TEST_F(Leader, AFollowerRejoinsOnlyOnceItReachesTheHighWatermark) {
   EXPECT_EQ(r->high_watermark(), 11);
 }
 
+TEST_F(Leader, ARefusedIsrChangeIsProposedAgainOnlyAfterTheRetryPeriod) {
+  start(partition(1, 3, {1, 2}));
+  log.write(3, 10);
+  fetch(2, 10);
+  fetch(3, 10);
+  auto out = r->take_output();
+  ASSERT_TRUE(out.alter_partition);
+  r->handle_alter_partition(ErrorCode::ineligible_replica, partition(1, 3, {1, 2}), now);
+  fetch(3, 10);
+  EXPECT_FALSE(r->take_output().alter_partition) << "proposed again on the next fetch";
+  now += config.alter_partition_retry_ms;
+  fetch(3, 10);
+  EXPECT_TRUE(r->take_output().alter_partition);
+}
+
 TEST_F(Leader, AnswersWhereAnEpochEnded) {
   log.write(1, 4);
   epochs.assign(1, 0);

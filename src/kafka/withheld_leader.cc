@@ -1,0 +1,11 @@
+#include "brokerd/cluster/metadata_store.h"
+#include "brokerd/config/broker_config.h"
+#include "kafka/handler.h"
+
+namespace brokerd::kafka {
+
+int32_t withheld_leader(const Services& services) {
+  return services.metadata.image_age_ms() > services.config.integer("broker.session.timeout.ms") ? services.node_id : -2;
+}
+
+}  // namespace brokerd::kafka
