@@ -39,6 +39,7 @@
 #include "brokerd/net/server.h"
 #include "brokerd/quorum/quorum_driver.h"
 #include "brokerd/quorum/settings.h"
+#include "brokerd/replication/bugs.h"
 
 namespace {
 
@@ -47,6 +48,24 @@ constexpr int64_t kReactorDrainMs = 5000;
 // How long a metadata change forwarded to the controller may take (a new controller
 // included), as long as Kafka clients wait for an admin request by default.
 constexpr int64_t kForwardTimeoutMs = 30000;
+
+// The replication defects inject.bug names (replication::Bug). The setting exists only in
+// test builds (BROKERD_INJECT_BUGS), where the fault campaign proves it catches them.
+uint32_t injected_bugs(const brokerd::config::BrokerConfig& cfg) {
+#ifdef BROKERD_INJECT_BUGS
+  uint32_t bugs = 0;
+  for (const auto& name : cfg.list("inject.bug")) {
+    auto bug = brokerd::replication::bug_named(name);
+    if (!bug) throw std::runtime_error(fmt::format("inject.bug: unknown bug '{}'", name));
+    bugs |= static_cast<uint32_t>(*bug);
+    brokerd::module_logger("main")->warn("this test build injects the replication bug '{}'", name);
+  }
+  return bugs;
+#else
+  (void)cfg;
+  return 0;
+#endif
+}
 
 constexpr const char* kUsage =
     "usage: brokerd [--config FILE] [--override KEY=VALUE ...]\n"
@@ -169,6 +188,8 @@ int run(const brokerd::config::BrokerConfig& cfg) {
   controller::ForwardingChannel forwarding(quorum_driver, node_id, kForwardTimeoutMs);
   if (quorum::networked(quorum_options)) metadata.forward_to(&forwarding);
   metadata.set_default_min_isr(static_cast<int32_t>(cfg.integer("min.insync.replicas")));
+  const uint32_t bugs = injected_bugs(cfg);
+  metadata.set_injected_bugs(bugs);
   controller::BrokerRegistry broker_registry(metadata, quorum_driver, cfg.integer("broker.session.timeout.ms"));
   controller::ControllerDispatcher controller_dispatcher(quorum_driver, metadata, broker_registry, blocking);
   net::Server controller_server(reactors, blocking, controller_dispatcher, controller_listeners, server_cfg);
@@ -239,7 +260,10 @@ int run(const brokerd::config::BrokerConfig& cfg) {
   cluster::PartitionManager partitions(
       reactors, blocking,
       {node_id, log_dirs, cfg.topic_defaults(), cfg.integer("log.retention.check.interval.ms"),
-       cluster::PartitionManager::cleaner_settings_from(cfg), cfg.integer("replica.lag.time.max.ms")});
+       cluster::PartitionManager::cleaner_settings_from(cfg), cfg.integer("replica.lag.time.max.ms"),
+       bugs,
+       [&metadata, session = cfg.integer("broker.session.timeout.ms")] { return metadata.image_age_ms() <= session; },
+       cfg.integer("broker.session.timeout.ms")});
   auto group_settings = group::settings_from(cfg);
   // A node alone creates __consumer_offsets at once; a cluster on the first FindCoordinator,
   // when the brokers have registered, so that its partitions spread over all of them.

@@ -390,7 +390,7 @@ std::pair<ErrorCode, int64_t> MetadataStore::register_broker(BrokerInfo broker, 
   broker.fenced = true;
   std::vector<Bytes> records{register_broker_record(broker, listener)};
   std::vector<PartitionUpdate> updates;
-  if (!clean_shutdown) updates = elect_on_unclean_restart(*current, broker.node_id, default_min_isr_);
+  if (!clean_shutdown) updates = elect_on_unclean_restart(*current, broker.node_id, default_min_isr_, injected_bugs_);
   for (const auto& u : updates) records.push_back(partition_change_record(u.topic_id, u.partition, u.change));
   std::string why;
   if (ErrorCode e = commit(records, &why); e != ErrorCode::none) return {e, -1};
@@ -411,7 +411,8 @@ ErrorCode MetadataStore::set_broker_fenced(int32_t id, int64_t epoch, bool fence
   // With the leader elections it causes, in the same change.
   std::vector<Bytes> records{fence_broker_record(id, epoch, fenced)};
   const auto updates =
-      fenced ? elect_on_fence(*current, id, default_min_isr_) : elect_on_unfence(*current, id, default_min_isr_);
+      fenced ? elect_on_fence(*current, id, default_min_isr_, injected_bugs_)
+             : elect_on_unfence(*current, id, default_min_isr_, injected_bugs_);
   for (const auto& u : updates) records.push_back(partition_change_record(u.topic_id, u.partition, u.change));
   std::string why;
   if (ErrorCode e = commit(records, &why, wait); e != ErrorCode::none) return e;

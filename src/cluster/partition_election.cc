@@ -68,26 +68,29 @@ replication::PartitionState replication_state(const PartitionAssignment& a) {
   return s;
 }
 
-std::vector<PartitionUpdate> elect_on_fence(const MetadataImage& image, int32_t broker, int32_t default_min_isr) {
+std::vector<PartitionUpdate> elect_on_fence(const MetadataImage& image, int32_t broker, int32_t default_min_isr,
+                                            uint32_t bugs) {
   const auto live = liveness(image, broker, false);
   return for_partitions_of(image, broker, [&](const TopicMetadata& t, const PartitionState& s) {
-    return replication::on_broker_fenced(s, broker, live, min_isr_of(t, default_min_isr), unclean_of(t));
+    return replication::on_broker_fenced(s, broker, live, min_isr_of(t, default_min_isr), unclean_of(t), bugs);
   });
 }
 
-std::vector<PartitionUpdate> elect_on_unfence(const MetadataImage& image, int32_t broker, int32_t default_min_isr) {
+std::vector<PartitionUpdate> elect_on_unfence(const MetadataImage& image, int32_t broker, int32_t default_min_isr,
+                                              uint32_t bugs) {
   (void)default_min_isr;
   const auto live = liveness(image, broker, true);
   return for_partitions_of(image, broker, [&](const TopicMetadata& t, const PartitionState& s) {
-    return replication::on_broker_unfenced(s, live, unclean_of(t));
+    return replication::on_broker_unfenced(s, live, unclean_of(t), bugs);
   });
 }
 
 std::vector<PartitionUpdate> elect_on_unclean_restart(const MetadataImage& image, int32_t broker,
-                                                      int32_t default_min_isr) {
+                                                      int32_t default_min_isr, uint32_t bugs) {
   const auto live = liveness(image, broker, false);
   return for_partitions_of(image, broker, [&](const TopicMetadata& t, const PartitionState& s) {
-    return replication::on_broker_unclean_restart(s, broker, live, min_isr_of(t, default_min_isr), unclean_of(t));
+    return replication::on_broker_unclean_restart(s, broker, live, min_isr_of(t, default_min_isr), unclean_of(t),
+                                                   bugs);
   });
 }
 

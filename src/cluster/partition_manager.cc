@@ -120,6 +120,7 @@ std::unique_ptr<Partition> PartitionManager::open_partition(const TopicPartition
   replication::ReplicaConfig rc;
   rc.broker_id = options_.node_id;
   rc.replica_lag_time_max_ms = options_.replica_lag_time_max_ms;
+  rc.bugs = options_.replication_bugs;
   rc.min_insync_replicas = static_cast<int32_t>(std::stoll(effective.at("min.insync.replicas")));
   auto p = std::make_unique<Partition>(tp, topic.id, std::move(log), rc);
   p->last_flush_ms = wall_clock_ms();
@@ -438,7 +439,14 @@ boost::asio::awaitable<void> PartitionManager::background_loop(size_t index) {
     clean_due(shard, index, now);
     bool retention_due = now >= next_retention;
     if (retention_due) next_retention = now + options_.retention_check_interval_ms;
+    const bool metadata_current = !options_.metadata_current || options_.metadata_current();
     for (auto& [tp, p] : shard.partitions) {
+      const bool had_lease = !p->replica().lease_lost();
+      p->replica().check_lease(metadata_current, options_.session_timeout_ms, now);
+      if (had_lease && p->replica().lease_lost())
+        module_logger("replication")->warn("{}: no word from the quorum and no follower for {} ms: no longer "
+                                           "acting as leader until the metadata is current", tp.dir_name(),
+                                           options_.session_timeout_ms);
       p->replica().tick(now);
       after_replica_input(tp, *p);
       try {

@@ -37,6 +37,9 @@ constexpr PropertyDef kBroker[] = {
   {"connections.max.idle.ms", T::int64, "600000", 1000, INT64_MAX, {}, {}, true, "Idle connections are closed after this."},
   {"metrics.listener", T::string, "127.0.0.1:9644", INT64_MIN, INT64_MAX, {}, {}, true, "host:port of the HTTP endpoint serving /metrics (Prometheus), /health and /ready; empty disables it."},
   {"num.partitions", T::int32, "1", 1, 100000, {}, {}, false, "Partitions of auto-created topics."},
+#ifdef BROKERD_INJECT_BUGS
+  {"inject.bug", T::list, "", INT64_MIN, INT64_MAX, {}, {}, true, "Test builds only: replication defects to inject, by name (repl-sim --list-bugs)."},
+#endif
   {"replica.lag.time.max.ms", T::int64, "10000", 100, INT64_MAX, {}, {}, true, "A follower in the ISR that has not caught up with the leader's log end for this long is dropped from it."},
   {"num.replica.fetchers", T::int32, "1", 1, 64, {}, {}, true, "Fetch connections to each leader this node follows partitions of."},
   {"replica.fetch.max.bytes", T::int32, "1048576", 1024, kInt32Max, {}, {}, true, "Bytes a follower asks for per partition in one fetch (a larger first batch still comes whole)."},

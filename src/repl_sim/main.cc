@@ -4,29 +4,13 @@
 #include <cstdlib>
 #include <string>
 
+#include "brokerd/replication/bugs.h"
 #include "sim_cluster.h"
 
 using namespace brokerd::replication;
 using namespace brokerd::replication::sim;
 
 namespace {
-
-struct BugInfo {
-  const char* name;
-  Bug bug;
-  const char* what;
-};
-
-constexpr BugInfo kBugs[] = {
-    {"hw-before-isr", Bug::hw_before_isr,
-     "advance the high watermark before the slowest in-sync follower has the batch"},
-    {"elect-outside-isr", Bug::elect_outside_isr, "the controller elects any live replica, in sync or not"},
-    {"skip-truncation", Bug::skip_truncation,
-     "a follower keeps its log past the end of its last leader epoch on the new leader"},
-    {"isr-before-caught-up", Bug::isr_before_caught_up,
-     "a follower rejoins the ISR on its first fetch, before it reaches the high watermark"},
-    {"forget-epoch-cache", Bug::forget_epoch_cache, "the leader-epoch cache is empty after a restart"},
-};
 
 void usage() {
   std::fprintf(stderr,
@@ -66,12 +50,12 @@ int main(int argc, char** argv) {
       } else if (a == "--expect-violation") {
         expect_violation = true;
       } else if (a == "--list-bugs") {
-        for (const auto& b : kBugs) std::printf("%-22s %s\n", b.name, b.what);
+        for (const auto& b : known_bugs()) std::printf("%-22s %s\n", b.name, b.what);
         return 0;
       } else if (a == "--inject-bug") {
         const std::string name = value();
         bool found = false;
-        for (const auto& b : kBugs) {
+        for (const auto& b : known_bugs()) {
           if (name == b.name) {
             opt.bugs |= static_cast<uint32_t>(b.bug);
             found = true;
@@ -110,7 +94,7 @@ int main(int argc, char** argv) {
         for (const auto& l : cluster.trace_tail()) std::printf("  %s\n", l.c_str());
       }
       std::string bugs;
-      for (const auto& b : kBugs)
+      for (const auto& b : known_bugs())
         if (opt.bugs & static_cast<uint32_t>(b.bug)) bugs += std::string(" --inject-bug ") + b.name;
       std::printf("replay: repl-sim --nodes %d --duration-ms %lld --seed %llu --trace%s\n", opt.nodes,
                   static_cast<long long>(opt.duration_ms), static_cast<unsigned long long>(seed), bugs.c_str());

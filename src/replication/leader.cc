@@ -7,6 +7,7 @@ namespace brokerd::replication {
 
 void Replica::become_leader(int64_t now) {
   leading_ = true;
+  lease_lost_ = false;
   phase_ = Phase::idle;
   in_flight_ = false;
   alter_.reset();
@@ -25,7 +26,7 @@ void Replica::become_leader(int64_t now) {
 }
 
 ErrorCode Replica::check_append(int16_t acks) const {
-  if (!is_leader()) return ErrorCode::not_leader_or_follower;
+  if (!is_leader() || lease_lost_) return ErrorCode::not_leader_or_follower;
   if (acks == -1 && static_cast<int32_t>(state_.isr.size()) < effective_min_isr())
     return ErrorCode::not_enough_replicas;
   return ErrorCode::none;
@@ -115,6 +116,24 @@ void Replica::handle_alter_partition(ErrorCode error, const PartitionState& stat
   }
 }
 
+void Replica::check_lease(bool metadata_current, int64_t lease_ms, int64_t now) {
+  if (metadata_current || !is_leader()) {
+    lease_lost_ = false;
+    return;
+  }
+  if (lease_lost_) return;
+  bool others = false;
+  for (BrokerId b : state_.isr) {
+    if (b == config_.broker_id) continue;
+    others = true;
+    auto it = std::find_if(followers_.begin(), followers_.end(), [&](const auto& f) { return f.first == b; });
+    if (it != followers_.end() && now - it->second.last_fetch < lease_ms) return;  // still followed
+  }
+  if (!others) return;
+  lease_lost_ = true;
+  fail_acks(ErrorCode::not_leader_or_follower);
+}
+
 bool Replica::may_propose_isr(int64_t now) const {
   return !alter_ && (alter_refused_at_ < 0 || now - alter_refused_at_ >= config_.alter_partition_retry_ms);
 }
@@ -149,6 +168,7 @@ void Replica::maybe_advance_high_watermark() {
   std::sort(ends.begin(), ends.end());
   Offset candidate = ends.front();
   if (config_.has_bug(Bug::hw_before_isr) && ends.size() > 1) candidate = ends[1];
+  if (config_.has_bug(Bug::ack_after_leader_write)) candidate = log_.end_offset();
   if (candidate > hw_) hw_ = std::min(candidate, log_.end_offset());
 }
 

@@ -34,7 +34,15 @@ void Replica::apply(const PartitionState& state, int64_t now) {
 }
 
 void Replica::tick(int64_t now) {
+  const int64_t since_last = last_tick_ < 0 ? 0 : now - last_tick_;
+  last_tick_ = now;
   if (!leading_) return;
+  if (since_last > config_.replica_lag_time_max_ms / 2) {
+    // This replica itself stood still (a process pause, an overloaded host): its followers
+    // could not be seen fetching meanwhile. They get a new lag period rather than all being
+    // dropped from the ISR for the leader's own stall.
+    for (auto& [b, p] : followers_) p.last_caught_up = std::max(p.last_caught_up, now);
+  }
   for (auto it = acks_.begin(); it != acks_.end();) {
     if (it->deadline <= now) {
       out_.completions.push_back({it->id, ErrorCode::request_timed_out});

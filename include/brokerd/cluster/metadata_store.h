@@ -90,6 +90,9 @@ class MetadataStore final : public quorum::QuorumListener {
                                                           bool clean_shutdown = true);
   // The broker default of min.insync.replicas, for elections of topics without their own.
   void set_default_min_isr(int32_t n) { default_min_isr_ = n; }
+  // Defects of the replication rules to elect with (replication::Bug), in test builds only
+  // (BROKERD_INJECT_BUGS). Set before the quorum starts.
+  void set_injected_bugs(uint32_t bugs) { injected_bugs_ = bugs; }
   // Fences (heartbeats missed, shut down) or unfences (caught up) a registration.
   // `wait` bounds the wait for the commit (a stopping broker does not wait long).
   protocol::ErrorCode set_broker_fenced(int32_t id, int64_t epoch, bool fenced,
@@ -132,6 +135,7 @@ class MetadataStore final : public quorum::QuorumListener {
   std::unique_ptr<ProducerIdManager> producer_ids_;
   ControllerChannel* channel_ = nullptr;
   std::atomic<int32_t> default_min_isr_{1};
+  uint32_t injected_bugs_ = 0;
   std::mutex publish_mutex_;
   std::condition_variable published_;
   std::vector<std::function<void(std::shared_ptr<const MetadataImage>)>> publish_hooks_;

@@ -33,14 +33,16 @@ replication::PartitionState replication_state(const PartitionAssignment& a);
 // the ISR falls below min.insync.replicas); each partition it led gets the first live ISR
 // member, else a live ELR member, else (unclean.leader.election.enable) any live replica,
 // else no leader (-1). `default_min_isr` applies to topics without their own setting.
-std::vector<PartitionUpdate> elect_on_fence(const MetadataImage& image, int32_t broker, int32_t default_min_isr);
+std::vector<PartitionUpdate> elect_on_fence(const MetadataImage& image, int32_t broker, int32_t default_min_isr,
+                                            uint32_t bugs = 0);
 
 // `broker` is being unfenced: leaderless partitions it may lead get a leader.
-std::vector<PartitionUpdate> elect_on_unfence(const MetadataImage& image, int32_t broker, int32_t default_min_isr);
+std::vector<PartitionUpdate> elect_on_unfence(const MetadataImage& image, int32_t broker, int32_t default_min_isr,
+                                              uint32_t bugs = 0);
 
 // `broker` registered after an unclean stop (it may have lost unflushed data): it leaves
 // every ISR and ELR where another replica is eligible, and partitions it led are re-elected.
 std::vector<PartitionUpdate> elect_on_unclean_restart(const MetadataImage& image, int32_t broker,
-                                                      int32_t default_min_isr);
+                                                      int32_t default_min_isr, uint32_t bugs = 0);
 
 }  // namespace brokerd::cluster

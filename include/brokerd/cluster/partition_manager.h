@@ -63,6 +63,12 @@ class PartitionManager {
       int64_t io_max_bytes_per_second = 0;         // log.cleaner.io.max.bytes.per.second, 0 = off
     } cleaner;
     int64_t replica_lag_time_max_ms = 30000;  // replica.lag.time.max.ms
+    uint32_t replication_bugs = 0;  // replication::Bug, test builds only (inject.bug)
+    // Whether this node's metadata is known to be current (MetadataStore::image_age_ms within
+    // the session timeout), and the session timeout: together the leaders' lease
+    // (replication::Replica::check_lease). Unset: always current.
+    std::function<bool()> metadata_current;
+    int64_t session_timeout_ms = 3000;
   };
   static Options::Cleaner cleaner_settings_from(const config::BrokerConfig& cfg);
 

@@ -72,6 +72,15 @@ class Replica {
   void handle_alter_partition(ErrorCode error, const PartitionState& state, int64_t now);
   // No ISR change is pending, and none was refused within the retry period.
   bool may_propose_isr(int64_t now) const;
+  // The leader's lease (brokerd's rule, not Kafka's). While this node's metadata is not known
+  // to be current (it has not heard from the quorum for the session timeout) and no other ISR
+  // member has fetched from it for `lease_ms`, the controller has most likely fenced it and
+  // moved its leaderships: pending acks=all fail with NOT_LEADER_OR_FOLLOWER and appends are
+  // refused, so clients look for the new leader instead of waiting for a cut to heal. The
+  // lease is held again as soon as the metadata is current. A leader alone in its ISR keeps it
+  // (no other replica could have replaced it).
+  void check_lease(bool metadata_current, int64_t lease_ms, int64_t now);
+  bool lease_lost() const { return lease_lost_; }
 
   // Follower side.
   std::optional<FollowerRequest> next_request(int64_t now);
@@ -134,6 +143,8 @@ class Replica {
   // proposal waits alter_partition_retry_ms (the refusal usually means the controller's view
   // has not reached this replica yet; proposing again on every fetch only repeats it).
   int64_t alter_refused_at_ = -1;
+  bool lease_lost_ = false;  // see check_lease()
+  int64_t last_tick_ = -1;
   Phase phase_ = Phase::idle;
   bool in_flight_ = false;
   ReplicaOutput out_;

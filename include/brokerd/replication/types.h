@@ -21,6 +21,7 @@ enum class Bug : uint32_t {
   skip_truncation = 1u << 2,         // a new follower keeps its log past the leader epoch's end
   isr_before_caught_up = 1u << 3,    // a follower rejoins the ISR on its first fetch
   forget_epoch_cache = 1u << 4,      // the leader-epoch cache is empty after a restart
+  ack_after_leader_write = 1u << 5,  // the high watermark follows the leader's own log end
 };
 
 struct ReplicaConfig {

@@ -149,6 +149,25 @@ TEST_F(Leader, AFollowerRejoinsOnlyOnceItReachesTheHighWatermark) {
   EXPECT_EQ(r->high_watermark(), 11);
 }
 
+TEST_F(Leader, ALeaderThatStoodStillDoesNotDropItsFollowers) {
+  start(partition(1, 3, {1, 2, 3}));
+  fetch(2, 0);
+  fetch(3, 0);
+  r->tick(now);
+  now += 5 * config.replica_lag_time_max_ms;  // the leader was paused
+  r->tick(now);
+  EXPECT_FALSE(r->take_output().alter_partition);
+  fetch(2, 0);
+  for (int i = 0; i < 12; ++i) {  // ticks every 100 ms again; 2 fetches, 3 really is gone
+    now += config.replica_lag_time_max_ms / 10;
+    fetch(2, 0);
+    r->tick(now);
+  }
+  auto out = r->take_output();
+  ASSERT_TRUE(out.alter_partition);
+  EXPECT_EQ(out.alter_partition->new_isr, (std::vector<BrokerId>{1, 2}));
+}
+
 TEST_F(Leader, ARefusedIsrChangeIsProposedAgainOnlyAfterTheRetryPeriod) {
   start(partition(1, 3, {1, 2}));
   log.write(3, 10);
@@ -162,6 +181,35 @@ TEST_F(Leader, ARefusedIsrChangeIsProposedAgainOnlyAfterTheRetryPeriod) {
   now += config.alter_partition_retry_ms;
   fetch(3, 10);
   EXPECT_TRUE(r->take_output().alter_partition);
+}
+
+TEST_F(Leader, ALeaderWithStaleMetadataAndNoFollowerLosesItsLease) {
+  start(partition(1, 3, {1, 2, 3}));
+  const Offset last = log.write(3, 2);
+  r->on_appended(7, last, -1, now + 30000, now);
+  fetch(2, 0);
+  now += 2000;
+  r->check_lease(false, 3000, now);  // follower 2 fetched 2 s ago
+  EXPECT_FALSE(r->lease_lost());
+  now += 1500;
+  r->check_lease(true, 3000, now);  // no follower for 3.5 s, but the metadata is current
+  EXPECT_FALSE(r->lease_lost());
+  r->check_lease(false, 3000, now);
+  EXPECT_TRUE(r->lease_lost());
+  auto c = completions();
+  ASSERT_EQ(c.size(), 1u);
+  EXPECT_EQ(c[0].error, ErrorCode::not_leader_or_follower);
+  EXPECT_EQ(r->check_append(-1), ErrorCode::not_leader_or_follower);
+  EXPECT_EQ(r->check_append(1), ErrorCode::not_leader_or_follower);
+  r->check_lease(true, 3000, now);  // heard from the quorum again: still the leader
+  EXPECT_EQ(r->check_append(1), ErrorCode::none);
+}
+
+TEST_F(Leader, ALeaderAloneInItsIsrKeepsItsLease) {
+  start(partition(1, 3, {1}));
+  now += 60000;
+  r->check_lease(false, 3000, now);
+  EXPECT_FALSE(r->lease_lost());
 }
 
 TEST_F(Leader, AnswersWhereAnEpochEnded) {
