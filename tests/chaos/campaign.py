@@ -1,0 +1,238 @@
+#!/usr/bin/python3
+"""A fault campaign against a real brokerd cluster on this machine.
+
+  campaign.py --brokerd PATH --nodes 3|5 --duration SECONDS --seed N \
+              --nemesis kill,pause,restart-all,rolling-restart \
+              --workload idempotent,acks-all,acks1,acks0 --out DIR
+
+Starts the nodes (each in its own rack; RF 3, min.insync.replicas 2), runs the workloads
+against one topic, injects faults on the seed's schedule, heals everything, lets the cluster
+settle, reads every partition back and checks the history (checker.py). Writes
+DIR/history.jsonl (every operation), DIR/summary.json, DIR/report.md and keeps every node's
+logs under DIR/nodes. Exits 0 when no anomaly was found, 1 when one was, 2 when the campaign
+itself could not run. Every process it starts is stopped by pid before it exits.
+"""
+import argparse
+import json
+import os
+import random
+import signal
+import sys
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+sys.path.insert(0, str(HERE.parent / "utils"))
+
+import checker  # noqa: E402
+import replicas  # noqa: E402
+import report  # noqa: E402
+from nemesis import NEMESES, Nemesis  # noqa: E402
+from workloads import PROMISES, WORKLOADS, GroupConsumers, Recorder, Tailer, make_writer  # noqa: E402
+
+TOPIC = "chaos"
+RACKS = ("zone-a", "zone-b", "zone-c")
+SESSION_TIMEOUT_MS = 3000
+
+
+def parse_args(argv):
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--brokerd", required=True, help="the brokerd binary")
+    p.add_argument("--nodes", type=int, choices=(3, 5), default=3)
+    p.add_argument("--duration", type=float, default=120.0, help="seconds of faults")
+    p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--nemesis", default="kill,pause", help=f"any of {','.join(NEMESES)}")
+    p.add_argument("--workload", default="idempotent,acks1", help=f"any of {','.join(WORKLOADS)}")
+    p.add_argument("--partitions", type=int, default=6)
+    p.add_argument("--rate", type=float, default=200.0, help="records/s of each writer")
+    p.add_argument("--out", required=True)
+    p.add_argument("--broker-config", action="append", default=[], metavar="KEY=VALUE",
+                   help="an extra setting for every node (repeatable)")
+    p.add_argument("--expect-anomaly", metavar="NAME",
+                   help="succeed only if the check finds this anomaly (for brokers built to misbehave)")
+    return p.parse_args(argv)
+
+
+def main(argv=None):
+    args = parse_args(argv)
+    os.environ["BROKERD_BIN"] = str(Path(args.brokerd).resolve())
+    from cluster_harness import QuorumCluster  # reads BROKERD_BIN
+
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    log_file = open(out / "campaign.log", "w")
+
+    def log(msg):
+        line = f"[{time.strftime('%H:%M:%S')}] {msg}"
+        print(line, flush=True)
+        log_file.write(line + "\n")
+        log_file.flush()
+
+    overrides = {"min.insync.replicas": "2", "default.replication.factor": "3",
+                 "offsets.topic.replication.factor": "3", "broker.session.timeout.ms": str(SESSION_TIMEOUT_MS),
+                 "auto.create.topics.enable": "false"}
+    for kv in args.broker_config:
+        k, _, v = kv.partition("=")
+        overrides[k] = v
+    per_node = {i: {"broker.rack": RACKS[(i - 1) % len(RACKS)]} for i in range(1, args.nodes + 1)}
+    kinds = [k for k in args.nemesis.split(",") if k]
+    if "partition" in kinds:
+        import netns
+        if not netns.available():
+            print("the partition nemesis needs root and iproute2 (network namespaces)", file=sys.stderr)
+            return 2
+        cluster = netns.NetnsCluster(out / "nodes", voters=args.nodes, overrides=overrides, per_node=per_node)
+    else:
+        cluster = QuorumCluster(out / "nodes", voters=args.nodes, overrides=overrides, per_node=per_node)
+    # SIGTERM/SIGINT of the campaign still cleans up its nodes.
+    signal.signal(signal.SIGTERM, lambda *_: (_ for _ in ()).throw(KeyboardInterrupt()))
+
+    recorder = Recorder(out / "history.jsonl")
+    writers, tailer, nemesis, group = [], None, None, None
+    started = time.monotonic()
+    try:
+        cluster.start()
+        bootstrap = ",".join(n.bootstrap for n in cluster.nodes.values())
+        create_topic(bootstrap, args.partitions)
+        log(f"{args.nodes} nodes up, topic {TOPIC} with {args.partitions} partitions (RF 3, min ISR 2)")
+
+        def leader_of(r):
+            return leaders(bootstrap).get(r % args.partitions)
+
+        def settle(timeout=90.0):
+            t0 = time.monotonic()
+            deadline = t0 + timeout
+            while time.monotonic() < deadline:
+                if in_sync(bootstrap, args.partitions, 3):
+                    return time.monotonic() - t0
+                time.sleep(0.25)
+            log(f"not every replica back in sync within {timeout}s")
+            return time.monotonic() - t0
+
+        for kind in args.workload.split(","):
+            if kind == "group":
+                group = GroupConsumers(recorder, TOPIC, bootstrap, random.Random(args.seed * 7919 + 1)).start()
+            else:
+                writers.append(make_writer(kind, recorder, TOPIC, args.rate, bootstrap).start())
+        tailer = Tailer(recorder, TOPIC, args.partitions, bootstrap).start()
+        time.sleep(3.0)
+
+        def replicas_of(r):
+            m = describe(bootstrap).get(r % args.partitions)
+            return (m.leader, list(m.replicas)) if m is not None else (None, [])
+
+        nemesis = Nemesis(cluster, recorder, kinds, args.seed, SESSION_TIMEOUT_MS / 1000.0, leader_of,
+                          lambda: controller(bootstrap), settle, log,
+                          racks={i: props["broker.rack"] for i, props in per_node.items()},
+                          replicas_of=replicas_of, lag_s=int(overrides.get("replica.lag.time.max.ms", 10000)) / 1000.0)
+        nemesis.run(time.monotonic() + args.duration)
+        log("healing")
+        nemesis.heal_everything()
+        settled = settle()
+        log(f"settled after {settled:.1f}s; letting writes run 3s more")
+        time.sleep(3.0)
+        for w in writers:
+            w.stop(flush_timeout=60.0)
+        tailer.stop()
+        if group:
+            group.stop()
+            recorder.record({"type": "group-committed", "offsets": group.committed()})
+        final = read_back(bootstrap, args.partitions)
+        recorder.close()
+        result = checker.check(recorder.events(), final, {w.name: PROMISES[w.name] for w in writers})
+        ends = {p: (records[-1][0] + 1 if records else 0) for p, records in final.items()}
+        compared = replicas.divergence({i: n.data_dir for i, n in cluster.nodes.items()}, TOPIC, args.partitions, ends)
+        result["diverged"] = [c for c in compared if c["kind"] == "diverged"]
+        result["behind"] = [c for c in compared if c["kind"] == "behind"]
+        result["ok"] = result["ok"] and not result["diverged"]
+    except KeyboardInterrupt:
+        log("interrupted")
+        return 2
+    except Exception as e:  # the campaign itself failed: say so, keep the logs
+        log(f"campaign could not finish: {type(e).__name__}: {e}")
+        return 2
+    finally:
+        for n in cluster.nodes.values():
+            if n.proc is not None and n.proc.poll() is None:
+                try:
+                    n.proc.send_signal(signal.SIGCONT)
+                except ProcessLookupError:
+                    pass
+        if hasattr(cluster, "tear_down") and hasattr(cluster, "cut"):
+            cluster.tear_down()  # processes, then namespaces, links and bridge
+        else:
+            cluster.kill_all()
+
+    summary = {
+        "seed": args.seed, "nodes": args.nodes, "duration_s": args.duration, "partitions": args.partitions,
+        "nemesis": args.nemesis.split(","), "workload": args.workload.split(","),
+        "wall_s": round(time.monotonic() - started, 1),
+        "faults": len(nemesis.injected),
+        "operations": recorder.counts,
+        "unanswered": {w.name: w.unanswered for w in writers},
+        "tailer_read": tailer.read,
+        "ok": result["ok"],
+        "anomalies": checker.named_anomalies(result),
+        "result": result,
+    }
+    (out / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
+    (out / "report.md").write_text(report.markdown(summary, nemesis.injected))
+    verdict = "ok" if result["ok"] else "ANOMALIES: " + ", ".join(summary["anomalies"])
+    log(f"{verdict}; {summary['faults']} faults, {result['acknowledged']} acknowledged, "
+        f"{len(result['lost'])} lost, {result['lost_unsafe']} lost by acks<all writers; report in {out}/report.md")
+    if args.expect_anomaly:
+        found = args.expect_anomaly in summary["anomalies"]
+        log(f"expected anomaly '{args.expect_anomaly}': {'found' if found else 'NOT found'}")
+        return 0 if found else 1
+    return 0 if result["ok"] else 1
+
+
+def create_topic(bootstrap, partitions):
+    from confluent_kafka.admin import AdminClient, NewTopic
+    a = AdminClient({"bootstrap.servers": bootstrap})
+    a.create_topics([NewTopic(TOPIC, num_partitions=partitions, replication_factor=3)],
+                    operation_timeout=30)[TOPIC].result(timeout=30)
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        if in_sync(bootstrap, partitions, 3):
+            return
+        time.sleep(0.2)
+    raise TimeoutError("the topic's partitions did not get leaders")
+
+
+def describe(bootstrap):
+    from confluent_kafka.admin import AdminClient
+    try:
+        md = AdminClient({"bootstrap.servers": bootstrap}).list_topics(topic=TOPIC, timeout=5)
+        t = md.topics.get(TOPIC)
+        return t.partitions if t is not None and t.error is None else {}
+    except Exception:
+        return {}
+
+
+def controller(bootstrap):
+    from confluent_kafka.admin import AdminClient
+    try:
+        return AdminClient({"bootstrap.servers": bootstrap}).list_topics(timeout=5).controller_id
+    except Exception:
+        return None
+
+
+def leaders(bootstrap):
+    return {p: m.leader for p, m in describe(bootstrap).items() if m.leader >= 0}
+
+
+def in_sync(bootstrap, partitions, rf):
+    parts = describe(bootstrap)
+    return len(parts) == partitions and all(m.leader >= 0 and len(m.isrs) == rf for m in parts.values())
+
+
+def read_back(bootstrap, partitions):
+    import clients
+    got = clients.read_all(bootstrap, TOPIC, partitions, timeout=120)
+    return {p: [(m.offset(), m.value().decode(errors="replace")) for m in msgs] for p, msgs in got.items()}
+
+
+if __name__ == "__main__":
+    sys.exit(main())

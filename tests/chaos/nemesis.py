@@ -1,0 +1,226 @@
+"""Faults on a schedule fixed by the seed. Each fault is injected, lasts, is healed, and the
+campaign then waits for the cluster to settle (every replica back in its ISR) before the next
+quiet period: faults come one at a time, the case in which acks=all with
+min.insync.replicas=2 promises that nothing acknowledged is lost.
+
+  kill             kill -9 of a node (a random one, the controller, or the leader of a
+                   partition), restarted a few seconds later
+  pause            SIGSTOP, then SIGCONT: shorter or longer than the session timeout
+  restart-all      every node at once, cleanly (SIGTERM) or not (kill -9), then all started
+  rolling-restart  each node in turn, cleanly, waiting for its return
+  lagging-kill     two faults at once: a follower of a partition is paused until it has left
+                   the ISR (replica.lag.time.max.ms), then the partition's leader is killed
+                   while it is still paused (the one election where an out-of-sync replica
+                   is alive and must not be chosen)
+  partition        a network cut for a while (clusters in network namespaces only): a node cut
+                   from everyone, the leader of a partition cut from the other nodes but not
+                   from its clients, a zone (rack) cut from the others, a majority/minority
+                   split, or a one-way cut from one node to another
+"""
+import random
+import signal
+import time
+
+NEMESES = ("kill", "pause", "restart-all", "rolling-restart", "partition", "lagging-kill")
+
+
+class Nemesis:
+    def __init__(self, cluster, recorder, kinds, seed, session_timeout_s, leader_of, controller, settle, log,
+                 racks=None, replicas_of=None, lag_s=10.0):
+        for k in kinds:
+            if k not in NEMESES:
+                raise ValueError(f"unknown nemesis {k!r} (known: {', '.join(NEMESES)})")
+        if "partition" in kinds and not hasattr(cluster, "cut"):
+            raise ValueError("the partition nemesis needs a cluster in network namespaces")
+        self.racks = racks or {}
+        self.replicas_of = replicas_of  # a number -> (leader, replicas) of one partition
+        self.lag_s = lag_s              # replica.lag.time.max.ms, in seconds
+        self.cluster = cluster
+        self.recorder = recorder
+        self.kinds = list(kinds)
+        self.rng = random.Random(seed)
+        self.session_s = session_timeout_s
+        self.leader_of = leader_of    # a number -> the leader of one partition (or None)
+        self.controller = controller  # () -> the controller's id (or None)
+        self.settle = settle          # waits until every replica is back in sync; returns seconds
+        self.log = log
+        self.injected = []
+
+    def run(self, until):
+        """Faults until the monotonic time `until` (the one in progress finishes)."""
+        while time.monotonic() < until:
+            quiet = self.rng.uniform(2.0, 5.0)
+            time.sleep(min(quiet, max(0.0, until - time.monotonic())))
+            if time.monotonic() >= until:
+                break
+            kind = self.rng.choice(self.kinds)
+            getattr(self, kind.replace("-", "_"))()
+            settled = self.settle()
+            self.log(f"settled after {settled:.1f}s")
+
+    # -- faults ---------------------------------------------------------------------------
+
+    def _fault(self, kind, target, **extra):
+        event = {"type": "fault", "kind": kind, "target": target}
+        event.update(extra)
+        self.recorder.record(event)
+        self.injected.append(event)
+        self.log(f"fault {kind} on {target}")
+        return event
+
+    def _healed(self, event):
+        self.recorder.record({"type": "heal", "kind": event["kind"], "target": event["target"]})
+
+    def _running(self):
+        return sorted(i for i, n in self.cluster.nodes.items() if n.running())
+
+    def _pick(self):
+        how = self.rng.choice(("random", "controller", "leader"))
+        running = self._running()
+        choice = self.rng.choice(running)  # drawn every time, so the schedule does not depend on the cluster
+        if how == "controller":
+            c = self.controller()
+            if c in running:
+                return how, c
+        elif how == "leader":
+            leader = self.leader_of(self.rng.randrange(1 << 16))
+            if leader in running:
+                return how, leader
+        return "random", choice
+
+    def kill(self):
+        how, node = self._pick()
+        down_s = self.rng.uniform(1.0, 6.0)
+        event = self._fault(f"kill-{how}", node)
+        self.cluster.nodes[node].kill()
+        time.sleep(down_s)
+        self.cluster.nodes[node].start(timeout=self.cluster.START_TIMEOUT_S)
+        self._healed(event)
+
+    def pause(self):
+        how, node = self._pick()
+        long = self.rng.random() < 0.5
+        paused_s = self.session_s * (self.rng.uniform(1.5, 3.0) if long else self.rng.uniform(0.2, 0.7))
+        event = self._fault("pause-long" if long else "pause-short", node, seconds=round(paused_s, 2))
+        proc = self.cluster.nodes[node].proc
+        proc.send_signal(signal.SIGSTOP)
+        try:
+            time.sleep(paused_s)
+        finally:
+            proc.send_signal(signal.SIGCONT)
+        self._healed(event)
+
+    def lagging_kill(self):
+        # A partition whose leader and paused follower are not the controller: the ISR change
+        # has to reach the controller while the follower is paused.
+        start = self.rng.randrange(1 << 16)
+        c = self.controller()
+        running = self._running()
+        leader = follower = None
+        for r in range(start, start + 64):
+            lead, replicas = self.replicas_of(r)
+            followers = [x for x in replicas if x not in (lead, c) and x in running]
+            if lead in running and lead != c and followers:
+                leader, follower = lead, followers[r % len(followers)]
+                break
+        if leader is None:
+            return self.kill()
+        event = self._fault("lagging-kill", f"{follower}/{leader}")
+        slow = self.cluster.nodes[follower].proc
+        slow.send_signal(signal.SIGSTOP)
+        try:
+            time.sleep(self.lag_s + 0.5)  # the leader drops it from the ISR
+            self.cluster.nodes[leader].kill()
+            time.sleep(0.3)
+        finally:
+            slow.send_signal(signal.SIGCONT)
+        time.sleep(self.rng.uniform(2.0, 5.0))
+        self.cluster.nodes[leader].start(timeout=self.cluster.START_TIMEOUT_S)
+        self._healed(event)
+
+    def restart_all(self):
+        clean = self.rng.random() < 0.5
+        event = self._fault("restart-all-clean" if clean else "restart-all-unclean", "all")
+        for n in self.cluster.nodes.values():
+            if not n.running():
+                continue
+            if clean:
+                n.proc.send_signal(signal.SIGTERM)
+            else:
+                n.kill()
+        for n in self.cluster.nodes.values():
+            if n.proc is not None:
+                try:
+                    n.proc.wait(timeout=30)
+                except Exception:
+                    n.kill()
+        for n in self.cluster.nodes.values():
+            n.start(wait=False)
+        for n in self.cluster.nodes.values():
+            n.wait_until_serving(self.cluster.START_TIMEOUT_S)
+        self._healed(event)
+
+    def rolling_restart(self):
+        event = self._fault("rolling-restart", "all")
+        for i in sorted(self.cluster.nodes):
+            n = self.cluster.nodes[i]
+            if n.running():
+                n.proc.send_signal(signal.SIGTERM)
+                n.proc.wait(timeout=30)
+            n.start(timeout=self.cluster.START_TIMEOUT_S)
+            self.settle()
+        self._healed(event)
+
+    def partition(self):
+        ids = sorted(self.cluster.nodes)
+        how = self.rng.choice(("isolate", "isolate-leader", "zone", "split", "one-way"))
+        cut_s = self.session_s * self.rng.uniform(0.5, 3.0)
+        pick = self.rng.choice(ids)
+        other = self.rng.choice([i for i in ids if i != pick])
+        minority = self.rng.sample(ids, (len(ids) - 1) // 2)
+        if how == "isolate-leader":
+            leader = self.leader_of(self.rng.randrange(1 << 16))
+            pick = leader if leader in ids else pick
+        cuts = []
+        if how in ("isolate", "isolate-leader"):
+            side = [pick]
+            cuts = [(a, b) for a in side for b in ids if b not in side]
+            if how == "isolate":
+                cuts += [(pick, "clients")]
+            target = pick
+        elif how == "zone":
+            rack = self.racks[pick]
+            side = [i for i in ids if self.racks[i] == rack]
+            target = rack
+        elif how == "split":
+            side = minority
+            target = "+".join(map(str, sorted(side)))
+        else:
+            cuts = [(pick, other)]
+            target = f"{pick}->{other}"
+        if how in ("zone", "split"):
+            cuts = [(a, b) for a in side for b in ids if b not in side]
+        if how != "one-way":
+            cuts += [(b, a) for a, b in cuts if b != "clients"]
+        event = self._fault(f"partition-{how}", target, seconds=round(cut_s, 2))
+        try:
+            for a, b in cuts:
+                self.cluster.cut(a, b)
+            time.sleep(cut_s)
+        finally:
+            self.cluster.heal()
+        self._healed(event)
+
+    def heal_everything(self):
+        """The end of a run: every cut healed, every paused node resumed, every stopped node
+        started."""
+        if hasattr(self.cluster, "heal"):
+            self.cluster.heal()
+        for n in self.cluster.nodes.values():
+            if n.running():
+                n.proc.send_signal(signal.SIGCONT)
+        for n in self.cluster.nodes.values():
+            if not n.running():
+                n.start(wait=False)
+        for n in self.cluster.nodes.values():
+            n.wait_until_serving(self.cluster.START_TIMEOUT_S)

@@ -1,0 +1,165 @@
+"""The checker over hand-made histories: a clean run passes, and each anomaly is named."""
+from checker import check, named_anomalies
+
+WRITERS = {"w": {"durable": True, "idempotent": True}, "u": {"durable": False, "idempotent": False}}
+
+
+def send(v, t=0.0, w="w"):
+    return {"type": "send", "t": t, "writer": w, "value": v}
+
+
+def ack(v, p, o, t=0.1, w="w"):
+    return {"type": "ack", "t": t, "writer": w, "value": v, "partition": p, "offset": o}
+
+
+def clean():
+    h = [send("w|a|0"), send("w|a|1"), send("w|b|0"),
+         ack("w|a|0", 0, 0), ack("w|a|1", 0, 1), ack("w|b|0", 1, 0)]
+    final = {0: [(0, "w|a|0"), (1, "w|a|1")], 1: [(0, "w|b|0")]}
+    return h, final
+
+
+def test_a_clean_history_passes():
+    h, final = clean()
+    r = check(h, final, WRITERS)
+    assert r["ok"] and named_anomalies(r) == []
+    assert r["acknowledged"] == 3 and r["read"] == 3
+
+
+def test_an_acknowledged_record_missing_is_lost():
+    h, final = clean()
+    final[0] = final[0][:1]
+    r = check(h, final, WRITERS)
+    assert r["lost"] == ["w|a|1"] and named_anomalies(r) == ["lost"]
+
+
+def test_losses_of_writers_that_promise_nothing_are_counted_not_failed():
+    h, final = clean()
+    h += [send("u|a|0", w="u"), ack("u|a|0", 1, 1, w="u")]
+    r = check(h, final, WRITERS)
+    assert r["ok"] and r["lost_unsafe"] == 1
+
+
+def test_an_idempotent_writers_record_read_twice_is_a_duplicate():
+    h, final = clean()
+    final[0].append((2, "w|a|1"))
+    r = check(h, final, WRITERS)
+    assert r["duplicates"] == ["w|a|1"]
+    assert "reordered" in named_anomalies(r)  # the copy also breaks the key's order
+
+
+def test_a_key_read_out_of_order_is_reordered():
+    h = [send("w|a|0"), send("w|a|1"), ack("w|a|1", 0, 0), ack("w|a|0", 0, 1)]
+    final = {0: [(0, "w|a|1"), (1, "w|a|0")]}
+    r = check(h, final, WRITERS)
+    assert [x["value"] for x in r["reordered"]] == ["w|a|0"]
+
+
+def test_a_record_never_sent_is_unexpected():
+    h, final = clean()
+    final[1].append((1, "w|z|9"))
+    r = check(h, final, WRITERS)
+    assert r["unexpected"] == ["w|z|9"]
+
+
+def test_a_record_read_at_another_offset_than_acknowledged_has_moved():
+    h, final = clean()
+    final[1] = [(0, "x"), (1, "w|b|0")]
+    h.append(send("x"))
+    r = check(h, final, WRITERS)
+    assert [m["value"] for m in r["moved"]] == ["w|b|0"]
+
+
+def test_a_write_acknowledged_without_an_offset_has_not_moved():
+    h, final = clean()
+    h += [send("u|a|0", w="u"), ack("u|a|0", 1, -1, w="u")]
+    final[1].append((1, "u|a|0"))
+    assert check(h, final, WRITERS)["ok"]
+
+
+def test_an_offset_that_held_another_value_earlier_changed():
+    h, final = clean()
+    h.append({"type": "read", "t": 0.2, "reader": "r", "partition": 0, "offset": 1, "value": "w|a|0"})
+    r = check(h, final, WRITERS)
+    assert r["offset_changed"] and r["offset_changed"][0]["final"] == "w|a|1"
+
+
+def test_availability_is_the_longest_stop_of_durable_acknowledgements_after_each_fault():
+    a_acks = [0.9, 1.0, 2.05, 2.1, 2.5, 2.6, 4.6, 4.7, 6.2, 7.5]
+    b_acks = [1.0, 5.0, 5.1, 6.9]
+    h = [ack(f"w|a|{i}", 0, i, t=t) for i, t in enumerate(a_acks)] + \
+        [ack(f"w|b|{i}", 1, i, t=t) for i, t in enumerate(b_acks)] + \
+        [ack("u|a|0", 1, 9, t=3.0, w="u"),  # acks=1 acknowledgements do not count
+         {"type": "fault", "t": 2.0, "kind": "kill", "target": 1},
+         {"type": "fault", "t": 6.0, "kind": "kill", "target": 2},
+         {"type": "fault", "t": 7.0, "kind": "pause", "target": 2}]
+    final = {0: [(i, f"w|a|{i}") for i in range(len(a_acks))], 1: [(i, f"w|b|{i}") for i in range(len(b_acks))]}
+    final[1].append((9, "u|a|0"))
+    a = check(h, final, WRITERS)["availability"]
+    # After t=2: partition 0 stops for 2.0 s (2.6 -> 4.6), partition 1 for 3.0 s (2.0 -> 5.0).
+    # After t=6: partition 0 stops 1.3 s (6.2 -> 7.5, past the next fault), partition 1 0.9 s;
+    # after t=7 partition 1 never acknowledges again.
+    assert a["kill"]["faults"] == 2 and a["kill"]["max_s"] == 3.0 and a["kill"]["p50_s"] == 1.3
+    assert a["pause"]["never_resumed"] == 1
+
+
+def test_replicas_that_differ_below_the_end_are_found(tmp_path):
+    import struct
+    from replicas import divergence
+
+    def batch(base, last, crc):
+        body = struct.pack(">ibI", 0, 2, crc) + struct.pack(">hi", 0, last - base) + b"\0" * 30
+        return struct.pack(">qi", base, len(body)) + body
+
+    for node, crcs in ((1, (7, 8, 9)), (2, (7, 8, 5)), (3, (7, 8))):
+        d = tmp_path / f"n{node}" / "t-0"
+        d.mkdir(parents=True)
+        (d / "00000000000000000000.log").write_bytes(
+            b"".join(batch(i * 2, i * 2 + 1, c) for i, c in enumerate(crcs)) + b"\0" * 64)
+    nodes = {n: tmp_path / f"n{n}" for n in (1, 2, 3)}
+    found = {f["nodes"][1]: f for f in divergence(nodes, "t", 1, {0: 6})}
+    assert found[2]["kind"] == "diverged" and found[2]["first_offset"] == 4
+    assert found[3]["kind"] == "behind" and found[3]["first_offset"] == 4
+    assert divergence(nodes, "t", 1, {0: 4}) == []  # they agree below offset 4
+
+
+def group_history():
+    h, final = clean()
+    h += [{"type": "assign", "t": 1.0, "member": "m1", "partitions": [0]},
+          {"type": "consume", "t": 1.1, "member": "m1", "partition": 0, "first": 0, "last": 0},
+          {"type": "commit", "t": 1.2, "member": "m1", "partition": 0, "offset": 1},
+          {"type": "assign", "t": 2.0, "member": "m2", "partitions": [0]},
+          {"type": "consume", "t": 2.1, "member": "m2", "partition": 0, "first": 1, "last": 1},
+          {"type": "commit", "t": 2.2, "member": "m2", "partition": 0, "offset": 2}]
+    return h, final
+
+
+def end_offsets(offsets):
+    return {"type": "group-committed", "t": 9.0, "offsets": offsets}
+
+
+def test_a_group_that_reads_everything_once_passes():
+    h, final = group_history()
+    r = check(h + [end_offsets({"0": 2})], final, WRITERS)
+    assert r["ok"] and r["group_consumed"] == 2 and r["group_commits"] == 2
+
+
+def test_a_member_starting_below_an_acknowledged_commit_rewound():
+    h, final = group_history()
+    h[-2]["first"] = 0  # m2 starts at 0 although offset 1 was committed before it was assigned
+    r = check(h + [end_offsets({"0": 2})], final, WRITERS)
+    assert r["group_rewound"] == [{"partition": 0, "member": "m2", "started_at": 0, "acknowledged_commit": 1}]
+
+
+def test_an_acknowledged_commit_missing_at_the_end_is_lost():
+    h, final = group_history()
+    r = check(h + [end_offsets({"0": 1})], final, WRITERS)
+    assert r["commit_lost"] and named_anomalies(r) == ["commit_lost"]
+
+
+def test_a_record_below_the_committed_offset_never_consumed_was_skipped():
+    h, final = group_history()
+    h[-2]["first"] = 2  # m2 jumped over offset 1
+    h[-2]["last"] = 2
+    r = check(h + [end_offsets({"0": 2})], final, WRITERS)
+    assert r["group_skipped"] == [{"partition": 0, "offset": 1}]
