@@ -12,13 +12,14 @@
 #include <cstring>
 #include <fstream>
 
-#include "brokerd/common/clock.h"
 #include "brokerd/cluster/fan_out.h"
+#include "brokerd/common/clock.h"
 #include "brokerd/common/logger.h"
 #include "brokerd/config/broker_config.h"
-#include "brokerd/storage/cleaner.h"
 #include "brokerd/net/blocking_pool.h"
 #include "brokerd/net/reactor_pool.h"
+#include "brokerd/net/run_on.h"
+#include "brokerd/storage/cleaner.h"
 
 namespace brokerd::cluster {
 namespace fs = std::filesystem;
@@ -457,6 +458,32 @@ boost::asio::awaitable<void> PartitionManager::background_loop(size_t index) {
       }
     }
   }
+}
+
+boost::asio::awaitable<protocol::ErrorCode> PartitionManager::await_replicated(const TopicPartition& tp,
+                                                                             int64_t last_offset, int64_t timeout_ms) {
+  auto waiter = purgatory_.waiter(co_await boost::asio::this_coro::executor);
+  auto slot = std::make_shared<AckSlot>();
+  slot->waiter = waiter;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
+  const int64_t deadline_ms = wall_clock_ms() + timeout_ms;
+  const auto id = next_ack_id();
+  // A named lambda: GCC 12 mishandles an owning-capture temporary inside co_await.
+  auto start = [this, tp, last_offset, deadline_ms, slot, id] {
+    Partition* p = leading(tp);
+    if (!p) return protocol::ErrorCode::not_leader_or_follower;
+    p->await_replication(id, last_offset, deadline_ms, slot, wall_clock_ms());
+    after_replica_input(tp, *p);
+    return protocol::ErrorCode::none;
+  };
+  const auto refused = co_await net::run_on(executor_of(tp), std::move(start));
+  if (refused != protocol::ErrorCode::none) co_return refused;
+  while (true) {
+    waiter->reset();
+    if (slot->done || std::chrono::steady_clock::now() >= deadline || purgatory_.stopped()) break;
+    co_await waiter->wait_until(deadline);
+  }
+  co_return slot->done ? static_cast<protocol::ErrorCode>(slot->error.load()) : protocol::ErrorCode::request_timed_out;
 }
 
 void PartitionManager::shutdown() {

@@ -8,6 +8,7 @@
 #include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
 
+#include <algorithm>
 #include <chrono>
 #include <future>
 
@@ -74,6 +75,7 @@ Settings settings_from(const config::BrokerConfig& cfg) {
   s.offsets_retention_ms = cfg.integer("offsets.retention.minutes") * 60 * 1000;
   s.retention_check_interval_ms = cfg.integer("offsets.retention.check.interval.ms");
   s.offset_metadata_max_bytes = static_cast<int32_t>(cfg.integer("offset.metadata.max.bytes"));
+  s.commit_timeout_ms = cfg.integer("offsets.commit.timeout.ms");
   s.offsets_segment_bytes = static_cast<int32_t>(cfg.integer("offsets.topic.segment.bytes"));
   return s;
 }
@@ -107,6 +109,7 @@ struct GroupCoordinator::Slot {
   // changes, so that a load or expiry loop of an earlier term stops.
   bool led = false;
   uint64_t term = 0;
+  int64_t last_appended = -1;  // the last offset this coordinator wrote to the partition
 };
 
 GroupCoordinator::GroupCoordinator(Settings settings, cluster::PartitionManager& partitions,
@@ -116,7 +119,7 @@ GroupCoordinator::GroupCoordinator(Settings settings, cluster::PartitionManager&
     auto slot = std::make_unique<Slot>();
     auto tp = offsets_tp(p);
     slot->executor = partitions_.executor_of(tp);
-    auto appender = [pm = &partitions_, tp](std::vector<OffsetsRecord> records) -> ErrorCode {
+    auto appender = [pm = &partitions_, tp, s = slot.get()](std::vector<OffsetsRecord> records) -> ErrorCode {
       cluster::Partition* part = pm->leading(tp);
       if (!part) return ErrorCode::not_leader_or_follower;
       int64_t now = wall_clock_ms();
@@ -127,7 +130,9 @@ GroupCoordinator::GroupCoordinator(Settings settings, cluster::PartitionManager&
         builder.add(now, std::span<const std::byte>(r.key), value);
       }
       Bytes batch = builder.build();
-      return part->append(batch, now, storage::AppendOrigin::coordinator).error;
+      auto res = part->append(batch, now, storage::AppendOrigin::coordinator);
+      if (res.error == ErrorCode::none) s->last_appended = res.last_offset;
+      return res.error;
     };
     slot->part = std::make_unique<GroupPartition>(slot->executor, p, settings_, std::move(appender), wall_clock_ms);
     slot->part->resign();  // until this node leads the partition
@@ -250,9 +255,23 @@ boost::asio::awaitable<JoinResult> GroupCoordinator::join(JoinRequest req) {
 }
 
 boost::asio::awaitable<SyncResult> GroupCoordinator::sync(SyncRequest req) {
-  auto& slot = *slots_[partition_for(req.group_id)];
+  const int32_t p = partition_for(req.group_id);
+  auto& slot = *slots_[p];
   auto fn = [part = slot.part.get(), r = std::move(req)]() mutable { return part->sync(std::move(r)); };
-  co_return co_await net::run_on(slot.executor, std::move(fn));
+  SyncResult result = co_await net::run_on(slot.executor, std::move(fn));
+  if (result.error == ErrorCode::none) {
+    // The assignment the group was given is in the log on every in-sync replica.
+    if (ErrorCode e = co_await replicated(p); e != ErrorCode::none) result = SyncResult{e, {}, {}, {}};
+  }
+  co_return result;
+}
+
+boost::asio::awaitable<ErrorCode> GroupCoordinator::replicated(int32_t p) {
+  auto& slot = *slots_[p];
+  const int64_t last = co_await net::run_on(slot.executor, [s = &slot] { return s->last_appended; });
+  if (last < 0) co_return ErrorCode::none;
+  co_return append_error_to_group_error(
+      co_await partitions_.await_replicated(offsets_tp(p), last, settings_.commit_timeout_ms));
 }
 
 boost::asio::awaitable<ErrorCode> GroupCoordinator::heartbeat(std::string group_id, std::string member_id,
@@ -271,9 +290,18 @@ boost::asio::awaitable<LeaveResult> GroupCoordinator::leave(std::string group_id
 }
 
 boost::asio::awaitable<std::vector<ErrorCode>> GroupCoordinator::commit(CommitRequest req) {
-  auto& slot = *slots_[partition_for(req.group_id)];
+  const int32_t p = partition_for(req.group_id);
+  auto& slot = *slots_[p];
   auto fn = [part = slot.part.get(), r = std::move(req)] { return part->commit(r); };
-  co_return co_await net::run_on(slot.executor, std::move(fn));
+  std::vector<ErrorCode> errors = co_await net::run_on(slot.executor, std::move(fn));
+  // A commit is answered once every in-sync replica of the offsets partition has it, so a
+  // new coordinator after a failover never starts a group below an acknowledged commit.
+  if (std::any_of(errors.begin(), errors.end(), [](ErrorCode e) { return e == ErrorCode::none; })) {
+    if (ErrorCode e = co_await replicated(p); e != ErrorCode::none)
+      for (auto& x : errors)
+        if (x == ErrorCode::none) x = e;
+  }
+  co_return errors;
 }
 
 boost::asio::awaitable<FetchOffsetsResult> GroupCoordinator::fetch(std::string group_id,

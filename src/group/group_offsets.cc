@@ -14,6 +14,9 @@ ErrorCode append_error_to_group_error(ErrorCode e) {
     case ErrorCode::none:
       return ErrorCode::none;
     case ErrorCode::unknown_topic_or_partition:
+    case ErrorCode::not_enough_replicas:
+    case ErrorCode::not_enough_replicas_after_append:
+    case ErrorCode::request_timed_out:
       return ErrorCode::coordinator_not_available;
     case ErrorCode::not_leader_or_follower:
     case ErrorCode::kafka_storage_error:

@@ -14,7 +14,7 @@ from keyed_workload import KeyedWriter, check_read_back
 
 RACKS = {1: "zone-a", 2: "zone-b", 3: "zone-c"}
 # Quick ISR changes for the tests; the shipped default is 10 s.
-OVERRIDES = {"replica.lag.time.max.ms": "2000", "min.insync.replicas": "2"}
+OVERRIDES = {"replica.lag.time.max.ms": "2000", "min.insync.replicas": "2", "offsets.topic.replication.factor": "3"}
 
 
 @pytest.fixture
@@ -52,8 +52,11 @@ def wait_for_leaders(cluster, name, partitions, timeout=30.0, excluding=()):
     raise TimeoutError(f"{name}: no leaders")
 
 
-def isr_of(cluster, name, partition):
-    md = clients.admin(everyone(cluster)).list_topics(topic=name, timeout=5)
+def isr_of(cluster, name, partition, excluding=()):
+    """The ISR as the nodes not in `excluding` see it (a node that was paused answers from its
+    old metadata until it has caught up)."""
+    via = ",".join(n.bootstrap for i, n in cluster.nodes.items() if n.running() and i not in excluding)
+    md = clients.admin(via).list_topics(topic=name, timeout=5)
     return sorted(md.topics[name].partitions[partition].isrs)
 
 
@@ -113,7 +116,8 @@ def test_a_paused_leader_is_replaced_and_rejoins_as_a_follower(cluster):
     finally:
         cluster.nodes[victim].proc.send_signal(signal.SIGCONT)
     # The old leader learns it was replaced, truncates what it alone had, and catches up.
-    assert eventually(lambda: all(isr_of(cluster, "paused", p) == [1, 2, 3] for p in range(2)), 40)
+    assert eventually(lambda: all(isr_of(cluster, "paused", p, excluding=(victim,)) == [1, 2, 3] for p in range(2)),
+                      40)
     # Every record is answered: the resumed node does not name itself leader from its stale
     # image (librdkafka 2.0 would otherwise move the partition back to it and keep retrying
     # there until its records time out).
@@ -136,7 +140,7 @@ def test_a_lagging_follower_leaves_the_isr_and_writes_go_on(cluster):
         assert len(writer.acked) > before, "acks=all goes on with two in-sync replicas of three"
     finally:
         cluster.nodes[follower].proc.send_signal(signal.SIGCONT)
-    assert eventually(lambda: isr_of(cluster, "lagging", 0) == [1, 2, 3], 30)
+    assert eventually(lambda: isr_of(cluster, "lagging", 0, excluding=(follower,)) == [1, 2, 3], 30)
     run_and_check(cluster, writer, 1, f"SIGSTOP of follower {follower}")
 
 
@@ -162,3 +166,71 @@ def test_with_two_of_three_nodes_down_writes_are_refused_then_resume(cluster):
     cluster.nodes[others[0]].start(timeout=60)
     assert eventually(lambda: len(writer.acked) > count, 30), "writes resume"
     run_and_check(cluster, writer, 1, "two of three nodes down")
+
+
+def offsets_leader(cluster, group):
+    """The coordinator of `group`: the leader of its __consumer_offsets partition (Kafka's
+    choice, abs(Java hashCode of the id) mod the partition count)."""
+    h = 0
+    for ch in group:
+        h = (31 * h + ord(ch)) & 0xFFFFFFFF
+    h = h - (1 << 32) if h >= 1 << 31 else h
+    md = clients.admin(everyone(cluster)).list_topics(topic="__consumer_offsets", timeout=10)
+    partitions = md.topics["__consumer_offsets"].partitions
+    return partitions[abs(h) % len(partitions)].leader
+
+
+def test_an_offset_commit_is_answered_only_once_the_isr_has_it(cluster):
+    """The coordinator's own writes are acks=all: with both other replicas of its offsets
+    partition paused, a commit is not acknowledged; once they are back it is, and a consumer
+    of the group starts from it after the coordinator moves."""
+    import threading
+    from confluent_kafka import Consumer, TopicPartition
+    create(cluster, "committed", 1)
+    group = "isr-commits"
+
+    def consumer():
+        return Consumer({"bootstrap.servers": everyone(cluster), "group.id": group, "enable.auto.commit": False})
+
+    c = consumer()
+    c.commit(offsets=[TopicPartition("committed", 0, 5)], asynchronous=False)  # the group exists
+    coordinator = offsets_leader(cluster, group)
+    others = [i for i in cluster.nodes if i != coordinator]
+    for i in others:
+        cluster.nodes[i].proc.send_signal(signal.SIGSTOP)
+    outcome = {}
+
+    def commit():
+        try:
+            c.commit(offsets=[TopicPartition("committed", 0, 42)], asynchronous=False)
+            outcome["t"] = time.monotonic()
+        except Exception as e:
+            outcome["error"] = e
+
+    try:
+        t = threading.Thread(target=commit, daemon=True)
+        t.start()
+        t.join(timeout=6)
+        assert "t" not in outcome, "the commit was acknowledged while only the coordinator had it"
+    finally:
+        for i in others:
+            cluster.nodes[i].proc.send_signal(signal.SIGCONT)
+    t.join(timeout=60)
+    if "error" in outcome:  # refused meanwhile (COORDINATOR_NOT_AVAILABLE): commit again
+        c.commit(offsets=[TopicPartition("committed", 0, 42)], asynchronous=False)
+    c.close()
+    # The coordinator dies; its successor has the commit.
+    cluster.nodes[coordinator].kill()
+    deadline = time.monotonic() + 60
+    got = None
+    while time.monotonic() < deadline:
+        try:
+            probe = consumer()
+            got = probe.committed([TopicPartition("committed", 0)], timeout=10)[0].offset
+            probe.close()
+            if got >= 0:
+                break
+        except Exception:
+            pass
+        time.sleep(0.5)
+    assert got == 42, f"the group's committed offset after the coordinator died: {got}"

@@ -122,6 +122,14 @@ class PartitionManager {
     p.drain_replica();
     send_alter_partition(tp, p);
   }
+  // A fresh id for Partition::await_replication (unique across every waiter of the node).
+  uint64_t next_ack_id() { return next_ack_id_.fetch_add(1); }
+  // acks=all for the node's own writes (group metadata, offset commits): waits until this
+  // node, still leading tp, has replicated [.., last_offset] to the ISR. NOT_LEADER_OR_FOLLOWER
+  // when it no longer leads, NOT_ENOUGH_REPLICAS_AFTER_APPEND when the ISR shrank below the
+  // minimum, REQUEST_TIMED_OUT after timeout_ms. Callable from a coroutine on any executor.
+  boost::asio::awaitable<protocol::ErrorCode> await_replicated(const TopicPartition& tp, int64_t last_offset,
+                                                               int64_t timeout_ms);
   // The partitions this node follows, by leader (for the replica fetchers; any thread).
   std::map<int32_t, std::vector<TopicPartition>> followed_by_leader() const;
 
@@ -161,6 +169,7 @@ class PartitionManager {
   std::atomic<bool> stopping_{false};
   std::atomic<int> cleaner_passes_{0};
   FetchPurgatory purgatory_;
+  std::atomic<uint64_t> next_ack_id_{1};
   AlterPartitionSender alter_sender_;
   mutable std::mutex followed_mu_;
   std::unordered_map<TopicPartition, int32_t> followed_;  // partition -> its leader

@@ -74,6 +74,9 @@ class GroupCoordinator {
   void on_leadership(int32_t partition, bool leads);
   boost::asio::awaitable<void> load(int32_t partition, uint64_t term);
   boost::asio::awaitable<void> expiry_loop(int32_t partition, uint64_t term);
+  // Waits until what this coordinator last wrote to offsets partition p is on every in-sync
+  // replica (acks=all for its own writes); the error in group terms otherwise.
+  boost::asio::awaitable<ErrorCode> replicated(int32_t partition);
 
   Settings settings_;
   cluster::PartitionManager& partitions_;

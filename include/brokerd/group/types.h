@@ -30,6 +30,7 @@ struct Settings {
   int64_t offsets_retention_ms = 10080LL * 60 * 1000;  // offsets.retention.minutes
   int64_t retention_check_interval_ms = 600000;        // offsets.retention.check.interval.ms
   int32_t offset_metadata_max_bytes = 4096;            // offset.metadata.max.bytes
+  int64_t commit_timeout_ms = 5000;                    // offsets.commit.timeout.ms
   int32_t offsets_segment_bytes = 104857600;           // offsets.topic.segment.bytes
 };
 

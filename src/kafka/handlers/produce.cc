@@ -39,8 +39,6 @@ std::span<std::byte> writable(const SharedBytes& b) {
   return {const_cast<std::byte*>(b.data.data()), b.data.size()};
 }
 
-std::atomic<uint64_t> next_ack_id{1};
-
 }  // namespace
 
 boost::asio::awaitable<net::Response> handle_produce(HandlerContext& ctx) {
@@ -117,7 +115,7 @@ boost::asio::awaitable<net::Response> handle_produce(HandlerContext& ctx) {
                            // A retry found in the log waits like the original: its answer
                            // must also mean "replicated".
                            if (slot && res.error == ErrorCode::none) {
-                             p->await_replication(next_ack_id++, res.last_offset, deadline_ms, slot, now);
+                             p->await_replication(pm->next_ack_id(), res.last_offset, deadline_ms, slot, now);
                              pm->after_replica_input(tp, *p);
                            }
                            return r;
