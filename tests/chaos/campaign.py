@@ -153,16 +153,14 @@ def main(argv=None):
         log(f"campaign could not finish: {type(e).__name__}: {e}")
         return 2
     finally:
-        for n in cluster.nodes.values():
-            if n.proc is not None and n.proc.poll() is None:
-                try:
-                    n.proc.send_signal(signal.SIGCONT)
-                except ProcessLookupError:
-                    pass
-        if hasattr(cluster, "tear_down") and hasattr(cluster, "cut"):
+        cluster.resume_all()
+        if hasattr(cluster, "cut"):
             cluster.tear_down()  # processes, then namespaces, links and bridge
         else:
             cluster.kill_all()
+    # A sanitizer build's reports are anomalies too.
+    result["sanitizer"] = [line for n in cluster.nodes.values() for line in n.sanitizer_reports()][:50]
+    result["ok"] = result["ok"] and not result["sanitizer"]
 
     summary = {
         "seed": args.seed, "nodes": args.nodes, "duration_s": args.duration, "partitions": args.partitions,

@@ -6,13 +6,13 @@ separates them; cutting a node from the bridge's own address cuts it from the cl
 
 Needs root and iproute2 (ip netns, ip link, ip route). Every namespace, link and bridge it
 creates is named after the campaign's pid and removed by tear_down()."""
-import ipaddress
 import os
 import socket
 import subprocess
 import time
 
 from brokerd_harness import Broker
+from cluster_harness import QuorumCluster
 
 
 def ip(*args, ns=None, check=True):
@@ -69,10 +69,9 @@ class NsBroker(Broker):
         raise RuntimeError(f"brokerd did not answer on {self.bootstrap} within {timeout}s:\n{self.log_text()}")
 
 
-class NetnsCluster:
-    """The same face as cluster_harness.QuorumCluster (nodes, start, kill_all, START_TIMEOUT_S)."""
+class NetnsCluster(QuorumCluster):
+    """A QuorumCluster whose nodes live in namespaces; adds cut() and heal()."""
 
-    START_TIMEOUT_S = 60.0
     CLIENT_PORT = 9092
     CONTROLLER_PORT = 9093
 
@@ -119,11 +118,7 @@ class NetnsCluster:
 
     def start(self):
         self._build()
-        for n in self.nodes.values():
-            n.start(wait=False)
-        for n in self.nodes.values():
-            n.wait_until_serving(self.START_TIMEOUT_S)
-        return self
+        return super().start()
 
     # -- cuts -----------------------------------------------------------------------------
 
@@ -144,11 +139,9 @@ class NetnsCluster:
 
     # -- the end --------------------------------------------------------------------------
 
-    def kill_all(self):
-        for n in self.nodes.values():
-            n.kill()
-
     def tear_down(self):
+        """Every node killed, then the namespaces, links and bridge removed."""
+        self.resume_all()
         self.kill_all()
         if not self.created:
             return

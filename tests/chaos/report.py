@@ -33,6 +33,7 @@ def markdown(summary, faults):
         f"| group: a member started below an acknowledged commit | {len(r.get('group_rewound', []))} |",
         f"| group: an acknowledged commit missing at the end | {len(r.get('commit_lost', []))} |",
         f"| group: a record below the committed offset never consumed | {len(r.get('group_skipped', []))} |",
+        f"| sanitizer reports (sanitizer builds) | {len(r.get('sanitizer', []))} |",
         f"| lost by acks=1/acks=0 writers (allowed) | {r['lost_unsafe']} |",
         f"| duplicates by non-idempotent writers (allowed) | {r['duplicates_unsafe']} |",
         "",
@@ -49,7 +50,7 @@ def markdown(summary, faults):
         extra = f" ({f['seconds']} s)" if "seconds" in f else ""
         lines.append(f"| {f['t']:.1f} | {f['kind']}{extra} | {f['target']} |")
     for kind in ("lost", "duplicates", "reordered", "unexpected", "moved", "offset_changed", "diverged", "behind",
-                 "group_rewound", "commit_lost", "group_skipped"):
+                 "group_rewound", "commit_lost", "group_skipped", "sanitizer"):
         if r.get(kind):
             lines += ["", f"## {kind} (first 20)", "", "```"] + [str(x) for x in r[kind][:20]] + ["```"]
     return "\n".join(lines) + "\n"

@@ -45,15 +45,19 @@ class QuorumCluster:
         for n in self.nodes.values():
             n.kill()
 
-    def tear_down(self):
-        """The end of every test with a cluster: resumes any node a test paused (SIGSTOP), kills
-        every node it started, by pid, and fails on any sanitizer report in their logs."""
+    def resume_all(self):
+        """SIGCONT to every running node (any a test or campaign paused)."""
         for n in self.nodes.values():
             if n.proc is not None and n.proc.poll() is None:
                 try:
                     n.proc.send_signal(signal.SIGCONT)
                 except ProcessLookupError:
                     pass
+
+    def tear_down(self):
+        """The end of every test with a cluster: resumes any node a test paused (SIGSTOP), kills
+        every node it started, by pid, and fails on any sanitizer report in their logs."""
+        self.resume_all()
         self.kill_all()
         for n in self.nodes.values():
             n.assert_no_sanitizer_reports()
