@@ -289,10 +289,14 @@ int run(const brokerd::config::BrokerConfig& cfg) {
   partitions.on_alter_partition([&partitions, &metadata, &isr_changes, &isr_shrinks, &isr_expands](
                                     const cluster::TopicPartition& tp, const protocol::Uuid& topic_id,
                                     replication::AlterPartitionRequest request) {
-    isr_changes.post([&partitions, &metadata, &isr_shrinks, &isr_expands, tp, topic_id, request] {
+    // The ISR the change starts from, read now on the home shard: by the time the answer
+    // comes back, the committed change may already have reached the core through the image.
+    cluster::Partition* proposer = partitions.local(tp);
+    const size_t isr_before = proposer ? proposer->replica().state().isr.size() : 0;
+    isr_changes.post([&partitions, &metadata, &isr_shrinks, &isr_expands, tp, topic_id, request, isr_before] {
       auto answer = metadata.alter_partition(topic_id, tp.partition, request);
       boost::asio::post(partitions.executor_of(tp), [&partitions, &isr_shrinks, &isr_expands, tp, topic_id, answer,
-                                                     request] {
+                                                     request, isr_before] {
         cluster::Partition* p = partitions.local(tp);
         if (!p || p->topic_id() != topic_id) return;
         replication::PartitionState s = p->replica().state();
@@ -300,8 +304,8 @@ int run(const brokerd::config::BrokerConfig& cfg) {
           module_logger("replication")->info("{}: ISR change to {} refused: {}", tp.dir_name(),
                                              fmt::join(request.new_isr, ","), protocol::error_name(answer.error));
         } else {
-          if (answer.assignment.isr.size() < s.isr.size()) isr_shrinks.add();
-          if (answer.assignment.isr.size() > s.isr.size()) isr_expands.add();
+          if (answer.assignment.isr.size() < isr_before) isr_shrinks.add();
+          if (answer.assignment.isr.size() > isr_before) isr_expands.add();
         }
         s.leader = answer.assignment.leader;
         s.leader_epoch = answer.assignment.leader_epoch;

@@ -9,8 +9,10 @@ import time
 import pytest
 
 import clients
+from brokerd_harness import free_port
 from cluster_harness import QuorumCluster
 from keyed_workload import KeyedWriter, check_read_back
+from prometheus_text import scrape, value
 
 RACKS = {1: "zone-a", 2: "zone-b", 3: "zone-c"}
 # Quick ISR changes for the tests; the shipped default is 10 s.
@@ -19,7 +21,9 @@ OVERRIDES = {"replica.lag.time.max.ms": "2000", "min.insync.replicas": "2", "off
 
 @pytest.fixture
 def cluster(tmp_path):
-    c = QuorumCluster(tmp_path, overrides=OVERRIDES, per_node={i: {"broker.rack": r} for i, r in RACKS.items()})
+    c = QuorumCluster(tmp_path, overrides=OVERRIDES,
+                      per_node={i: {"broker.rack": r, "metrics.listener": f"127.0.0.1:{free_port()}"}
+                                for i, r in RACKS.items()})
     try:
         yield c.start()
     finally:
@@ -138,10 +142,22 @@ def test_a_lagging_follower_leaves_the_isr_and_writes_go_on(cluster):
         before = len(writer.acked)
         time.sleep(2)
         assert len(writer.acked) > before, "acks=all goes on with two in-sync replicas of three"
+        # The leader's metrics say so.
+        led = metrics(cluster, leader)
+        assert value(led, "brokerd_under_replicated_partitions") >= 1
+        assert value(led, "brokerd_under_min_isr_partitions") == 0
     finally:
         cluster.nodes[follower].proc.send_signal(signal.SIGCONT)
     assert eventually(lambda: isr_of(cluster, "lagging", 0, excluding=(follower,)) == [1, 2, 3], 30)
+    assert eventually(lambda: value(metrics(cluster, leader), "brokerd_under_replicated_partitions") == 0, 10)
+    assert value(metrics(cluster, leader), "brokerd_isr_expands_total") >= 1
+    assert value(metrics(cluster, follower), "brokerd_replication_bytes_in_total") > 0
     run_and_check(cluster, writer, 1, f"SIGSTOP of follower {follower}")
+
+
+def metrics(cluster, node):
+    port = int(cluster.nodes[node].overrides["metrics.listener"].rsplit(":", 1)[1])
+    return scrape(port)[0]
 
 
 def test_with_two_of_three_nodes_down_writes_are_refused_then_resume(cluster):
