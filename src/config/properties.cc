@@ -79,7 +79,7 @@ constexpr PropertyDef kBroker[] = {
   {"offsets.topic.segment.bytes", T::int32, "104857600", 14, kInt32Max, {}, {}, true, "Segment size of __consumer_offsets, fixed when the topic is first created."},
   {"offsets.retention.minutes", T::int32, "10080", 1, kInt32Max, {}, {}, true, "Committed offsets of a group left empty this long are deleted."},
   {"offsets.retention.check.interval.ms", T::int64, "600000", 1, INT64_MAX, {}, {}, true, "How often expired committed offsets are looked for."},
-  {"offsets.commit.timeout.ms", T::int32, "5000", 1, kInt32Max, {}, {}, true, "Longest wait for a commit to be written before it fails."},
+  {"offsets.commit.timeout.ms", T::int32, "5000", 1, kInt32Max, {}, {}, true, "Longest wait for a commit to reach the in-sync replicas of its offsets partition; then it fails (COORDINATOR_NOT_AVAILABLE)."},
   {"offset.metadata.max.bytes", T::int32, "4096", 0, kInt32Max, {}, {}, true, "Largest metadata string kept with a committed offset."},
   {"group.initial.rebalance.delay.ms", T::int32, "3000", 0, kInt32Max, {}, {}, true, "How long a new group waits for more members before its first rebalance."},
   {"group.min.session.timeout.ms", T::int32, "6000", 0, kInt32Max, {}, {}, true, "Shortest session timeout a group member may ask for."},
