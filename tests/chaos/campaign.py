@@ -51,11 +51,28 @@ def parse_args(argv):
                    help="an extra setting for every node (repeatable)")
     p.add_argument("--expect-anomaly", metavar="NAME",
                    help="succeed only if the check finds this anomaly (for brokers built to misbehave)")
+    p.add_argument("--attempts", type=int, default=1,
+                   help="with --expect-anomaly: campaigns to run, from --seed on, until one finds it")
     return p.parse_args(argv)
 
 
 def main(argv=None):
     args = parse_args(argv)
+    if not args.expect_anomaly:
+        return run(args)
+    # A broker built to misbehave: the seed fixes the faults, not the timing of what they hit,
+    # so the next seeds are tried (each in a folder of its own) until the anomaly shows.
+    out = args.out
+    for attempt in range(args.attempts):
+        args.out = out if attempt == 0 else f"{out}.seed{args.seed}"
+        rc = run(args)
+        if rc != 1:
+            return rc
+        args.seed += 1
+    return 1
+
+
+def run(args):
     os.environ["BROKERD_BIN"] = str(Path(args.brokerd).resolve())
     from cluster_harness import QuorumCluster  # reads BROKERD_BIN
 
