@@ -126,8 +126,8 @@ void Replica::check_lease(bool metadata_current, int64_t lease_ms, int64_t now) 
   for (BrokerId b : state_.isr) {
     if (b == config_.broker_id) continue;
     others = true;
-    auto it = std::find_if(followers_.begin(), followers_.end(), [&](const auto& f) { return f.first == b; });
-    if (it != followers_.end() && now - it->second.last_fetch < lease_ms) return;  // still followed
+    const FollowerProgress* p = follower(b);
+    if (p && now - p->last_fetch < lease_ms) return;  // still followed
   }
   if (!others) return;
   lease_lost_ = true;
@@ -162,8 +162,8 @@ void Replica::maybe_advance_high_watermark() {
       ends.push_back(log_.end_offset());
       continue;
     }
-    auto it = std::find_if(followers_.begin(), followers_.end(), [&](const auto& f) { return f.first == b; });
-    ends.push_back(it == followers_.end() ? kNoOffset : it->second.log_end);
+    const FollowerProgress* p = follower(b);
+    ends.push_back(p ? p->log_end : kNoOffset);
   }
   std::sort(ends.begin(), ends.end());
   Offset candidate = ends.front();

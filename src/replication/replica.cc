@@ -64,8 +64,8 @@ void Replica::tick(int64_t now) {
       keep.push_back(b);
       continue;
     }
-    auto it = std::find_if(followers_.begin(), followers_.end(), [&](const auto& f) { return f.first == b; });
-    if (it != followers_.end() && now - it->second.last_caught_up > config_.replica_lag_time_max_ms) {
+    const FollowerProgress* p = follower(b);
+    if (p && now - p->last_caught_up > config_.replica_lag_time_max_ms) {
       shrink = true;
     } else {
       keep.push_back(b);
@@ -87,6 +87,11 @@ std::vector<BrokerId> Replica::maximal_isr() const {
       if (std::find(isr.begin(), isr.end(), b) == isr.end()) isr.push_back(b);
   }
   return isr;
+}
+
+const Replica::FollowerProgress* Replica::follower(BrokerId b) const {
+  auto it = std::find_if(followers_.begin(), followers_.end(), [&](const auto& f) { return f.first == b; });
+  return it == followers_.end() ? nullptr : &it->second;
 }
 
 int32_t Replica::effective_min_isr() const {

@@ -122,6 +122,8 @@ class Replica {
   void become_leader(int64_t now);
   void become_follower(int64_t now);
   int32_t effective_min_isr() const;
+  // What the leader knows of follower b's fetches; nullptr before its first in this epoch.
+  const FollowerProgress* follower(BrokerId b) const;
   void maybe_advance_high_watermark();
   void complete_acks(int64_t now);
   void fail_acks(ErrorCode error);
