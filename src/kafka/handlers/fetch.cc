@@ -32,6 +32,7 @@ struct Wanted {
   ErrorCode error = ErrorCode::none;  // set when the partition cannot be read at all
   int32_t replica = -1;               // the follower fetching, or -1 for a consumer
   int32_t current_leader_epoch = -1;
+  bool min_one_batch = true;  // the first batch whole even when larger than max_bytes
 };
 
 struct ReadOutcome {
@@ -46,7 +47,7 @@ ReadOutcome read_for_follower(cluster::PartitionManager& pm, const Wanted& w) {
   ReadOutcome out;
   cluster::Partition* p = pm.local(w.tp);
   if (!p) {
-    out.error = ErrorCode::not_leader_or_follower;
+    out.error = pm.not_served(w.tp);
     return out;
   }
   auto d = p->replica().handle_fetch({w.replica, w.current_leader_epoch, w.offset}, wall_clock_ms());
@@ -57,7 +58,7 @@ ReadOutcome read_for_follower(cluster::PartitionManager& pm, const Wanted& w) {
   if (d.error != ErrorCode::none) return out;
   auto& log = p->log();
   if (w.offset == log.log_end_offset()) return out;
-  auto rr = log.read(w.offset, std::max(w.max_bytes, 1), true, log.log_end_offset());
+  auto rr = log.read(w.offset, std::max(w.max_bytes, 1), w.min_one_batch, log.log_end_offset());
   out.error = rr.error;
   out.records = std::move(rr.records);
   return out;
@@ -68,7 +69,7 @@ ReadOutcome read_partition(cluster::PartitionManager& pm, const Wanted& w) {
   ReadOutcome out;
   cluster::Partition* p = pm.leading(w.tp);
   if (!p) {
-    out.error = ErrorCode::not_leader_or_follower;
+    out.error = pm.not_served(w.tp);
     return out;
   }
   auto& log = p->log();
@@ -79,10 +80,43 @@ ReadOutcome read_partition(cluster::PartitionManager& pm, const Wanted& w) {
     out.error = ErrorCode::offset_out_of_range;
     return out;
   }
-  auto rr = log.read(w.offset, std::max(w.max_bytes, 1), true, out.high_watermark);
+  auto rr = log.read(w.offset, std::max(w.max_bytes, 1), w.min_one_batch, out.high_watermark);
   out.error = rr.error;
   out.records = std::move(rr.records);
   return out;
+}
+
+// Kafka's response budget (KIP-74), over partitions in request order: the first non-empty one
+// may pass max_bytes by its first batch, so that a consumer never stalls on a batch larger than
+// its limits; every later one gets whole batches within both its partition_max_bytes and what
+// the response has left. The reads ran in parallel with the first batch whole; this keeps what
+// fits, empties what cannot, and returns the partitions to read again with a smaller limit and
+// no first-batch exception (index, limit). Adds what it keeps to `total`.
+std::vector<std::pair<size_t, int32_t>> fit_to_budget(const std::vector<Wanted>& wanted,
+                                                      std::vector<ReadOutcome>& reads, int64_t max_bytes,
+                                                      int64_t& total) {
+  std::vector<std::pair<size_t, int32_t>> again;
+  int64_t reserved = 0;  // the limits of the partitions read again
+  for (size_t i = 0; i < wanted.size(); ++i) {
+    auto& r = reads[i];
+    const auto size = static_cast<int64_t>(r.records.size());
+    if (size == 0) continue;
+    if (total == 0 && reserved == 0) {
+      total = size;  // the first non-empty partition: read within the limits, first batch whole
+      continue;
+    }
+    const int64_t limit = std::min<int64_t>(std::max(wanted[i].max_bytes, 0), max_bytes - total - reserved);
+    if (size <= limit) {
+      total += size;
+      continue;
+    }
+    r.records = protocol::Records::empty();
+    if (limit > 0) {
+      again.emplace_back(i, static_cast<int32_t>(limit));
+      reserved += limit;
+    }
+  }
+  return again;
 }
 
 }  // namespace
@@ -137,28 +171,32 @@ boost::asio::awaitable<net::Response> handle_fetch(HandlerContext& ctx) {
     for (size_t i = 0; i < wanted.size(); ++i) {
       if (wanted[i].error != ErrorCode::none) continue;
       slots.push_back(i);
-      tasks.push_back({svc.partitions.executor_of(wanted[i].tp),
-                       [pm = &svc.partitions, w = wanted[i]] { return read_partition(*pm, w); }});
+      Wanted w = wanted[i];
+      w.max_bytes = static_cast<int32_t>(std::min<int64_t>(w.max_bytes, max_bytes));
+      tasks.push_back({svc.partitions.executor_of(w.tp), [pm = &svc.partitions, w] { return read_partition(*pm, w); }});
     }
     auto results = co_await cluster::fan_out(std::move(tasks));
     for (size_t i = 0; i < results.size(); ++i) reads[slots[i]] = std::move(results[i]);
 
-    // Keep partitions in request order while the response budget allows; the first
-    // non-empty one always goes whole so that a batch larger than max_bytes still moves.
     int64_t total = 0;
-    bool any_error = false;
-    for (size_t i = 0; i < wanted.size(); ++i) {
-      auto& r = reads[i];
-      if (wanted[i].error != ErrorCode::none || r.error != ErrorCode::none) any_error = true;
-      auto size = static_cast<int64_t>(r.records.size());
-      if (size == 0) continue;
-      bool fits = total + size <= max_bytes && size <= std::max<int64_t>(wanted[i].max_bytes, 0);
-      if (total == 0 || fits) {
-        total += size;
-      } else {
-        r.records = protocol::Records::empty();
+    auto again = fit_to_budget(wanted, reads, max_bytes, total);
+    if (!again.empty()) {
+      std::vector<cluster::FanOutTask<ReadOutcome>> rereads;
+      for (const auto& [i, limit] : again) {
+        Wanted w = wanted[i];
+        w.max_bytes = limit;
+        w.min_one_batch = false;
+        rereads.push_back({svc.partitions.executor_of(w.tp), [pm = &svc.partitions, w] { return read_partition(*pm, w); }});
+      }
+      auto second = co_await cluster::fan_out(std::move(rereads));
+      for (size_t k = 0; k < second.size(); ++k) {
+        total += static_cast<int64_t>(second[k].records.size());
+        reads[again[k].first] = std::move(second[k]);
       }
     }
+    bool any_error = false;
+    for (size_t i = 0; i < wanted.size(); ++i)
+      any_error = any_error || wanted[i].error != ErrorCode::none || reads[i].error != ErrorCode::none;
     // A stopping node answers at once with what it has.
     if (total >= req.min_bytes || any_error || Clock::now() >= deadline || svc.partitions.purgatory().stopped()) break;
 
