@@ -343,8 +343,8 @@ def fetch(conn, topic, partition, offset, max_wait_ms=500, min_bytes=1, max_byte
 EARLIEST, LATEST = -2, -1
 
 
-def list_offsets(conn, topic, partition, timestamp):
-    body = i32(-1) + array([topic], lambda t: string(t) + array([partition], lambda p: i32(p) + i64(timestamp)))
+def list_offsets(conn, topic, partition, timestamp, replica_id=-1):
+    body = i32(replica_id) + array([topic], lambda t: string(t) + array([partition], lambda p: i32(p) + i64(timestamp)))
     r = conn.request(API_LIST_OFFSETS, 1, body)
     topics = r.array(lambda x: (x.string(), x.array(
         lambda y: {"partition": y.i32(), "error": y.i16(), "timestamp": y.i64(), "offset": y.i64()})))

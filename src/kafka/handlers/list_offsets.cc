@@ -81,13 +81,14 @@ boost::asio::awaitable<net::Response> handle_list_offsets(HandlerContext& ctx) {
       pr.partition_index = part.partition_index;
       if (!meta || part.partition_index < 0 || part.partition_index >= meta->partition_count()) {
         pr.error_code = protocol::code(ErrorCode::unknown_topic_or_partition);
-      } else if (req.replica_id >= 0 && req.replica_id != svc.node_id) {
-        pr.error_code = protocol::code(ErrorCode::not_leader_or_follower);
       } else {
         cluster::TopicPartition tp{topic.name, part.partition_index};
         slots.emplace_back(resp.topics.size(), tr.partitions.size());
         tasks.push_back({svc.partitions.executor_of(tp),
-                         [pm = &svc.partitions, tp, ts = part.timestamp] { return lookup(pm->leading(tp), ts); }});
+                         [pm = &svc.partitions, tp, ts = part.timestamp] {
+                           auto* p = pm->leading(tp);
+                           return p ? lookup(p, ts) : Answer{pm->not_served(tp)};
+                         }});
       }
       tr.partitions.push_back(std::move(pr));
     }
