@@ -1,6 +1,7 @@
 // brokerd: wires configuration, storage, metadata, the Kafka API and the network together,
 // then waits for SIGTERM or SIGINT and shuts down cleanly.
 #include <signal.h>
+#include <sys/resource.h>
 
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
@@ -17,6 +18,8 @@
 
 #include "brokerd/cluster/metadata_store.h"
 #include "brokerd/cluster/node_identity.h"
+#include "brokerd/storage/dir_lock.h"
+#include "brokerd/storage/file_budget.h"
 #include "brokerd/cluster/partition_manager.h"
 #include "brokerd/common/clock.h"
 #include "brokerd/common/logger.h"
@@ -138,6 +141,28 @@ bool take_signal(const sigset_t& signals, int& sig, int ms) {
   return true;
 }
 
+// Every partition holds files open: take all the descriptors the hard limit allows, and give
+// the partitions log.open.files.max of them, or what the limit leaves after a reserve. Returns
+// what to log once the node may log (after every check of its configuration).
+std::string set_open_files_budget(const brokerd::config::BrokerConfig& cfg) {
+  std::string note;
+  rlimit lim{};
+  if (::getrlimit(RLIMIT_NOFILE, &lim) == 0 && lim.rlim_cur < lim.rlim_max) {
+    const rlim_t before = lim.rlim_cur;
+    lim.rlim_cur = lim.rlim_max;
+    if (::setrlimit(RLIMIT_NOFILE, &lim) == 0) note = fmt::format("open files limit raised from {} to {}; ", before, lim.rlim_max);
+    else ::getrlimit(RLIMIT_NOFILE, &lim);
+  }
+  int64_t budget = cfg.integer("log.open.files.max");
+  const char* how = "log.open.files.max";
+  if (budget == 0 && lim.rlim_cur != RLIM_INFINITY) {
+    budget = brokerd::storage::derived_open_files_budget(static_cast<int64_t>(lim.rlim_cur));
+    how = "derived from the open files limit";
+  }
+  brokerd::storage::set_open_files_budget(budget);
+  return note + fmt::format("partition files may hold {} descriptors ({})", budget, how);
+}
+
 int run(const brokerd::config::BrokerConfig& cfg) {
   using namespace brokerd;
   auto log = module_logger("main");
@@ -159,6 +184,11 @@ int run(const brokerd::config::BrokerConfig& cfg) {
   // else: no client listener, no partitions, no registration as a broker.
   const bool broker_role = quorum::has_role(cfg, "broker");
   const auto advertised = broker_role ? client_listener(cfg) : config::Endpoint{};
+  const auto open_files_note = set_open_files_budget(cfg);
+  // One process per data directory, checked before anything is written to them.
+  auto data_dirs = log_dirs;
+  data_dirs.push_back(quorum_options.dir.parent_path());
+  const auto dir_locks = storage::lock_dirs(data_dirs);
   const auto cluster_id = cluster::ensure_node_identity(log_dirs, node_id, quorum::cluster_id_from(cfg));
   quorum_options.cluster_id = cluster_id;
   cluster::BrokerInfo self{node_id, advertised.host, advertised.port, cfg.raw("broker.rack"), -1, {}, true};
@@ -273,6 +303,7 @@ int run(const brokerd::config::BrokerConfig& cfg) {
   } else if (const auto* t = metadata.image()->topic(group::kOffsetsTopic)) {
     group_settings.offsets_partitions = t->partition_count();
   }
+  log->info("{}", open_files_note);
   partitions.load(metadata.image());
   // Changes committed by other nodes reach the partitions too.
   metadata.on_publish([&partitions, &reactors](std::shared_ptr<const cluster::MetadataImage> image) {

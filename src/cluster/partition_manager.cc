@@ -76,8 +76,20 @@ struct CleanerState {
   int64_t next_check_ms = 0;
 };
 
+// A hosted partition whose log could not be opened (EMFILE, EACCES, EIO, ENOSPC): it answers
+// KAFKA_STORAGE_ERROR and is opened again after a while.
+struct OfflinePartition {
+  protocol::Uuid topic_id;
+  fs::path dir;
+  bool clean = true;
+  std::string reason;
+  int64_t retry_at_ms = 0;
+};
+constexpr int64_t kOfflineRetryMs = 5000;
+
 struct PartitionManager::Shard {
   std::unordered_map<TopicPartition, std::unique_ptr<Partition>> partitions;
+  std::unordered_map<TopicPartition, OfflinePartition> offline;
   std::unordered_map<TopicPartition, CleanerState> cleaner;
   std::shared_ptr<const MetadataImage> image;  // the last one reconciled
   std::vector<LeadershipListener> listeners;
@@ -162,7 +174,8 @@ void PartitionManager::load(std::shared_ptr<const MetadataImage> image) {
         log->info("log dir {} was not shut down cleanly: recovering its logs", dir.string());
         told = true;
       }
-      shard.partitions[*tp] = open_partition(*tp, *topic, entry.path(), clean);
+      shard.offline[*tp] = OfflinePartition{topic->id, entry.path(), clean, {}, 0};
+      try_open(shard, *tp, *topic);
     }
   }
   // Then every topic as new: creates what the disks do not have (a log dir was replaced, say)
@@ -170,7 +183,52 @@ void PartitionManager::load(std::shared_ptr<const MetadataImage> image) {
   for (auto& shard : shards_) reconcile_shard(*shard, image);
 }
 
+Partition* PartitionManager::try_open(Shard& shard, const TopicPartition& tp, const TopicMetadata& topic) {
+  auto off = shard.offline.find(tp);
+  if (off != shard.offline.end() && off->second.topic_id != topic.id) {
+    shard.offline.erase(off);  // the topic was recreated: a fresh partition
+    off = shard.offline.end();
+  }
+  const bool retry = off != shard.offline.end();
+  const fs::path dir = retry ? off->second.dir : choose_log_dir() / tp.dir_name();
+  const bool clean = retry ? off->second.clean : true;
+  try {
+    auto opened = open_partition(tp, topic, dir, clean);
+    if (retry && !off->second.reason.empty())
+      module_logger("cluster")->info("{} is online again: its log opened", tp.dir_name());
+    if (retry) shard.offline.erase(off);
+    return shard.partitions.emplace(tp, std::move(opened)).first->second.get();
+  } catch (const std::exception& e) {
+    auto& o = shard.offline[tp];
+    if (o.reason != e.what()) {
+      module_logger("cluster")->error("{} is offline (KAFKA_STORAGE_ERROR to clients), retrying every {} s: {}",
+                                      tp.dir_name(), kOfflineRetryMs / 1000, e.what());
+    }
+    o = OfflinePartition{topic.id, dir, clean, e.what(), wall_clock_ms() + kOfflineRetryMs};
+    return nullptr;
+  }
+}
+
+bool PartitionManager::offline(const TopicPartition& tp) const { return shards_[shard_of(tp)]->offline.contains(tp); }
+
+void PartitionManager::retry_offline(Shard& shard, int64_t now_ms) {
+  if (shard.offline.empty() || !shard.image) return;
+  std::vector<std::string> due;
+  for (const auto& [tp, o] : shard.offline)
+    if (o.retry_at_ms <= now_ms) due.push_back(tp.topic);
+  std::sort(due.begin(), due.end());
+  due.erase(std::unique(due.begin(), due.end()), due.end());
+  for (const auto& name : due) {
+    if (auto topic = shard.image->topic_ptr(name)) reconcile_topic(shard, topic, topic);
+  }
+}
+
 void PartitionManager::drop_partition(Shard& shard, const TopicPartition& tp) {
+  if (auto off = shard.offline.find(tp); off != shard.offline.end()) {
+    std::error_code ignored;
+    fs::remove_all(off->second.dir, ignored);
+    shard.offline.erase(off);
+  }
   auto it = shard.partitions.find(tp);
   if (it == shard.partitions.end()) return;
   const bool was_leader = it->second->is_leader();
@@ -219,8 +277,11 @@ void PartitionManager::reconcile_topic(Shard& shard, const TopicPtr& before, con
       it = shard.partitions.end();
     }
     if (it == shard.partitions.end()) {
-      auto dir = choose_log_dir() / tp.dir_name();
-      it = shard.partitions.emplace(tp, open_partition(tp, *after, dir, true)).first;
+      auto off = shard.offline.find(tp);
+      if (off != shard.offline.end() && off->second.topic_id == after->id && off->second.retry_at_ms > wall_clock_ms())
+        continue;  // offline: opened again when its retry is due
+      if (!try_open(shard, tp, *after)) continue;
+      it = shard.partitions.find(tp);
     } else if (it->second->applied_configs != after->configs) {
       it->second->log().update_config(make_log_config(effective));
       it->second->flush_ms = std::stoll(effective.at("flush.ms"));
@@ -438,6 +499,7 @@ boost::asio::awaitable<void> PartitionManager::background_loop(size_t index) {
     int64_t now = wall_clock_ms();
     flush_due(shard, index, now);
     clean_due(shard, index, now);
+    retry_offline(shard, now);
     bool retention_due = now >= next_retention;
     if (retention_due) next_retention = now + options_.retention_check_interval_ms;
     const bool metadata_current = !options_.metadata_current || options_.metadata_current();

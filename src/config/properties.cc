@@ -68,6 +68,7 @@ constexpr PropertyDef kBroker[] = {
   {"log.cleaner.max.compaction.lag.ms", T::int64, "9223372036854775807", 1, INT64_MAX, {}, "max.compaction.lag.ms", false, "Records older than this are compacted whatever the dirty ratio."},
   {"log.cleaner.min.cleanable.ratio", T::ratio, "0.5", 0, 1, {}, "min.cleanable.dirty.ratio", false, "Dirty share of a log before it is compacted."},
   {"log.cleaner.enable", T::boolean, "true", INT64_MIN, INT64_MAX, {}, {}, true, "Run the log cleaner, which compacts topics with cleanup.policy=compact."},
+  {"log.open.files.max", T::int64, "0", 0, INT64_MAX, {}, {}, true, "Descriptors the partitions' segment files may hold at once; a partition that needs more is offline (KAFKA_STORAGE_ERROR) until some are freed. 0 takes the open files limit, which the broker raises to its hard limit at start, minus a quarter (at least 1024, or half) kept for connections and the rest."},
   {"log.cleaner.threads", T::int32, "1", 1, 64, {}, {}, true, "Logs cleaned at the same time (each pass runs on the blocking-I/O pool)."},
   {"log.cleaner.backoff.ms", T::int64, "15000", 1, INT64_MAX, {}, {}, true, "Pause between checks for logs that need cleaning."},
   {"log.cleaner.dedupe.buffer.size", T::int64, "134217728", 1048576, INT64_MAX, {}, {}, true, "Memory of the cleaners' key-to-offset maps, shared by the cleaner threads."},

@@ -82,6 +82,7 @@ void DiskRaftLog::open_storage() {
   cfg.retention_ms = -1;  // only snapshots shorten the raft log
   cfg.retention_bytes = -1;
   cfg.file_delete_delay_ms = 0;  // nobody reads raft segments through file slices later
+  cfg.budgeted_files = false;
   // Always recover the tail: the metadata log is small and a raft log must never trust bytes
   // past the last fsync without checking them.
   log_ = storage::Log::open(dir_, cfg, /*clean_shutdown=*/false);

@@ -20,28 +20,39 @@ namespace {
 
 IndexFile::~IndexFile() { close(); }  // close() never throws
 
+namespace {
+// A descriptor for the length of one call: an index holds none once mapped.
+struct Fd {
+  int fd;
+  ~Fd() {
+    if (fd >= 0) ::close(fd);
+  }
+};
+}  // namespace
+
 void IndexFile::open(size_t max_bytes, bool writable) {
   close();
-  writable_ = writable;
-  fd_ = ::open(path_.c_str(), (writable ? O_RDWR | O_CREAT : O_RDONLY) | O_CLOEXEC, 0644);
-  if (fd_ < 0) throw_errno("open", path_);
+  Fd f{::open(path_.c_str(), (writable ? O_RDWR | O_CREAT : O_RDONLY) | O_CLOEXEC, 0644)};
+  if (f.fd < 0) throw_errno("open", path_);
   struct stat st {};
-  if (::fstat(fd_, &st) != 0) throw_errno("fstat", path_);
+  if (::fstat(f.fd, &st) != 0) throw_errno("fstat", path_);
   size_at_open_ = static_cast<size_t>(st.st_size);
   entries_ = size_at_open_ / entry_size_;
   if (writable) {
     size_t cap = std::max(max_bytes / entry_size_, entries_);
-    capacity_ = cap;
-    if (cap * entry_size_ != size_at_open_ && ::ftruncate(fd_, static_cast<off_t>(cap * entry_size_)) != 0)
+    if (cap * entry_size_ != size_at_open_ && ::ftruncate(f.fd, static_cast<off_t>(cap * entry_size_)) != 0)
       throw_errno("ftruncate", path_);
-    if (cap > 0) map(cap * entry_size_, true);
+    if (cap > 0) map_fd(f.fd, cap * entry_size_, true);
+    capacity_ = cap;
   } else {
     capacity_ = entries_;
   }
+  writable_ = writable;
+  open_ = true;
 }
 
-void IndexFile::map(size_t bytes, bool writable) const {
-  void* p = ::mmap(nullptr, bytes, writable ? PROT_READ | PROT_WRITE : PROT_READ, MAP_SHARED, fd_, 0);
+void IndexFile::map_fd(int fd, size_t bytes, bool writable) const {
+  void* p = ::mmap(nullptr, bytes, writable ? PROT_READ | PROT_WRITE : PROT_READ, MAP_SHARED, fd, 0);
   if (p == MAP_FAILED) throw_errno("mmap", path_);
   // Entries are appended one page at a time and looked up by binary search: readahead would
   // only zero-fill pages of the sparse tail long before they are used.
@@ -57,7 +68,11 @@ void IndexFile::unmap() const {
 }
 
 const std::byte* IndexFile::entry(size_t i) const {
-  if (!map_) map(entries_ * entry_size_, false);  // closed segments map lazily
+  if (!map_) {  // closed segments map lazily
+    Fd f{::open(path_.c_str(), O_RDONLY | O_CLOEXEC)};
+    if (f.fd < 0) throw_errno("open", path_);
+    map_fd(f.fd, entries_ * entry_size_, false);
+  }
   return map_ + i * entry_size_;
 }
 
@@ -68,12 +83,12 @@ std::byte* IndexFile::append_slot() {
 }
 
 void IndexFile::make_read_only() noexcept {
-  if (fd_ < 0) return;
+  if (!open_) return;
   unmap();
   // A file left longer than its entries is still correct: opening trims trailing zero
   // entries, as after a crash. So a failed trim is logged, never thrown (this runs in
   // destructors).
-  if (writable_ && ::ftruncate(fd_, static_cast<off_t>(entries_ * entry_size_)) != 0)
+  if (writable_ && ::truncate(path_.c_str(), static_cast<off_t>(entries_ * entry_size_)) != 0)
     module_logger("storage")->warn("trimming index {} failed: {}", path_.string(), std::strerror(errno));
   writable_ = false;
   capacity_ = entries_;
@@ -84,11 +99,10 @@ void IndexFile::flush() {
 }
 
 void IndexFile::close() noexcept {
-  if (fd_ < 0) return;
+  if (!open_) return;
   if (writable_) make_read_only();
   unmap();
-  ::close(fd_);
-  fd_ = -1;
+  open_ = false;
 }
 
 void IndexFile::rename_to(const std::filesystem::path& p) {

@@ -1,6 +1,7 @@
 #pragma once
 // A file of fixed-size index entries, preallocated and memory-mapped while it is written,
-// trimmed to its entries when its segment stops being active.
+// trimmed to its entries when its segment stops being active. It holds no file descriptor:
+// the mapping outlives the descriptor it was made from.
 #include <cstddef>
 #include <cstdint>
 #include <filesystem>
@@ -36,12 +37,12 @@ class IndexFile {
   size_t file_size_at_open() const { return size_at_open_; }
 
  private:
-  void map(size_t bytes, bool writable) const;
+  void map_fd(int fd, size_t bytes, bool writable) const;
   void unmap() const;
 
   std::filesystem::path path_;
   size_t entry_size_;
-  int fd_ = -1;
+  bool open_ = false;
   bool writable_ = false;
   size_t entries_ = 0;
   size_t capacity_ = 0;

@@ -40,7 +40,12 @@ int64_t Log::now() const { return wall_clock_ms(); }
 std::unique_ptr<Log> Log::open(fs::path dir, LogConfig cfg, bool clean_shutdown) {
   fs::create_directories(dir);
   std::unique_ptr<Log> log(new Log(std::move(dir), cfg));
-  log->load(clean_shutdown);
+  try {
+    log->load(clean_shutdown);
+  } catch (...) {
+    log->closed_ = true;  // partly loaded: nothing to flush or checkpoint
+    throw;
+  }
   return log;
 }
 
@@ -209,8 +214,8 @@ AppendResult Log::append(std::span<std::byte> batches, int32_t leader_epoch, int
     offsets += int64_t{i.last_offset_delta} + 1;
     incoming_max_ts = std::max(incoming_max_ts, log_append_time ? now_ms : i.max_timestamp);
   }
-  if (should_roll(batches.size(), incoming_max_ts, base + offsets - 1, now_ms)) {
-    roll(now_ms);
+  if (should_roll(batches.size(), incoming_max_ts, base + offsets - 1, now_ms) && !roll_for_append(now_ms, res)) {
+    return res;
   }
 
   std::vector<AppendBatch> metas;
@@ -411,10 +416,23 @@ void Log::roll(int64_t now_ms) {
   Segment& cur = active();
   if (cur.empty()) return;
   int64_t base = cur.next_offset();
+  auto next = Segment::create(dir_, base, cfg_, now_ms);  // throws with the log unchanged
   cur.make_inactive();
-  segments_.emplace(base, Segment::create(dir_, base, cfg_, now_ms));
+  segments_.emplace(base, std::move(next));
   ++dir_version_;  // the new files' directory entries are durable only after a dir fsync
   producers_.write_snapshot(base, false);
+}
+
+bool Log::roll_for_append(int64_t now_ms, AppendResult& res) {
+  try {
+    roll(now_ms);
+    return true;
+  } catch (const std::system_error& e) {
+    res.error = ErrorCode::kafka_storage_error;
+    res.message = std::string("cannot start a new segment: ") + e.what();
+    module_logger("storage")->error("{}: {}", dir_.string(), res.message);
+    return false;
+  }
 }
 
 ErrorCode Log::flush() {

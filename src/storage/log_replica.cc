@@ -39,7 +39,9 @@ AppendResult Log::append_replica(std::span<const std::byte> batches, int64_t now
     metas.push_back(AppendBatch{i.position, i.size, next, b.last_offset(), b.max_timestamp()});
     next = b.last_offset() + 1;
   }
-  if (should_roll(batches.size(), metas.back().max_timestamp, next - 1, now_ms)) roll(now_ms);
+  if (should_roll(batches.size(), metas.back().max_timestamp, next - 1, now_ms) && !roll_for_append(now_ms, res)) {
+    return res;
+  }
   if (int err = active().append(batches, metas); err != 0) {
     res.error = ErrorCode::kafka_storage_error;
     res.message = std::string("write failed: ") + std::strerror(err);

@@ -10,6 +10,7 @@
 #include <system_error>
 
 #include "brokerd/common/logger.h"
+#include "brokerd/storage/file_budget.h"
 #include "brokerd/storage/record_batch.h"
 #include "varint.h"
 
@@ -65,10 +66,8 @@ std::unique_ptr<Segment> Segment::open(const fs::path& dir, int64_t base_offset,
 void Segment::open_files(bool create, bool active, int64_t now_ms) {
   active_ = active;
   created_ms_ = now_ms;
-  int flags = O_RDWR | O_CLOEXEC | (create ? O_CREAT | O_TRUNC : 0);
-  int fd = ::open(log_path_.c_str(), flags, 0644);
-  if (fd < 0) throw std::system_error(errno, std::generic_category(), "open " + log_path_.string());
-  file_ = std::make_shared<const FileHandle>(fd);
+  file_ = open_segment_file(log_path_, O_RDWR | (create ? O_CREAT | O_TRUNC : 0), cfg_.budgeted_files);
+  const int fd = file_->fd();
   struct stat st {};
   ::fstat(fd, &st);
   size_ = static_cast<uint64_t>(st.st_size);
@@ -284,7 +283,11 @@ int Segment::flush() {
 }
 
 void Segment::close() {
-  if (!offset_index_) return;
+  // A segment whose files could not all be opened has nothing to finish.
+  if (!offset_index_ || !time_index_) {
+    if (offset_index_) offset_index_->close();
+    return;
+  }
   make_inactive();
   offset_index_->close();
   time_index_->close();

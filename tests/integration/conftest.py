@@ -21,11 +21,12 @@ def pytest_runtest_makereport(item, call):
 
 @pytest.fixture
 def broker_factory(request, tmp_path):
-    """broker_factory(overrides=None) -> started Broker; each gets its own port and data dir."""
+    """broker_factory(overrides=None, start=True, workdir=None, preexec_fn=None) -> a Broker (started
+    unless start=False); each gets its own port and data dir."""
     brokers = []
 
-    def make(overrides=None, start=True):
-        b = Broker(tmp_path / f"broker{len(brokers)}", overrides=overrides)
+    def make(overrides=None, start=True, workdir=None, preexec_fn=None):
+        b = Broker(workdir or tmp_path / f"broker{len(brokers)}", overrides=overrides, preexec_fn=preexec_fn)
         brokers.append(b)
         if start:
             b.start()

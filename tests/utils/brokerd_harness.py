@@ -61,8 +61,9 @@ def rss_kib(pid):
 
 
 class Broker:
-    def __init__(self, workdir, overrides=None, port=None):
+    def __init__(self, workdir, overrides=None, port=None, preexec_fn=None):
         self.workdir = Path(workdir)
+        self.preexec_fn = preexec_fn  # run in the child before exec (limits, credentials)
         self.data_dir = self.workdir / "data"
         self.data_dir.mkdir(parents=True, exist_ok=True)
         self.port = port or free_port()
@@ -107,7 +108,7 @@ class Broker:
         log = open(log_path, "wb")
         try:
             self.proc = subprocess.Popen(self.command(), stdout=log, stderr=subprocess.STDOUT,
-                                         stdin=subprocess.DEVNULL)
+                                         stdin=subprocess.DEVNULL, preexec_fn=self.preexec_fn)
         finally:
             log.close()
         if wait:

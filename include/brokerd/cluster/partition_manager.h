@@ -93,6 +93,14 @@ class PartitionManager {
   // The partition on its home shard, or nullptr if this node does not host it.
   // Call only on tp's home shard.
   Partition* local(const TopicPartition& tp);
+  // Why a client's request for tp finds no partition leading here: KAFKA_STORAGE_ERROR while
+  // this node hosts tp but cannot open its log, NOT_LEADER_OR_FOLLOWER otherwise.
+  // Call only on tp's home shard.
+  protocol::ErrorCode not_served(const TopicPartition& tp) const {
+    return offline(tp) ? protocol::ErrorCode::kafka_storage_error : protocol::ErrorCode::not_leader_or_follower;
+  }
+  // Whether this node hosts tp but cannot open its log (home shard only).
+  bool offline(const TopicPartition& tp) const;
   // The same, but only while this node leads the partition (what clients may use).
   Partition* leading(const TopicPartition& tp) {
     Partition* p = local(tp);
@@ -151,6 +159,11 @@ class PartitionManager {
   void drop_partition(Shard& shard, const TopicPartition& tp);
   std::unique_ptr<Partition> open_partition(const TopicPartition& tp, const TopicMetadata& topic,
                                             const std::filesystem::path& dir, bool clean);
+  // Opens tp (in its offline entry's dir, or a new one) and hosts it; on failure records it
+  // offline (logged once per reason) and returns nullptr.
+  Partition* try_open(Shard& shard, const TopicPartition& tp, const TopicMetadata& topic);
+  // Opens again the offline partitions whose retry is due.
+  void retry_offline(Shard& shard, int64_t now_ms);
   std::filesystem::path choose_log_dir();
   boost::asio::awaitable<void> background_loop(size_t shard);
   void flush_due(Shard& shard, size_t index, int64_t now_ms);

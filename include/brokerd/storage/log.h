@@ -122,6 +122,8 @@ class Log {
   // Unlinks files whose file.delete.delay.ms has passed.
   void delete_expired_files(int64_t now_ms);
 
+  // Starts a new active segment. Throws std::system_error, changing nothing, when its files
+  // cannot be created.
   void roll(int64_t now_ms);
   ErrorCode flush();
   // Also takes the directory when segments were created since it was last synced.
@@ -159,6 +161,8 @@ class Log {
   void load(bool clean_shutdown);
   Segment& active() const { return *segments_.rbegin()->second; }
   bool should_roll(size_t incoming_bytes, int64_t first_max_ts, int64_t last_offset, int64_t now_ms) const;
+  // roll() for an append: false, with KAFKA_STORAGE_ERROR in res, when it failed.
+  bool roll_for_append(int64_t now_ms, AppendResult& res);
   void delete_segment(std::map<int64_t, std::unique_ptr<Segment>>::iterator it, int64_t now_ms);
   void write_checkpoint();
   void read_checkpoint();

@@ -27,6 +27,9 @@ struct LogConfig {
   int64_t min_compaction_lag_ms = 0;              // min.compaction.lag.ms
   int64_t max_compaction_lag_ms = INT64_MAX;      // max.compaction.lag.ms
   double min_cleanable_dirty_ratio = 0.5;         // min.cleanable.dirty.ratio
+  // Whether its segment files count in the node's budget of open partition files
+  // (storage/file_budget.h); the metadata log's never do, so partitions cannot starve it.
+  bool budgeted_files = true;
 };
 
 }  // namespace brokerd::storage

@@ -83,7 +83,8 @@ boost::asio::awaitable<net::Response> handle_delete_records(HandlerContext& ctx)
       cluster::TopicPartition tp{key.first, key.second};
       slots.push_back(slot);
       tasks.push_back({svc.partitions.executor_of(tp), [pm = &svc.partitions, tp, offset = offsets[key]] {
-                         return delete_before(pm->leading(tp), offset);
+                         auto* p = pm->leading(tp);
+                         return p ? delete_before(p, offset) : Outcome{pm->not_served(tp)};
                        }});
     }
   }

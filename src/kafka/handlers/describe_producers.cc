@@ -72,7 +72,8 @@ boost::asio::awaitable<net::Response> handle_describe_producers(HandlerContext& 
         cluster::TopicPartition tp{topic.name, index};
         slots.emplace_back(resp.topics.size(), tr.partitions.size());
         tasks.push_back({svc.partitions.executor_of(tp), [pm = &svc.partitions, tp, expiration_ms, check_interval_ms] {
-                           return list(pm->leading(tp), expiration_ms, check_interval_ms);
+                           auto* p = pm->leading(tp);
+                           return p ? list(p, expiration_ms, check_interval_ms) : Listing{pm->not_served(tp), {}};
                          }});
       }
       tr.partitions.push_back(std::move(pr));

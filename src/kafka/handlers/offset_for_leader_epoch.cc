@@ -25,8 +25,9 @@ boost::asio::awaitable<net::Response> handle_offset_for_leader_epoch(HandlerCont
                          // A consumer asks only the leader; a follower asks whatever this
                          // node thinks of its role (the core refuses unless it leads).
                          if (!p || (replica < 0 && !p->is_leader())) {
-                           out.error_code = protocol::code(p ? ErrorCode::not_leader_or_follower
-                                                             : ErrorCode::unknown_topic_or_partition);
+                           out.error_code = protocol::code(p                 ? ErrorCode::not_leader_or_follower
+                                                           : pm.offline(tp) ? ErrorCode::kafka_storage_error
+                                                                            : ErrorCode::unknown_topic_or_partition);
                            return out;
                          }
                          const int32_t current = part.current_leader_epoch >= 0 ? part.current_leader_epoch

@@ -88,7 +88,7 @@ boost::asio::awaitable<net::Response> handle_produce(HandlerContext& ctx) {
                            Outcome r;
                            cluster::Partition* p = pm->leading(tp);
                            if (!p) {
-                             r.error = ErrorCode::not_leader_or_follower;
+                             r.error = pm->not_served(tp);
                              return r;
                            }
                            // NOT_ENOUGH_REPLICAS before anything is written.

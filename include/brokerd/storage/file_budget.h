@@ -1,0 +1,29 @@
+#pragma once
+// The descriptors partition logs may hold at once, node-wide (log.open.files.max). Segment
+// files take one each from the budget; when it is spent, opening another fails with EMFILE
+// and the partition goes offline, while the descriptors outside the budget keep serving
+// connections, the metadata log and everything else.
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+
+#include "brokerd/common/bytes.h"
+
+namespace brokerd::storage {
+
+// Sets the budget; 0 means no limit (the default, for tools and tests).
+void set_open_files_budget(int64_t max);
+int64_t open_files_budget();
+// Descriptors held now by segment files.
+int64_t open_files_in_use();
+
+// The budget a node takes when log.open.files.max is 0: its RLIMIT_NOFILE minus a reserve
+// for everything else (a quarter, at least min(1024, half)).
+int64_t derived_open_files_budget(int64_t rlimit_nofile);
+
+// Opens `path` with `flags` (and mode 0644) as a budgeted descriptor, released when the last holder of the
+// handle lets go. Throws std::system_error (EMFILE when the budget is spent, or open's errno).
+// Unbudgeted (`budgeted` false), a plain descriptor with the same errors.
+std::shared_ptr<const FileHandle> open_segment_file(const std::filesystem::path& path, int flags, bool budgeted);
+
+}  // namespace brokerd::storage

@@ -1,0 +1,57 @@
+#include "brokerd/storage/file_budget.h"
+
+#include <fcntl.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cerrno>
+#include <string>
+#include <system_error>
+
+namespace brokerd::storage {
+namespace {
+
+std::atomic<int64_t> g_budget{0};
+std::atomic<int64_t> g_in_use{0};
+
+void release() { g_in_use.fetch_sub(1, std::memory_order_relaxed); }
+
+}  // namespace
+
+void set_open_files_budget(int64_t max) { g_budget.store(std::max<int64_t>(max, 0)); }
+int64_t open_files_budget() { return g_budget.load(); }
+int64_t open_files_in_use() { return g_in_use.load(std::memory_order_relaxed); }
+
+int64_t derived_open_files_budget(int64_t rlimit_nofile) {
+  const int64_t reserve = std::max(rlimit_nofile / 4, std::min<int64_t>(1024, rlimit_nofile / 2));
+  return std::max<int64_t>(rlimit_nofile - reserve, 1);
+}
+
+std::shared_ptr<const FileHandle> open_segment_file(const std::filesystem::path& path, int flags, bool budgeted) {
+  constexpr int mode = 0644;
+  if (!budgeted) {
+    const int fd = ::open(path.c_str(), flags | O_CLOEXEC, mode);
+    if (fd < 0) throw std::system_error(errno, std::generic_category(), "open " + path.string());
+    return std::make_shared<const FileHandle>(fd);
+  }
+  const int64_t budget = g_budget.load(std::memory_order_relaxed);
+  const int64_t held = g_in_use.fetch_add(1, std::memory_order_relaxed);
+  if (budget > 0 && held >= budget) {
+    release();
+    throw std::system_error(EMFILE, std::generic_category(),
+                            "open " + path.string() + ": the budget of " + std::to_string(budget) +
+                                " open partition files is spent (log.open.files.max)");
+  }
+  const int fd = ::open(path.c_str(), flags | O_CLOEXEC, mode);
+  if (fd < 0) {
+    const int err = errno;
+    release();
+    throw std::system_error(err, std::generic_category(), "open " + path.string());
+  }
+  return std::shared_ptr<const FileHandle>(new FileHandle(fd), [](const FileHandle* f) {
+    delete f;
+    release();
+  });
+}
+
+}  // namespace brokerd::storage
