@@ -438,7 +438,7 @@ bool Log::roll_for_append(int64_t now_ms, AppendResult& res) {
 ErrorCode Log::flush() {
   int64_t leo = log_end_offset();
   for (auto& [_, s] : segments_) {
-    if (s->next_offset() <= recovery_point_ && !s->empty()) continue;
+    if (s->empty() || s->next_offset() <= recovery_point_) continue;  // nothing unsynced
     if (s->flush() != 0) return ErrorCode::kafka_storage_error;
   }
   if (dir_dirty()) {
@@ -479,7 +479,7 @@ void Log::mark_flushed(int64_t offset, uint64_t dir_version) {
 void Log::close() {
   if (closed_) return;
   flush();
-  producers_.write_snapshot(log_end_offset(), true);
+  if (!producers_.snapshot_matches(log_end_offset())) producers_.write_snapshot(log_end_offset(), true);
   for (auto& [_, s] : segments_) s->close();
   write_checkpoint();
   closed_ = true;
@@ -509,6 +509,7 @@ void Log::truncate_to(int64_t offset) {
 }
 
 void Log::write_checkpoint() {
+  if (checkpointed_ == std::pair{log_start_offset_, recovery_point_}) return;  // the file says so already
   fs::path tmp = dir_ / (std::string(kCheckpointFile) + ".tmp");
   {
     std::ofstream out(tmp, std::ios::trunc);
@@ -522,6 +523,7 @@ void Log::write_checkpoint() {
   }
   std::error_code ec;
   fs::rename(tmp, dir_ / kCheckpointFile, ec);
+  if (!ec) checkpointed_ = {log_start_offset_, recovery_point_};
 }
 
 void Log::read_checkpoint() {
@@ -531,6 +533,7 @@ void Log::read_checkpoint() {
   if (in >> version >> start >> rp && version == 1) {
     log_start_offset_ = start;
     recovery_point_ = rp;
+    checkpointed_ = {start, rp};
   }
 }
 

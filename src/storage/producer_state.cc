@@ -108,18 +108,23 @@ const ProducerEntry* ProducerStateManager::find(int64_t pid) const {
 }
 
 void ProducerStateManager::update(const ProducerBatchHeader& h, const ProducerBatch& b) {
+  snapshot_matches_ = -1;
   auto& e = producers_[h.producer_id];
   e.producer_id = h.producer_id;
   e.add(h.epoch, b);
 }
 
 void ProducerStateManager::put(ProducerEntry e) {
+  snapshot_matches_ = -1;
   int64_t pid = e.producer_id;
   producers_[pid] = std::move(e);
 }
 
 size_t ProducerStateManager::expire(int64_t now_ms, int64_t expiration_ms) {
-  return std::erase_if(producers_, [&](const auto& kv) { return now_ms - kv.second.last_timestamp >= expiration_ms; });
+  const size_t gone =
+      std::erase_if(producers_, [&](const auto& kv) { return now_ms - kv.second.last_timestamp >= expiration_ms; });
+  if (gone > 0) snapshot_matches_ = -1;
+  return gone;
 }
 
 void ProducerStateManager::maybe_expire(int64_t now_ms, int64_t expiration_ms, int64_t check_interval_ms) {
@@ -240,6 +245,7 @@ bool ProducerStateManager::write_snapshot(int64_t offset, bool sync) {
   ::close(fd);
   std::error_code ec;
   fs::rename(tmp, path, ec);
+  if (!ec) snapshot_matches_ = offset;
   return !ec;
 }
 
@@ -268,6 +274,7 @@ std::optional<int64_t> ProducerStateManager::load_snapshot(int64_t max_offset) {
       continue;
     }
     for (auto& e : *entries) put(std::move(e));
+    snapshot_matches_ = *it;
     return *it;
   }
   return std::nullopt;

@@ -12,6 +12,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "brokerd/common/bytes.h"
@@ -184,6 +185,8 @@ class Log {
   std::map<int64_t, std::unique_ptr<Segment>> segments_;
   int64_t log_start_offset_ = 0;
   int64_t recovery_point_ = 0;
+  // (log start, recovery point) as partition.checkpoint holds them; {-1, -1} when unknown.
+  std::pair<int64_t, int64_t> checkpointed_{-1, -1};
   bool closed_ = false;
   // Bumped whenever a segment file is created; the directory is durable up to the synced one.
   uint64_t dir_version_ = 1;

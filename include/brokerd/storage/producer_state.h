@@ -98,7 +98,10 @@ class ProducerStateManager {
   // Records a batch already in the log (no checks): used by appends and by rebuilds.
   void update(const ProducerBatchHeader& h, const ProducerBatch& b);
   void put(ProducerEntry e);
-  void clear() { producers_.clear(); }
+  void clear() {
+    producers_.clear();
+    snapshot_matches_ = -1;
+  }
 
   // Forgets producers whose last batch is older than expiration_ms. Returns how many.
   size_t expire(int64_t now_ms, int64_t expiration_ms);
@@ -118,9 +121,13 @@ class ProducerStateManager {
   void delete_snapshots_before(int64_t offset);
 
   std::filesystem::path snapshot_path(int64_t offset) const;
+  // Whether the snapshot file at `offset` holds exactly the current state (written or loaded
+  // since the last change), so that a clean close need not write it again.
+  bool snapshot_matches(int64_t offset) const { return snapshot_matches_ == offset; }
 
  private:
   std::filesystem::path dir_;
+  int64_t snapshot_matches_ = -1;
   std::unordered_map<int64_t, ProducerEntry> producers_;
   int64_t last_expiry_ms_ = 0;
 };
