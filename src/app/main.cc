@@ -154,10 +154,17 @@ std::string set_open_files_budget(const brokerd::config::BrokerConfig& cfg) {
     else ::getrlimit(RLIMIT_NOFILE, &lim);
   }
   int64_t budget = cfg.integer("log.open.files.max");
-  const char* how = "log.open.files.max";
-  if (budget == 0 && lim.rlim_cur != RLIM_INFINITY) {
-    budget = brokerd::storage::derived_open_files_budget(static_cast<int64_t>(lim.rlim_cur));
-    how = "derived from the open files limit";
+  std::string how = "log.open.files.max";
+  if (lim.rlim_cur != RLIM_INFINITY) {
+    // Past the limit's share, partitions would take the descriptors connections need.
+    const int64_t most = brokerd::storage::derived_open_files_budget(static_cast<int64_t>(lim.rlim_cur));
+    if (budget == 0) {
+      budget = most;
+      how = "derived from the open files limit";
+    } else if (budget > most) {
+      how = fmt::format("log.open.files.max {} is more than the open files limit {} allows", budget, lim.rlim_cur);
+      budget = most;
+    }
   }
   brokerd::storage::set_open_files_budget(budget);
   return note + fmt::format("partition files may hold {} descriptors ({})", budget, how);

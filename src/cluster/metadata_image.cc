@@ -80,23 +80,32 @@ void MetadataImage::for_each_changed_topic(const MetadataImage& older,
   }
 }
 
-void MetadataImage::put(Buckets& buckets, size_t index, const TopicPtr& t, bool by_name) {
+MetadataImage::Bucket& MetadataImage::writable(Buckets& buckets, size_t index) {
+  // A bucket no other image shares is this builder's own (another thread could only take a
+  // reference through an image that holds it): change it in place. Otherwise copy on write.
+  if (buckets[index] && buckets[index].use_count() == 1) return const_cast<Bucket&>(*buckets[index]);
   auto next = buckets[index] ? std::make_shared<Bucket>(*buckets[index]) : std::make_shared<Bucket>();
+  Bucket& out = *next;
+  buckets[index] = std::move(next);
+  return out;
+}
+
+void MetadataImage::put(Buckets& buckets, size_t index, const TopicPtr& t, bool by_name) {
+  Bucket& bucket = writable(buckets, index);
   auto same = [&](const TopicPtr& o) { return by_name ? o->name == t->name : o->id == t->id; };
-  auto it = std::find_if(next->begin(), next->end(), same);
-  if (it != next->end()) {
+  auto it = std::find_if(bucket.begin(), bucket.end(), same);
+  if (it != bucket.end()) {
     *it = t;
   } else {
-    next->push_back(t);
+    bucket.push_back(t);
   }
-  buckets[index] = std::move(next);
 }
 
 void MetadataImage::erase(Buckets& buckets, size_t index, const TopicMetadata& t, bool by_name) {
   if (!buckets[index]) return;
-  auto next = std::make_shared<Bucket>(*buckets[index]);
-  std::erase_if(*next, [&](const TopicPtr& o) { return by_name ? o->name == t.name : o->id == t.id; });
-  buckets[index] = next->empty() ? nullptr : std::shared_ptr<const Bucket>(std::move(next));
+  Bucket& bucket = writable(buckets, index);
+  std::erase_if(bucket, [&](const TopicPtr& o) { return by_name ? o->name == t.name : o->id == t.id; });
+  if (bucket.empty()) buckets[index] = nullptr;
 }
 
 void MetadataImage::put_topic(TopicPtr t) {

@@ -20,6 +20,7 @@
 #include "brokerd/net/reactor_pool.h"
 #include "brokerd/net/run_on.h"
 #include "brokerd/storage/cleaner.h"
+#include "brokerd/storage/file_budget.h"
 
 namespace brokerd::cluster {
 namespace fs = std::filesystem;
@@ -142,8 +143,30 @@ std::unique_ptr<Partition> PartitionManager::open_partition(const TopicPartition
   return p;
 }
 
+bool PartitionManager::release_idle_files(Shard& shard) {
+  std::vector<std::pair<uint64_t, storage::Log*>> holding;
+  for (auto& [tp, p] : shard.partitions) {
+    if (p->log().files_held() > 0) holding.emplace_back(p->log().last_used(), &p->log());
+  }
+  if (holding.size() < 2) return false;  // never the log being used now
+  const size_t k = std::max<size_t>(1, holding.size() / 8);
+  std::nth_element(holding.begin(), holding.begin() + static_cast<std::ptrdiff_t>(k), holding.end());
+  for (size_t i = 0; i < k; ++i) holding[i].second->release_files();
+  return true;
+}
+
+void PartitionManager::release_idle_files_of_every_shard() {
+  storage::set_thread_evictor([this] {
+    bool any = false;
+    for (auto& shard : shards_) any = release_idle_files(*shard) || any;
+    return any;
+  });
+}
+
 void PartitionManager::load(std::shared_ptr<const MetadataImage> image) {
   auto log = module_logger("cluster");
+  // Before the reactors run, this thread owns every shard.
+  release_idle_files_of_every_shard();
   for (const auto& dir : options_.log_dirs) {
     fs::create_directories(dir);
     bool clean = fs::exists(dir / kCleanShutdownMarker);
@@ -181,6 +204,7 @@ void PartitionManager::load(std::shared_ptr<const MetadataImage> image) {
   // Then every topic as new: creates what the disks do not have (a log dir was replaced, say)
   // and sets each partition's leadership.
   for (auto& shard : shards_) reconcile_shard(*shard, image);
+  storage::set_thread_evictor({});
 }
 
 Partition* PartitionManager::try_open(Shard& shard, const TopicPartition& tp, const TopicMetadata& topic) {
@@ -370,6 +394,9 @@ boost::asio::awaitable<std::vector<PartitionStats>> PartitionManager::partition_
 
 void PartitionManager::start() {
   for (size_t i = 0; i < shards_.size(); ++i) {
+    boost::asio::post(reactors_.executor(i), [this, i] {
+      storage::set_thread_evictor([this, i] { return release_idle_files(*shards_[i]); });
+    });
     boost::asio::co_spawn(reactors_.executor(i), background_loop(i), boost::asio::detached);
   }
 }
@@ -430,7 +457,13 @@ void PartitionManager::clean_due(Shard& shard, size_t index, int64_t now_ms) {
       st.checkpoint = storage::read_cleaner_checkpoint(log.dir());
       st.loaded = true;
     }
-    auto input = storage::snapshot_for_cleaning(log, st.checkpoint);
+    storage::CleaningInput input;
+    try {
+      input = storage::snapshot_for_cleaning(log, st.checkpoint);
+    } catch (const std::system_error& e) {
+      module_logger("cluster")->warn("cannot clean {} now: {}", tp.dir_name(), e.what());
+      continue;
+    }
     if (input.segments.empty()) continue;
     st.in_progress = true;
     ++cleaner_passes_;
@@ -552,6 +585,7 @@ void PartitionManager::shutdown() {
   stopping_ = true;
   auto log = module_logger("cluster");
   bool ok = true;
+  release_idle_files_of_every_shard();  // the reactors have stopped: this thread owns them all
   for (auto& shard : shards_) {
     for (auto& [tp, p] : shard->partitions) {
       try {
@@ -561,6 +595,7 @@ void PartitionManager::shutdown() {
           log->error("flushing {} at shutdown failed", tp.dir_name());
         }
         p->log().close();
+        p->log().release_files();
       } catch (const std::exception& e) {
         ok = false;
         log->error("closing {} failed: {}", tp.dir_name(), e.what());
@@ -568,6 +603,7 @@ void PartitionManager::shutdown() {
     }
     shard->partitions.clear();
   }
+  storage::set_thread_evictor({});
   if (!ok) return;  // the next start recovers
   for (const auto& dir : options_.log_dirs) std::ofstream(dir / kCleanShutdownMarker) << "clean\n";
 }

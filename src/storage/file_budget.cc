@@ -16,11 +16,35 @@ std::atomic<int64_t> g_in_use{0};
 
 void release() { g_in_use.fetch_sub(1, std::memory_order_relaxed); }
 
+thread_local Evictor t_evictor;
+thread_local bool t_evicting = false;
+
+// Takes one descriptor from the budget, asking this thread's evictor once when it is spent.
+bool take_from_budget() {
+  const int64_t budget = g_budget.load(std::memory_order_relaxed);
+  if (budget <= 0) {
+    g_in_use.fetch_add(1, std::memory_order_relaxed);
+    return true;
+  }
+  for (int attempt = 0; attempt < 2; ++attempt) {
+    if (g_in_use.fetch_add(1, std::memory_order_relaxed) < budget) return true;
+    release();
+    if (attempt > 0 || !t_evictor || t_evicting) break;
+    t_evicting = true;
+    const bool freed = t_evictor();
+    t_evicting = false;
+    if (!freed) break;
+  }
+  return false;
+}
+
 }  // namespace
 
 void set_open_files_budget(int64_t max) { g_budget.store(std::max<int64_t>(max, 0)); }
 int64_t open_files_budget() { return g_budget.load(); }
 int64_t open_files_in_use() { return g_in_use.load(std::memory_order_relaxed); }
+
+void set_thread_evictor(Evictor fn) { t_evictor = std::move(fn); }
 
 int64_t derived_open_files_budget(int64_t rlimit_nofile) {
   const int64_t reserve = std::max(rlimit_nofile / 4, std::min<int64_t>(1024, rlimit_nofile / 2));
@@ -34,12 +58,9 @@ std::shared_ptr<const FileHandle> open_segment_file(const std::filesystem::path&
     if (fd < 0) throw std::system_error(errno, std::generic_category(), "open " + path.string());
     return std::make_shared<const FileHandle>(fd);
   }
-  const int64_t budget = g_budget.load(std::memory_order_relaxed);
-  const int64_t held = g_in_use.fetch_add(1, std::memory_order_relaxed);
-  if (budget > 0 && held >= budget) {
-    release();
+  if (!take_from_budget()) {
     throw std::system_error(EMFILE, std::generic_category(),
-                            "open " + path.string() + ": the budget of " + std::to_string(budget) +
+                            "open " + path.string() + ": the budget of " + std::to_string(g_budget.load()) +
                                 " open partition files is spent (log.open.files.max)");
   }
   const int fd = ::open(path.c_str(), flags | O_CLOEXEC, mode);

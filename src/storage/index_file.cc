@@ -37,18 +37,13 @@ void IndexFile::open(size_t max_bytes, bool writable) {
   struct stat st {};
   if (::fstat(f.fd, &st) != 0) throw_errno("fstat", path_);
   size_at_open_ = static_cast<size_t>(st.st_size);
+  file_bytes_ = size_at_open_;
   entries_ = size_at_open_ / entry_size_;
-  if (writable) {
-    size_t cap = std::max(max_bytes / entry_size_, entries_);
-    if (cap * entry_size_ != size_at_open_ && ::ftruncate(f.fd, static_cast<off_t>(cap * entry_size_)) != 0)
-      throw_errno("ftruncate", path_);
-    if (cap > 0) map_fd(f.fd, cap * entry_size_, true);
-    capacity_ = cap;
-  } else {
-    capacity_ = entries_;
-  }
+  capacity_ = writable ? std::max(max_bytes / entry_size_, entries_) : entries_;
   writable_ = writable;
   open_ = true;
+  // A writable index grows to its capacity when first mapped (an idle one never is).
+  if (writable && entries_ > 0) ensure_mapped();
 }
 
 void IndexFile::map_fd(int fd, size_t bytes, bool writable) const {
@@ -67,19 +62,35 @@ void IndexFile::unmap() const {
   map_size_ = 0;
 }
 
-const std::byte* IndexFile::entry(size_t i) const {
-  if (!map_) {  // closed segments map lazily
-    Fd f{::open(path_.c_str(), O_RDONLY | O_CLOEXEC)};
-    if (f.fd < 0) throw_errno("open", path_);
-    map_fd(f.fd, entries_ * entry_size_, false);
+void IndexFile::ensure_mapped() const {
+  if (map_) return;
+  // Closed segments map at their first lookup; any index maps again after release().
+  const size_t bytes = (writable_ ? capacity_ : entries_) * entry_size_;
+  if (bytes == 0) return;
+  Fd f{::open(path_.c_str(), (writable_ ? O_RDWR : O_RDONLY) | O_CLOEXEC)};
+  if (f.fd < 0) throw_errno("open", path_);
+  if (writable_ && file_bytes_ != bytes) {  // sparse: appends then need no syscall
+    if (::ftruncate(f.fd, static_cast<off_t>(bytes)) != 0) throw_errno("ftruncate", path_);
+    file_bytes_ = bytes;
   }
+  map_fd(f.fd, bytes, writable_);
+}
+
+const std::byte* IndexFile::entry(size_t i) const {
+  ensure_mapped();
   return map_ + i * entry_size_;
 }
 
 std::byte* IndexFile::append_slot() {
+  ensure_mapped();
   std::byte* p = map_ + entries_ * entry_size_;
   ++entries_;
+  unsynced_ = true;
   return p;
+}
+
+void IndexFile::release() noexcept {
+  unmap();  // dirty pages stay in the page cache; flush() syncs them through the file
 }
 
 void IndexFile::make_read_only() noexcept {
@@ -88,14 +99,23 @@ void IndexFile::make_read_only() noexcept {
   // A file left longer than its entries is still correct: opening trims trailing zero
   // entries, as after a crash. So a failed trim is logged, never thrown (this runs in
   // destructors).
-  if (writable_ && ::truncate(path_.c_str(), static_cast<off_t>(entries_ * entry_size_)) != 0)
-    module_logger("storage")->warn("trimming index {} failed: {}", path_.string(), std::strerror(errno));
+  if (writable_ && file_bytes_ != entries_ * entry_size_) {
+    if (::truncate(path_.c_str(), static_cast<off_t>(entries_ * entry_size_)) == 0) file_bytes_ = entries_ * entry_size_;
+    else module_logger("storage")->warn("trimming index {} failed: {}", path_.string(), std::strerror(errno));
+  }
   writable_ = false;
   capacity_ = entries_;
 }
 
 void IndexFile::flush() {
-  if (map_ && writable_) ::msync(map_, map_size_, MS_SYNC);
+  if (!writable_ || !unsynced_) return;
+  if (map_) {
+    ::msync(map_, map_size_, MS_SYNC);
+  } else {
+    Fd f{::open(path_.c_str(), O_RDWR | O_CLOEXEC)};
+    if (f.fd >= 0) ::fdatasync(f.fd);
+  }
+  unsynced_ = false;
 }
 
 void IndexFile::close() noexcept {

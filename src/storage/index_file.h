@@ -22,6 +22,9 @@ class IndexFile {
   void make_read_only() noexcept;
   void flush();
   void close() noexcept;
+  // Unmaps (memory and a map count back to the system); the next use maps again.
+  void release() noexcept;
+  bool mapped() const { return map_ != nullptr; }
   // Renames the file (suffix change on delete); the mapping stays valid.
   void rename_to(const std::filesystem::path& p);
 
@@ -39,11 +42,14 @@ class IndexFile {
  private:
   void map_fd(int fd, size_t bytes, bool writable) const;
   void unmap() const;
+  void ensure_mapped() const;
 
   std::filesystem::path path_;
   size_t entry_size_;
   bool open_ = false;
   bool writable_ = false;
+  bool unsynced_ = false;  // entries appended since the last flush
+  mutable size_t file_bytes_ = 0;  // the file's size as this object left it
   size_t entries_ = 0;
   size_t capacity_ = 0;
   size_t size_at_open_ = 0;

@@ -1,8 +1,10 @@
 #include "brokerd/storage/log.h"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <chrono>
 #include <cstring>
 #include <fstream>
@@ -114,13 +116,18 @@ void Log::load(bool clean_shutdown) {
       seg = Segment::open(dir_, bases[i], cfg_, true, t);
       seg->recover(cfg_.max_message_bytes);
     }
-    if (!last) seg->make_inactive();
+    if (!last) {
+      seg->make_inactive();
+      seg->release_files();  // closed segments open again when read
+    }
     segments_.emplace(bases[i], std::move(seg));
     if (last) break;
   }
   int64_t leo = log_end_offset();
   log_start_offset_ = std::clamp(log_start_offset_, segments_.begin()->first, leo);
   recovery_point_ = leo;  // clean, or just validated by recovery
+  // A clean stop synced the directory; after a crash its entries are synced again.
+  if (clean_shutdown) dir_synced_version_ = dir_version_;
   load_producer_state();
 }
 
@@ -148,6 +155,7 @@ bool Log::should_roll(size_t incoming_bytes, int64_t incoming_max_ts, int64_t la
 }
 
 AppendResult Log::append(std::span<std::byte> batches, int32_t leader_epoch, int64_t now_ms, AppendOrigin origin) {
+  touch();
   AppendResult res;
   res.log_start_offset = log_start_offset_;
   if (closed_) {
@@ -257,7 +265,19 @@ ReadResult Log::read(int64_t offset, int32_t max_bytes, bool min_one_batch, int6
     return res;
   }
   if (offset >= max_offset_exclusive || offset == res.log_end_offset) return res;
+  touch();
+  try {
+    read_slices(offset, max_bytes, min_one_batch, max_offset_exclusive, res);
+  } catch (const std::system_error& e) {
+    res.records = brokerd::protocol::Records::empty();
+    res.error = ErrorCode::kafka_storage_error;
+    module_logger("storage")->error("{}: read at {} failed: {}", dir_.string(), offset, e.what());
+  }
+  return res;
+}
 
+void Log::read_slices(int64_t offset, int32_t max_bytes, bool min_one_batch, int64_t max_offset_exclusive,
+                      ReadResult& res) const {
   uint64_t remaining = max_bytes > 0 ? static_cast<uint64_t>(max_bytes) : 0;
   bool first = true;
   bool done = false;
@@ -265,6 +285,7 @@ ReadResult Log::read(int64_t offset, int32_t max_bytes, bool min_one_batch, int6
   if (it != segments_.begin()) --it;
   for (; it != segments_.end() && !done; ++it) {
     const Segment& seg = *it->second;
+    seg.file();  // throws when the segment cannot be opened, rather than reading as empty
     std::optional<BatchPosition> b = first ? seg.find_batch(offset) : seg.batch_at(0);
     uint64_t start = b ? b->position : 0;
     uint64_t len = 0;
@@ -281,10 +302,25 @@ ReadResult Log::read(int64_t offset, int32_t max_bytes, bool min_one_batch, int6
     if (len > 0) res.records.parts.emplace_back(FileSlice{seg.file(), start, static_cast<uint32_t>(len)});
     if (remaining == 0) done = true;
   }
-  return res;
+}
+
+uint64_t Log::next_use_tick() {
+  static std::atomic<uint64_t> tick{0};
+  return tick.fetch_add(1, std::memory_order_relaxed) + 1;
+}
+
+void Log::release_files() {
+  for (auto& [_, s] : segments_) s->release_files();
+}
+
+size_t Log::files_held() const {
+  size_t n = 0;
+  for (const auto& [_, s] : segments_) n += s->holds_file() ? 1 : 0;
+  return n;
 }
 
 std::optional<Log::TimestampAndOffset> Log::max_timestamp_and_offset() const {
+  touch();
   const Segment* best = nullptr;
   for (const auto& [_, s] : segments_) {
     if (s->max_timestamp() >= 0 && (!best || s->max_timestamp() > best->max_timestamp())) best = s.get();
@@ -309,6 +345,7 @@ std::optional<Log::TimestampAndOffset> Log::max_timestamp_and_offset() const {
 }
 
 std::optional<Log::TimestampAndOffset> Log::offset_for_timestamp(int64_t ts) const {
+  touch();
   for (const auto& [_, s] : segments_) {
     if (s->max_timestamp() < ts || s->next_offset() <= log_start_offset_) continue;
     const Segment& seg = *s;
@@ -350,6 +387,7 @@ void Log::delete_expired_files(int64_t now_ms) {
 }
 
 ErrorCode Log::delete_records_before(int64_t offset, int64_t now_ms) {
+  touch();
   if (now_ms < 0) now_ms = now();
   if (offset > log_end_offset() || offset < 0) return ErrorCode::offset_out_of_range;
   if (offset <= log_start_offset_) return ErrorCode::none;
@@ -457,7 +495,12 @@ FlushTarget Log::flush_target() {
   FlushTarget t;
   t.offset = log_end_offset();
   for (const auto& [_, s] : segments_) {
-    if (s->next_offset() > recovery_point_) t.files.push_back(s->file());
+    if (s->next_offset() <= recovery_point_) continue;
+    try {
+      t.files.push_back(s->file());
+    } catch (const std::system_error&) {
+      t.offset = std::min(t.offset, s->base_offset());  // durable only below what syncs
+    }
   }
   if (dir_dirty()) {
     // Syncing the directory makes segments created since the last flush survive a power
@@ -479,7 +522,9 @@ void Log::mark_flushed(int64_t offset, uint64_t dir_version) {
 void Log::close() {
   if (closed_) return;
   flush();
-  if (!producers_.snapshot_matches(log_end_offset())) producers_.write_snapshot(log_end_offset(), true);
+  // An empty log has nothing to rebuild producers from: no snapshot needed.
+  const int64_t leo = log_end_offset();
+  if (leo > segments_.begin()->first && !producers_.snapshot_matches(leo)) producers_.write_snapshot(leo, true);
   for (auto& [_, s] : segments_) s->close();
   write_checkpoint();
   closed_ = true;
@@ -488,6 +533,7 @@ void Log::close() {
 void Log::update_config(LogConfig cfg) { cfg_ = cfg; }
 
 void Log::truncate_to(int64_t offset) {
+  touch();
   if (offset >= log_end_offset()) return;
   int64_t t = now();
   while (segments_.size() > 1 && segments_.rbegin()->first >= offset) {
@@ -528,6 +574,10 @@ void Log::write_checkpoint() {
 
 void Log::read_checkpoint() {
   std::ifstream in(dir_ / kCheckpointFile);
+  if (!in) {
+    checkpointed_ = {0, 0};  // what an absent file means to the next start
+    return;
+  }
   int version = 0;
   int64_t start = 0, rp = 0;
   if (in >> version >> start >> rp && version == 1) {
@@ -540,6 +590,7 @@ void Log::read_checkpoint() {
 // ---- Compaction hooks -------------------------------------------------------------------
 
 std::vector<SegmentSnapshot> Log::closed_segments() const {
+  touch();
   std::vector<SegmentSnapshot> out;
   for (auto it = segments_.begin(); it != segments_.end() && std::next(it) != segments_.end(); ++it) {
     const Segment& s = *it->second;
@@ -578,13 +629,25 @@ std::optional<int64_t> read_swap_end(const std::string& stem) {
 
 }  // namespace
 
+namespace {
+// Whether `seg` is still the very file a snapshot was taken of (a segment re-created at the
+// same base offset is another file; one reopened after release_files() is the same).
+bool same_file(const Segment& seg, const SegmentSnapshot& o) {
+  if (seg.next_offset() != o.next_offset || seg.size() != o.size || !o.file) return false;
+  struct stat a {}, b {};
+  return ::fstat(o.file->fd(), &a) == 0 && ::stat(seg.log_path().c_str(), &b) == 0 && a.st_ino == b.st_ino &&
+         a.st_dev == b.st_dev;
+}
+}  // namespace
+
 bool Log::replace_segments(std::span<const SegmentSnapshot> old, int64_t now_ms, int crash_after_step) {
+  touch();
   if (old.empty() || closed_) return false;
   // The segments must still be there, closed, contiguous and the very files the cleaner read.
   auto it = segments_.find(old.front().base_offset);
   for (const auto& o : old) {
     if (it == segments_.end() || it->first != o.base_offset || std::next(it) == segments_.end() ||
-        it->second->file() != o.file) {
+        !same_file(*it->second, o)) {
       return false;
     }
     ++it;

@@ -9,6 +9,7 @@
 namespace brokerd::storage {
 
 AppendResult Log::append_replica(std::span<const std::byte> batches, int64_t now_ms) {
+  touch();
   AppendResult res;
   res.log_start_offset = log_start_offset_;
   if (closed_) {
@@ -56,6 +57,7 @@ AppendResult Log::append_replica(std::span<const std::byte> batches, int64_t now
 }
 
 void Log::reset_to(int64_t offset, int64_t now_ms) {
+  touch();
   for (auto it = segments_.begin(); it != segments_.end();) {
     for (const auto& f : it->second->rename_for_delete()) std::filesystem::remove(f);
     it = segments_.erase(it);

@@ -81,6 +81,7 @@ bool OffsetIndex::sane(uint64_t segment_size) const {
 
 void OffsetIndex::make_read_only() { file_->make_read_only(); }
 void OffsetIndex::flush() { file_->flush(); }
+void OffsetIndex::release() { file_->release(); }
 void OffsetIndex::close() { file_->close(); }
 void OffsetIndex::rename_to(const std::filesystem::path& p) { file_->rename_to(p); }
 const std::filesystem::path& OffsetIndex::path() const { return file_->path(); }

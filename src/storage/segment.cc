@@ -92,6 +92,19 @@ void Segment::open_files(bool create, bool active, int64_t now_ms) {
   active_ = writable;
 }
 
+const std::shared_ptr<const FileHandle>& Segment::file() const {
+  if (!file_) file_ = open_segment_file(log_path_, O_RDWR, cfg_.budgeted_files);
+  return file_;
+}
+
+void Segment::release_files() {
+  if (file_ && preallocated_ > size_) ::ftruncate(file_->fd(), static_cast<off_t>(size_));
+  preallocated_ = 0;
+  file_.reset();
+  if (offset_index_) offset_index_->release();
+  if (time_index_) time_index_->release();
+}
+
 int64_t Segment::largest_timestamp() const {
   if (max_timestamp_ >= 0) return max_timestamp_;
   struct stat st {};
@@ -115,16 +128,21 @@ void Segment::index_batch(const BatchPosition& b) {
 }
 
 int Segment::append(std::span<const std::byte> payload, std::span<const AppendBatch> batches) {
+  try {
+    file();  // opened again after release_files()
+  } catch (const std::system_error& e) {
+    return e.code().value();
+  }
   const std::byte* p = payload.data();
   size_t left = payload.size();
   uint64_t at = size_;
   while (left > 0) {
-    ssize_t n = ::pwrite(file_->fd(), p, left, static_cast<off_t>(at));
+    ssize_t n = ::pwrite(file()->fd(), p, left, static_cast<off_t>(at));
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) {
       int err = n < 0 ? errno : EIO;
       // Leave no partial batch behind: the next append must start at a batch boundary.
-      while (::ftruncate(file_->fd(), static_cast<off_t>(size_)) != 0 && errno == EINTR) {
+      while (::ftruncate(file()->fd(), static_cast<off_t>(size_)) != 0 && errno == EINTR) {
       }
       preallocated_ = 0;
       return err;
@@ -152,7 +170,7 @@ void Segment::preallocate(uint64_t end) {
   if (target <= end) return;
   // KEEP_SIZE: the file's size stays the end of its last batch, which readers and recovery
   // rely on. Writes into allocated blocks skip ext4's delayed-allocation bookkeeping.
-  if (::fallocate(file_->fd(), FALLOC_FL_KEEP_SIZE, static_cast<off_t>(end), static_cast<off_t>(target - end)) == 0) {
+  if (::fallocate(file()->fd(), FALLOC_FL_KEEP_SIZE, static_cast<off_t>(end), static_cast<off_t>(target - end)) == 0) {
     preallocated_ = target;
   } else {
     preallocate_ = false;  // unsupported here, or the disk is full: plain appends still work
@@ -160,14 +178,20 @@ void Segment::preallocate(uint64_t end) {
 }
 
 void Segment::release_preallocated() {
-  if (preallocated_ > size_) ::ftruncate(file_->fd(), static_cast<off_t>(size_));
+  if (file_ && preallocated_ > size_) ::ftruncate(file_->fd(), static_cast<off_t>(size_));
   preallocated_ = 0;
 }
 
 bool Segment::read_bytes(uint64_t position, std::span<std::byte> out) const {
+  int fd = -1;
+  try {
+    fd = file()->fd();
+  } catch (const std::system_error&) {
+    return false;
+  }
   size_t done = 0;
   while (done < out.size()) {
-    ssize_t n = ::pread(file_->fd(), out.data() + done, out.size() - done, static_cast<off_t>(position + done));
+    ssize_t n = ::pread(fd, out.data() + done, out.size() - done, static_cast<off_t>(position + done));
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) return false;
     done += static_cast<size_t>(n);
@@ -222,7 +246,7 @@ uint64_t Segment::recover(int32_t max_message_bytes) {
     pos += b->size;
   }
   if (pos < file_size) {
-    ::ftruncate(file_->fd(), static_cast<off_t>(pos));
+    ::ftruncate(file()->fd(), static_cast<off_t>(pos));
     size_ = pos;
     preallocated_ = 0;
   }
@@ -260,7 +284,7 @@ void Segment::truncate_to(int64_t offset, int32_t max_message_bytes) {
   // Nothing at or above `offset` here: keep every byte, but the state of a segment just
   // reopened must still be rebuilt.
   uint64_t cut = b ? b->position : size_;  // as Kafka: a batch is never split, the one holding `offset` goes
-  ::ftruncate(file_->fd(), static_cast<off_t>(cut));
+  ::ftruncate(file()->fd(), static_cast<off_t>(cut));
   size_ = cut;
   preallocated_ = 0;
   recover(max_message_bytes);
@@ -276,7 +300,11 @@ void Segment::make_inactive() {
 }
 
 int Segment::flush() {
-  if (::fdatasync(file_->fd()) != 0) return errno;
+  try {
+    if (::fdatasync(file()->fd()) != 0) return errno;
+  } catch (const std::system_error& e) {
+    return e.code().value();
+  }
   offset_index_->flush();
   time_index_->flush();
   return 0;

@@ -76,6 +76,7 @@ bool TimeIndex::sane(int64_t next_offset) const {
 
 void TimeIndex::make_read_only() { file_->make_read_only(); }
 void TimeIndex::flush() { file_->flush(); }
+void TimeIndex::release() { file_->release(); }
 void TimeIndex::close() { file_->close(); }
 void TimeIndex::rename_to(const std::filesystem::path& p) { file_->rename_to(p); }
 const std::filesystem::path& TimeIndex::path() const { return file_->path(); }

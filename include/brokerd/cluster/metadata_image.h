@@ -94,13 +94,15 @@ class MetadataImage {
   void put_topic(TopicPtr t);
   void remove_topic(std::string_view name);
 
-  static constexpr size_t kBuckets = 1024;
+  // About 25 topics a bucket at 100,000 topics; an image copy copies 2 x 4096 pointers.
+  static constexpr size_t kBuckets = 4096;
 
  private:
   using Bucket = std::vector<TopicPtr>;
   using Buckets = std::array<std::shared_ptr<const Bucket>, kBuckets>;
   static size_t bucket_of(std::string_view name);
   static size_t bucket_of(const protocol::Uuid& id);
+  static Bucket& writable(Buckets& buckets, size_t index);
   static void put(Buckets& buckets, size_t index, const TopicPtr& t, bool by_name);
   static void erase(Buckets& buckets, size_t index, const TopicMetadata& t, bool by_name);
 

@@ -162,6 +162,12 @@ class PartitionManager {
   // Opens tp (in its offline entry's dir, or a new one) and hosts it; on failure records it
   // offline (logged once per reason) and returns nullptr.
   Partition* try_open(Shard& shard, const TopicPartition& tp, const TopicMetadata& topic);
+  // The evictor of the open files budget (storage/file_budget.h): releases the files of the
+  // least recently used eighth of the shard's partitions holding any. True if it released any.
+  bool release_idle_files(Shard& shard);
+  // Installs on the calling thread an evictor over every shard (before the reactors run and
+  // after they stop, when this thread owns them all).
+  void release_idle_files_of_every_shard();
   // Opens again the offline partitions whose retry is due.
   void retry_offline(Shard& shard, int64_t now_ms);
   std::filesystem::path choose_log_dir();

@@ -5,6 +5,7 @@
 // connections, the metadata log and everything else.
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <memory>
 
 #include "brokerd/common/bytes.h"
@@ -21,8 +22,16 @@ int64_t open_files_in_use();
 // for everything else (a quarter, at least min(1024, half)).
 int64_t derived_open_files_budget(int64_t rlimit_nofile);
 
-// Opens `path` with `flags` (and mode 0644) as a budgeted descriptor, released when the last holder of the
-// handle lets go. Throws std::system_error (EMFILE when the budget is spent, or open's errno).
+// How this thread frees descriptors when the budget is spent: it releases the files of some of
+// its least recently used logs (Log::release_files) and says whether it released any. Each
+// thread that owns logs installs its own (a reactor for the partitions it is home to), since
+// only the owner thread may touch a log. Empty: none.
+using Evictor = std::function<bool()>;
+void set_thread_evictor(Evictor fn);
+
+// Opens `path` with `flags` (and mode 0644) as a budgeted descriptor, released when the last
+// holder of the handle lets go. When the budget is spent it asks this thread's evictor once.
+// Throws std::system_error (EMFILE when the budget stays spent, or open's errno).
 // Unbudgeted (`budgeted` false), a plain descriptor with the same errors.
 std::shared_ptr<const FileHandle> open_segment_file(const std::filesystem::path& path, int flags, bool budgeted);
 

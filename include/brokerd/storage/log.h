@@ -140,6 +140,13 @@ class Log {
   // Removes everything at and above `offset` (whole batches; replication truncation).
   void truncate_to(int64_t offset);
 
+  // The descriptors of an idle partition (storage/file_budget.h): release_files() lets go of
+  // every segment's file and index mappings; any later use opens what it needs again.
+  void release_files();
+  size_t files_held() const;
+  // When this log was last used, on a node-wide clock of uses (larger is later).
+  uint64_t last_used() const { return last_used_; }
+
   // Segments in offset order, for tools and tests.
   std::vector<const Segment*> segments() const;
 
@@ -170,6 +177,10 @@ class Log {
   // Finishes segment swaps a crash interrupted (`<base>.log.swap` files); updates `bases`.
   void complete_interrupted_swaps(std::vector<int64_t>& bases);
   int64_t now() const;
+  void touch() const { last_used_ = next_use_tick(); }
+  static uint64_t next_use_tick();
+  void read_slices(int64_t offset, int32_t max_bytes, bool min_one_batch, int64_t max_offset_exclusive,
+                   ReadResult& res) const;
   // Producer-state hooks: checks before a write, load at open (snapshot, then the log after it).
   // The duplicate decision is per batch: `dups[k]` holds the original offsets of batch k when
   // it is an idempotent retry, which is then skipped while the others are written.
@@ -188,6 +199,7 @@ class Log {
   // (log start, recovery point) as partition.checkpoint holds them; {-1, -1} when unknown.
   std::pair<int64_t, int64_t> checkpointed_{-1, -1};
   bool closed_ = false;
+  mutable uint64_t last_used_ = 0;
   // Bumped whenever a segment file is created; the directory is durable up to the synced one.
   uint64_t dir_version_ = 1;
   uint64_t dir_synced_version_ = 0;

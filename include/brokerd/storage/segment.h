@@ -66,7 +66,13 @@ class Segment {
   }
   // Largest timestamp for retention; file mtime when no batch has one.
   int64_t largest_timestamp() const;
-  const std::shared_ptr<const FileHandle>& file() const { return file_; }
+  // The segment's file, opened again if release_files() let it go. Throws std::system_error
+  // when it cannot be (the open files budget is spent, EMFILE, EACCES, ...).
+  const std::shared_ptr<const FileHandle>& file() const;
+  // Lets go of the file descriptor and the index mappings (an idle partition's); every later
+  // use opens and maps them again. Readers holding the file keep it open until they finish.
+  void release_files();
+  bool holds_file() const { return file_ != nullptr; }
   const std::filesystem::path& log_path() const { return log_path_; }
   OffsetIndex& offset_index() { return *offset_index_; }
   TimeIndex& time_index() { return *time_index_; }
@@ -113,7 +119,7 @@ class Segment {
   std::filesystem::path log_path_;
   int64_t base_offset_;
   LogConfig cfg_;
-  std::shared_ptr<const FileHandle> file_;
+  mutable std::shared_ptr<const FileHandle> file_;
   std::unique_ptr<OffsetIndex> offset_index_;
   std::unique_ptr<TimeIndex> time_index_;
   uint64_t size_ = 0;

@@ -41,6 +41,7 @@ class TimeIndex {
   void make_read_only();
   void flush();
   void close();
+  void release();  // unmaps until the next use
   void rename_to(const std::filesystem::path& p);
   const std::filesystem::path& path() const;
 
