@@ -149,7 +149,7 @@ bool PartitionManager::release_idle_files(Shard& shard) {
     if (p->log().files_held() > 0) holding.emplace_back(p->log().last_used(), &p->log());
   }
   if (holding.size() < 2) return false;  // never the log being used now
-  const size_t k = std::max<size_t>(1, holding.size() / 8);
+  const size_t k = std::max<size_t>(1, holding.size() / 32);
   std::nth_element(holding.begin(), holding.begin() + static_cast<std::ptrdiff_t>(k), holding.end());
   for (size_t i = 0; i < k; ++i) holding[i].second->release_files();
   return true;

@@ -16,6 +16,7 @@ import argparse
 import json
 import os
 import random
+import shutil
 import signal
 import sys
 import time
@@ -78,6 +79,7 @@ def run(args):
 
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
+    shutil.rmtree(out / "nodes", ignore_errors=True)  # an earlier campaign's nodes, in the same folder
     log_file = open(out / "campaign.log", "w")
 
     def log(msg):
@@ -137,7 +139,7 @@ def run(args):
 
         def replicas_of(r):
             m = describe(bootstrap).get(r % args.partitions)
-            return (m.leader, list(m.replicas)) if m is not None else (None, [])
+            return (m.leader, list(m.replicas), list(m.isrs)) if m is not None else (None, [], [])
 
         nemesis = Nemesis(cluster, recorder, kinds, args.seed, SESSION_TIMEOUT_MS / 1000.0, leader_of,
                           lambda: controller(bootstrap), settle, log,

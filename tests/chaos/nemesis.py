@@ -11,7 +11,13 @@ min.insync.replicas=2 promises that nothing acknowledged is lost.
   lagging-kill     two faults at once: a follower of a partition is paused until it has left
                    the ISR (replica.lag.time.max.ms), then the partition's leader is killed
                    while it is still paused (the one election where an out-of-sync replica
-                   is alive and must not be chosen)
+                   is alive and must not be chosen; it comes first in the replica order, so
+                   the election must skip it)
+  stranded-leader  every follower of a partition is paused for less than the session timeout
+                   (they stay in the ISR and in the cluster), the leader keeps taking writes it
+                   cannot replicate, and is killed just before they resume: nothing it took
+                   in that window may have been acknowledged (acks=all), and when it returns
+                   it must cut what it alone wrote
   partition        a network cut for a while (clusters in network namespaces only): a node cut
                    from everyone, the leader of a partition cut from the other nodes but not
                    from its clients, a zone (rack) cut from the others, a majority/minority
@@ -21,7 +27,7 @@ import random
 import signal
 import time
 
-NEMESES = ("kill", "pause", "restart-all", "rolling-restart", "partition", "lagging-kill")
+NEMESES = ("kill", "pause", "restart-all", "rolling-restart", "partition", "lagging-kill", "stranded-leader")
 
 
 class Nemesis:
@@ -33,7 +39,7 @@ class Nemesis:
         if "partition" in kinds and not hasattr(cluster, "cut"):
             raise ValueError("the partition nemesis needs a cluster in network namespaces")
         self.racks = racks or {}
-        self.replicas_of = replicas_of  # a number -> (leader, replicas) of one partition
+        self.replicas_of = replicas_of  # a number -> (leader, replicas, isr) of one partition
         self.lag_s = lag_s              # replica.lag.time.max.ms, in seconds
         self.cluster = cluster
         self.recorder = recorder
@@ -116,24 +122,61 @@ class Nemesis:
         start = self.rng.randrange(1 << 16)
         c = self.controller()
         running = self._running()
-        leader = follower = None
+        leader = follower = chosen = None
         for r in range(start, start + 64):
-            lead, replicas = self.replicas_of(r)
-            followers = [x for x in replicas if x not in (lead, c) and x in running]
-            if lead in running and lead != c and followers:
-                leader, follower = lead, followers[r % len(followers)]
+            lead, replicas, _ = self.replicas_of(r)
+            followers = [x for x in replicas if x != lead]
+            # The first follower in the replica order: the one an election that ignored the
+            # ISR would pick (what the fault is there to catch).
+            if lead in running and lead != c and followers and followers[0] != c and followers[0] in running:
+                leader, follower, chosen = lead, followers[0], r
                 break
         if leader is None:
             return self.kill()
         event = self._fault("lagging-kill", f"{follower}/{leader}")
         slow = self.cluster.nodes[follower].proc
+        paused_at = time.monotonic()
         slow.send_signal(signal.SIGSTOP)
         try:
-            time.sleep(self.lag_s + 0.5)  # the leader drops it from the ISR
+            # The leader drops it from the ISR after the lag time, and the controller commits
+            # that: waited for, but not past the session timeout (the follower stays live).
+            time.sleep(self.lag_s)
+            while time.monotonic() - paused_at < self.session_s - 0.7:
+                if follower not in self.replicas_of(chosen)[2]:
+                    break
+                time.sleep(0.1)
             self.cluster.nodes[leader].kill()
             time.sleep(0.3)
         finally:
             slow.send_signal(signal.SIGCONT)
+        time.sleep(self.rng.uniform(2.0, 5.0))
+        self.cluster.nodes[leader].start(timeout=self.cluster.START_TIMEOUT_S)
+        self._healed(event)
+
+    def stranded_leader(self):
+        start = self.rng.randrange(1 << 16)
+        window_s = self.session_s * self.rng.uniform(0.3, 0.5)
+        running = self._running()
+        leader, followers = None, []
+        for r in range(start, start + 64):
+            lead, replicas, _ = self.replicas_of(r)
+            rest = [x for x in replicas if x != lead]
+            if lead in running and rest and all(x in running for x in rest):
+                leader, followers = lead, rest
+                break
+        if leader is None:
+            return self.kill()
+        event = self._fault("stranded-leader", f"{leader}/{','.join(map(str, followers))}",
+                            seconds=round(window_s, 2))
+        procs = [self.cluster.nodes[f].proc for f in followers]
+        for p in procs:
+            p.send_signal(signal.SIGSTOP)
+        try:
+            time.sleep(window_s)
+            self.cluster.nodes[leader].kill()
+        finally:
+            for p in procs:
+                p.send_signal(signal.SIGCONT)
         time.sleep(self.rng.uniform(2.0, 5.0))
         self.cluster.nodes[leader].start(timeout=self.cluster.START_TIMEOUT_S)
         self._healed(event)

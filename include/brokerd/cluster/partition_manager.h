@@ -163,7 +163,8 @@ class PartitionManager {
   // offline (logged once per reason) and returns nullptr.
   Partition* try_open(Shard& shard, const TopicPartition& tp, const TopicMetadata& topic);
   // The evictor of the open files budget (storage/file_budget.h): releases the files of the
-  // least recently used eighth of the shard's partitions holding any. True if it released any.
+  // least recently used 1/32 of the shard's partitions holding any (a batch, so that the scan
+  // is paid once per many opens). True if it released any.
   bool release_idle_files(Shard& shard);
   // Installs on the calling thread an evictor over every shard (before the reactors run and
   // after they stop, when this thread owns them all).
