@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "brokerd/cluster/metadata_store.h"
 #include "brokerd/config/properties.h"
 
@@ -21,6 +23,13 @@ storage::LogConfig make_log_config(const ConfigMap& c) {
   storage::LogConfig cfg;
   cfg.segment_bytes = num("segment.bytes", cfg.segment_bytes);
   cfg.segment_ms = num("segment.ms", cfg.segment_ms);
+  cfg.segment_jitter_ms = num("segment.jitter.ms", cfg.segment_jitter_ms);
+  if (auto it = c.find("preallocate"); it != c.end()) cfg.preallocate = it->second == "true";
+  // message.timestamp.difference.max.ms (deprecated, gone in Kafka 4.0) bounds both sides
+  // too: the stricter bound wins.
+  const int64_t difference = num("message.timestamp.difference.max.ms", INT64_MAX);
+  cfg.timestamp_before_max_ms = std::min<int64_t>(num("message.timestamp.before.max.ms", INT64_MAX), difference);
+  cfg.timestamp_after_max_ms = std::min<int64_t>(num("message.timestamp.after.max.ms", cfg.timestamp_after_max_ms), difference);
   cfg.retention_ms = num("retention.ms", cfg.retention_ms);
   cfg.retention_bytes = num("retention.bytes", cfg.retention_bytes);
   cfg.max_message_bytes = static_cast<int32_t>(num("max.message.bytes", cfg.max_message_bytes));

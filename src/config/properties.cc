@@ -58,6 +58,11 @@ constexpr PropertyDef kBroker[] = {
   {"log.index.interval.bytes", T::int32, "4096", 0, kInt32Max, {}, "index.interval.bytes", false, "Bytes between offset index entries."},
   {"log.index.size.max.bytes", T::int32, "10485760", 4, kInt32Max, {}, "segment.index.bytes", false, "Largest offset index file."},
   {"log.message.timestamp.type", T::choice, "CreateTime", INT64_MIN, INT64_MAX, "CreateTime,LogAppendTime", "message.timestamp.type", false, "Record timestamps: as sent, or the broker's append time."},
+  {"log.roll.jitter.ms", T::int64, "0", 0, INT64_MAX, {}, "segment.jitter.ms", false, "Most a segment's roll may come before log.roll.ms (a random share per segment, so partitions do not all roll at once)."},
+  {"log.preallocate", T::boolean, "false", INT64_MIN, INT64_MAX, {}, "preallocate", false, "Reserve a whole segment's blocks when it is made (without it, fast-filling segments reserve 16 MiB ahead)."},
+  {"log.message.timestamp.before.max.ms", T::int64, "9223372036854775807", 0, INT64_MAX, {}, "message.timestamp.before.max.ms", false, "How far behind the broker's clock a CreateTime record may be; older ones are refused (INVALID_TIMESTAMP)."},
+  {"log.message.timestamp.after.max.ms", T::int64, "3600000", 0, INT64_MAX, {}, "message.timestamp.after.max.ms", false, "How far ahead of the broker's clock a CreateTime record may be; later ones are refused (INVALID_TIMESTAMP)."},
+  {"log.message.timestamp.difference.max.ms", T::int64, "9223372036854775807", 0, INT64_MAX, {}, "message.timestamp.difference.max.ms", false, "Deprecated (gone in Kafka 4.0): bounds both sides as well; the stricter bound wins."},
   {"log.cleanup.policy", T::list, "delete", INT64_MIN, INT64_MAX, "compact,delete", "cleanup.policy", false, "delete (retention by time and size), compact (keep the latest record per key), or both."},
   {"log.segment.delete.delay.ms", T::int64, "60000", 0, INT64_MAX, {}, "file.delete.delay.ms", false, "Delay before a removed segment's files are deleted."},
   {"log.flush.interval.ms", T::int64, "1000", 1, INT64_MAX, {}, "flush.ms", false, "Dirty data is fsynced at least this often (grouped, off the reactor)."},
@@ -107,6 +112,12 @@ constexpr PropertyDef kTopic[] = {
   {"segment.bytes", T::int32, "1073741824", 14, kInt32Max},
   {"segment.index.bytes", T::int32, "10485760", 4, kInt32Max},
   {"segment.ms", T::int64, "604800000", 1, INT64_MAX},
+  {"segment.jitter.ms", T::int64, "0", 0, INT64_MAX},
+  {"preallocate", T::boolean, "false", INT64_MIN, INT64_MAX},
+  {"unclean.leader.election.enable", T::boolean, "false", INT64_MIN, INT64_MAX},
+  {"message.timestamp.before.max.ms", T::int64, "9223372036854775807", 0, INT64_MAX},
+  {"message.timestamp.after.max.ms", T::int64, "3600000", 0, INT64_MAX},
+  {"message.timestamp.difference.max.ms", T::int64, "9223372036854775807", 0, INT64_MAX},
 };
 // clang-format on
 

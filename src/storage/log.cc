@@ -149,7 +149,7 @@ bool Log::should_roll(size_t incoming_bytes, int64_t incoming_max_ts, int64_t la
   const Segment& s = active();
   if (s.empty()) return false;
   if (s.size() + incoming_bytes > static_cast<uint64_t>(cfg_.segment_bytes)) return true;
-  if (s.time_waited_for_roll(now_ms, incoming_max_ts) > cfg_.segment_ms) return true;
+  if (s.time_waited_for_roll(now_ms, incoming_max_ts) > cfg_.segment_ms - s.roll_jitter_ms()) return true;
   if (s.indexes_full()) return true;
   return last_offset - s.base_offset() > INT32_MAX;
 }
@@ -171,6 +171,11 @@ AppendResult Log::append(std::span<std::byte> batches, int32_t leader_epoch, int
   BatchLimits limits;
   limits.max_batch_bytes = static_cast<size_t>(cfg_.max_message_bytes);
   limits.require_keys = cfg_.cleanup_policy.compact;
+  if (origin == AppendOrigin::client && cfg_.message_timestamp_type == TimestampType::create_time) {
+    limits.earliest_timestamp = cfg_.timestamp_before_max_ms >= now_ms ? INT64_MIN : now_ms - cfg_.timestamp_before_max_ms;
+    limits.latest_timestamp =
+        cfg_.timestamp_after_max_ms >= INT64_MAX - now_ms ? INT64_MAX : now_ms + cfg_.timestamp_after_max_ms;
+  }
   std::vector<BatchInfo> infos;
   auto v = validate_batches(batches, limits, &infos);
   if (!v.ok()) {

@@ -194,6 +194,13 @@ ValidationResult validate_batch(std::span<const std::byte> bytes, const BatchLim
         r.missing_key = true;
         return r;
       }
+      const int64_t ts = b.base_timestamp() + ts_delta;
+      if (ts < limits.earliest_timestamp || ts > limits.latest_timestamp) {
+        return fail(ErrorCode::invalid_timestamp,
+                    "Timestamp " + std::to_string(ts) + " of message with offset " + std::to_string(i) +
+                        " is out of range. The timestamp should be within [" +
+                        std::to_string(limits.earliest_timestamp) + ", " + std::to_string(limits.latest_timestamp) + "]");
+      }
     }
     if (p != end) return fail(ErrorCode::corrupt_message, "bytes after the last record");
   }

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstdio>
+#include <random>
 #include <system_error>
 
 #include "brokerd/common/logger.h"
@@ -66,6 +67,10 @@ std::unique_ptr<Segment> Segment::open(const fs::path& dir, int64_t base_offset,
 void Segment::open_files(bool create, bool active, int64_t now_ms) {
   active_ = active;
   created_ms_ = now_ms;
+  if (cfg_.segment_jitter_ms > 0) {
+    thread_local std::minstd_rand rng(std::random_device{}());
+    roll_jitter_ms_ = std::uniform_int_distribution<int64_t>(0, cfg_.segment_jitter_ms - 1)(rng);
+  }
   file_ = open_segment_file(log_path_, O_RDWR | (create ? O_CREAT | O_TRUNC : 0), cfg_.budgeted_files);
   const int fd = file_->fd();
   struct stat st {};
@@ -81,6 +86,10 @@ void Segment::open_files(bool create, bool active, int64_t now_ms) {
   if (create) {
     fs::remove(stem.string() + ".index");
     fs::remove(stem.string() + ".timeindex");
+    // preallocate=true: the whole segment's blocks at once (the file keeps its size 0).
+    if (cfg_.preallocate && ::fallocate(fd, FALLOC_FL_KEEP_SIZE, 0, static_cast<off_t>(cfg_.segment_bytes)) == 0) {
+      preallocated_ = static_cast<uint64_t>(cfg_.segment_bytes);
+    }
   }
   size_t max_index = static_cast<size_t>(cfg_.segment_index_bytes);
   // A missing index is created empty and rebuilt by the caller (load_state() fails).

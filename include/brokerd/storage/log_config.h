@@ -14,6 +14,12 @@ struct CleanupPolicy {
 struct LogConfig {
   int64_t segment_bytes = 1LL << 30;              // segment.bytes
   int64_t segment_ms = 7LL * 24 * 3600 * 1000;    // segment.ms
+  int64_t segment_jitter_ms = 0;                  // segment.jitter.ms: a segment rolls up to this much earlier
+  bool preallocate = false;                       // preallocate: reserve segment.bytes when a segment is made
+  // message.timestamp.before.max.ms / after.max.ms: how far a CreateTime record's timestamp
+  // may lie behind or ahead of the broker's clock.
+  int64_t timestamp_before_max_ms = INT64_MAX;
+  int64_t timestamp_after_max_ms = 3600000;
   int64_t retention_ms = 7LL * 24 * 3600 * 1000;  // retention.ms, -1 = forever
   int64_t retention_bytes = -1;                   // retention.bytes, -1 = unlimited
   int32_t max_message_bytes = 1048588;            // max.message.bytes

@@ -148,6 +148,10 @@ struct BatchLimits {
   // Batches already in the log: compaction leaves gaps between offset deltas and may keep
   // a batch with no records (an idempotent producer's last one).
   bool stored = false;
+  // Every record's timestamp must lie within [earliest_timestamp, latest_timestamp]
+  // (message.timestamp.before/after.max.ms of a CreateTime topic); needs check_records.
+  int64_t earliest_timestamp = INT64_MIN;
+  int64_t latest_timestamp = INT64_MAX;
 };
 
 // What the append path needs to know of each batch, collected while validating.
@@ -173,7 +177,8 @@ struct ValidationResult {
 // Splits a produce payload into batches and checks every one (magic 2, lengths, CRC,
 // counts, record framing, size, codec). Errors: CORRUPT_MESSAGE (bad CRC, truncation,
 // framing, records disagreeing with recordsCount), INVALID_RECORD (impossible header
-// fields), MESSAGE_TOO_LARGE, UNSUPPORTED_FOR_MESSAGE_FORMAT (magic < 2),
+// fields), INVALID_TIMESTAMP (outside the limits' bounds), MESSAGE_TOO_LARGE,
+// UNSUPPORTED_FOR_MESSAGE_FORMAT (magic < 2),
 // UNSUPPORTED_COMPRESSION_TYPE. Stops at the first bad batch.
 ValidationResult validate_batches(std::span<const std::byte> payload, const BatchLimits& limits,
                                   std::vector<BatchInfo>* infos = nullptr);

@@ -64,6 +64,8 @@ class Segment {
     if (first_batch_timestamp_ >= 0 && incoming_max_timestamp >= 0) return incoming_max_timestamp - first_batch_timestamp_;
     return now_ms - created_ms_;
   }
+  // How much earlier than segment.ms this segment rolls (segment.jitter.ms, drawn once).
+  int64_t roll_jitter_ms() const { return roll_jitter_ms_; }
   // Largest timestamp for retention; file mtime when no batch has one.
   int64_t largest_timestamp() const;
   // The segment's file, opened again if release_files() let it go. Throws std::system_error
@@ -128,6 +130,7 @@ class Segment {
   int64_t offset_of_max_timestamp_ = -1;
   int64_t first_batch_timestamp_ = -1;
   int64_t created_ms_ = 0;
+  int64_t roll_jitter_ms_ = 0;
   uint64_t bytes_since_index_ = 0;
   bool active_ = false;
   bool indexes_missing_ = false;

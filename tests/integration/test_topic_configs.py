@@ -1,0 +1,81 @@
+"""Topic configs of Kafka 4.x that brokerd honours: accepted by CreateTopics, listed by
+DescribeConfigs with Kafka's defaults, and doing what they say."""
+import os
+import time
+
+from confluent_kafka.admin import ConfigResource, NewTopic
+
+from clients import admin
+from kafka_wire import Connection, produce, record_batch
+
+INVALID_TIMESTAMP = 32
+HOUR_MS = 3600 * 1000
+
+KAFKA_4_DEFAULTS = {
+    "segment.jitter.ms": "0",
+    "preallocate": "false",
+    "unclean.leader.election.enable": "false",
+    "message.timestamp.before.max.ms": "9223372036854775807",
+    "message.timestamp.after.max.ms": "3600000",
+    "message.timestamp.difference.max.ms": "9223372036854775807",
+}
+
+
+def create(bootstrap, name, config):
+    client = admin(bootstrap)
+    for f in client.create_topics([NewTopic(name, 1, 1, config=config)], operation_timeout=15).values():
+        f.result(timeout=30)
+
+
+def described(bootstrap, name):
+    client = admin(bootstrap)
+    res = client.describe_configs([ConfigResource(ConfigResource.Type.TOPIC, name)])
+    return {k: v.value for k, v in list(res.values())[0].result(timeout=30).items()}
+
+
+def test_kafka_4_topic_configs_are_listed_with_their_defaults_and_accepted(broker):
+    create(broker.bootstrap, "plain", {})
+    got = described(broker.bootstrap, "plain")
+    for key, value in KAFKA_4_DEFAULTS.items():
+        assert got.get(key) == value, (key, got.get(key))
+    chosen = {"segment.jitter.ms": "1000", "preallocate": "true", "unclean.leader.election.enable": "true",
+              "message.timestamp.before.max.ms": "86400000", "message.timestamp.after.max.ms": "60000",
+              "message.timestamp.difference.max.ms": "172800000"}
+    create(broker.bootstrap, "chosen", chosen)
+    got = described(broker.bootstrap, "chosen")
+    for key, value in chosen.items():
+        assert got.get(key) == value, (key, got.get(key))
+
+
+def test_timestamps_outside_the_bounds_are_refused(broker):
+    create(broker.bootstrap, "bounded", {"message.timestamp.before.max.ms": "60000",
+                                         "message.timestamp.after.max.ms": "60000"})
+    create(broker.bootstrap, "by-default", {})
+    create(broker.bootstrap, "append-time", {"message.timestamp.type": "LogAppendTime",
+                                             "message.timestamp.after.max.ms": "0"})
+    now = int(time.time() * 1000)
+    with Connection(broker.port) as conn:
+        def send(topic, ts):
+            return produce(conn, topic, 0, record_batch([(b"k", b"v", ts)], base_timestamp=ts))["error"]
+
+        assert send("bounded", now) == 0
+        assert send("bounded", now - HOUR_MS) == INVALID_TIMESTAMP
+        assert send("bounded", now + HOUR_MS) == INVALID_TIMESTAMP
+        # One record out of bounds fails its batch, though the batch's first timestamp is fine.
+        batch = record_batch([(b"a", b"1", now), (b"b", b"2", now + HOUR_MS)], base_timestamp=now)
+        assert produce(conn, "bounded", 0, batch)["error"] == INVALID_TIMESTAMP
+        # Kafka 4's defaults: any age, at most an hour ahead.
+        assert send("by-default", now - 365 * 24 * HOUR_MS) == 0
+        assert send("by-default", now + 2 * HOUR_MS) == INVALID_TIMESTAMP
+        # The bounds are for CreateTime: a LogAppendTime topic stamps records itself.
+        assert send("append-time", now + 2 * HOUR_MS) == 0
+
+
+def test_preallocate_reserves_the_whole_segment(broker):
+    create(broker.bootstrap, "reserved", {"preallocate": "true", "segment.bytes": str(8 << 20)})
+    with Connection(broker.port) as conn:
+        assert produce(conn, "reserved", 0, record_batch([(b"k", b"v")]))["error"] == 0
+    seg = broker.segment_files("reserved", 0)[-1]
+    st = os.stat(seg)
+    assert st.st_size < 4096, st.st_size  # the file's size is still its data
+    assert st.st_blocks * 512 >= 8 << 20, st.st_blocks
