@@ -3,8 +3,12 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <mutex>
+#include <set>
+#include <string_view>
 
 #include "brokerd/cluster/metadata_store.h"
+#include "brokerd/common/logger.h"
 #include "brokerd/config/properties.h"
 
 namespace brokerd::cluster {
@@ -50,10 +54,27 @@ storage::LogConfig make_log_config(const ConfigMap& c) {
   return cfg;
 }
 
+namespace {
+
+// Topic configs Kafka 4.0 removed that tools written for 3.x still set: accepted, listed, and
+// ignored, with one line in the log per name.
+void note_removed_config(std::string_view key) {
+  static constexpr std::string_view kRemoved[] = {"message.format.version", "message.downconversion.enable"};
+  if (std::find(std::begin(kRemoved), std::end(kRemoved), key) == std::end(kRemoved)) return;
+  static std::mutex mu;
+  static std::set<std::string, std::less<>> told;
+  std::lock_guard lock(mu);
+  if (!told.emplace(key).second) return;
+  module_logger("cluster")->warn("topic config {} was removed in Kafka 4.0: accepted and ignored", key);
+}
+
+}  // namespace
+
 std::pair<protocol::ErrorCode, std::string> validate_topic_configs(ConfigMap& configs) {
   for (auto& [key, value] : configs) {
     const auto* def = config::find_topic_property(key);
     if (!def) return {protocol::ErrorCode::invalid_config, fmt::format("Unknown topic config name: {}", key)};
+    note_removed_config(key);
     std::string normalised;
     if (auto err = config::validate_value(*def, value, &normalised))
       return {protocol::ErrorCode::invalid_config, *err};

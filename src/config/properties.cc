@@ -63,6 +63,8 @@ constexpr PropertyDef kBroker[] = {
   {"log.message.timestamp.before.max.ms", T::int64, "9223372036854775807", 0, INT64_MAX, {}, "message.timestamp.before.max.ms", false, "How far behind the broker's clock a CreateTime record may be; older ones are refused (INVALID_TIMESTAMP)."},
   {"log.message.timestamp.after.max.ms", T::int64, "3600000", 0, INT64_MAX, {}, "message.timestamp.after.max.ms", false, "How far ahead of the broker's clock a CreateTime record may be; later ones are refused (INVALID_TIMESTAMP)."},
   {"log.message.timestamp.difference.max.ms", T::int64, "9223372036854775807", 0, INT64_MAX, {}, "message.timestamp.difference.max.ms", false, "Deprecated (gone in Kafka 4.0): bounds both sides as well; the stricter bound wins."},
+  {"log.message.format.version", T::string, "3.0-IV1", INT64_MIN, INT64_MAX, {}, "message.format.version", false, "Removed in Kafka 4.0 (every batch is format v2): accepted and ignored."},
+  {"log.message.downconversion.enable", T::boolean, "true", INT64_MIN, INT64_MAX, {}, "message.downconversion.enable", false, "Removed in Kafka 4.0 (brokerd never converts batches to older formats): accepted and ignored."},
   {"log.cleanup.policy", T::list, "delete", INT64_MIN, INT64_MAX, "compact,delete", "cleanup.policy", false, "delete (retention by time and size), compact (keep the latest record per key), or both."},
   {"log.segment.delete.delay.ms", T::int64, "60000", 0, INT64_MAX, {}, "file.delete.delay.ms", false, "Delay before a removed segment's files are deleted."},
   {"log.flush.interval.ms", T::int64, "1000", 1, INT64_MAX, {}, "flush.ms", false, "Dirty data is fsynced at least this often (grouped, off the reactor)."},
@@ -118,6 +120,11 @@ constexpr PropertyDef kTopic[] = {
   {"message.timestamp.before.max.ms", T::int64, "9223372036854775807", 0, INT64_MAX},
   {"message.timestamp.after.max.ms", T::int64, "3600000", 0, INT64_MAX},
   {"message.timestamp.difference.max.ms", T::int64, "9223372036854775807", 0, INT64_MAX},
+  // Removed in Kafka 4.0, still set by tools written for 3.x: accepted and ignored.
+  {"message.format.version", T::string, "3.0-IV1", INT64_MIN, INT64_MAX, {}, {}, true,
+   "Removed in Kafka 4.0 (every batch is format v2): accepted and ignored."},
+  {"message.downconversion.enable", T::boolean, "true", INT64_MIN, INT64_MAX, {}, {}, true,
+   "Removed in Kafka 4.0 (brokerd never converts batches to older formats): accepted and ignored."},
 };
 // clang-format on
 

@@ -79,3 +79,29 @@ def test_preallocate_reserves_the_whole_segment(broker):
     st = os.stat(seg)
     assert st.st_size < 4096, st.st_size  # the file's size is still its data
     assert st.st_blocks * 512 >= 8 << 20, st.st_blocks
+
+
+def test_configs_removed_in_kafka_4_are_accepted_and_ignored_beside_real_changes(broker):
+    create(broker.bootstrap, "older-tools", {"message.format.version": "2.8-IV1"})
+    client = admin(broker.bootstrap)
+    # AlterConfigs (the whole set of overrides), as Kafka 3.x tools send it.
+    resource = ConfigResource(ConfigResource.Type.TOPIC, "older-tools", set_config={
+        "message.format.version": "2.8-IV1", "message.downconversion.enable": "false", "retention.ms": "3600000"})
+    for f in client.alter_configs([resource]).values():
+        f.result(timeout=30)
+    got = described(broker.bootstrap, "older-tools")
+    assert got["retention.ms"] == "3600000"
+    assert got["message.format.version"] == "2.8-IV1"
+    assert got["message.downconversion.enable"] == "false"
+    text = broker.log_text()
+    assert text.count("topic config message.format.version was removed in Kafka 4.0") == 1
+    assert text.count("topic config message.downconversion.enable was removed in Kafka 4.0") == 1
+    # An unknown key is still refused, by name.
+    bad = ConfigResource(ConfigResource.Type.TOPIC, "older-tools", set_config={"no.such.config": "1"})
+    err = None
+    for f in client.alter_configs([bad]).values():
+        try:
+            f.result(timeout=30)
+        except Exception as e:  # KafkaException carrying INVALID_CONFIG
+            err = str(e)
+    assert err and "no.such.config" in err, err
