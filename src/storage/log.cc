@@ -181,6 +181,7 @@ AppendResult Log::append(std::span<std::byte> batches, int32_t leader_epoch, int
   if (!v.ok()) {
     res.error = v.error;
     res.message = std::move(v.message);
+    res.record_index = v.record_index;
     if (v.missing_key) {
       res.message = "Compacted topic cannot accept message without key in topic partition " +
                     dir_.filename().string() + ".";

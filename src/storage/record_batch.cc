@@ -192,14 +192,18 @@ ValidationResult validate_batch(std::span<const std::byte> bytes, const BatchLim
       if (limits.require_keys && null_key) {
         auto r = fail(ErrorCode::invalid_record, "a record without a key in a compacted topic");
         r.missing_key = true;
+        r.record_index = i;
         return r;
       }
       const int64_t ts = b.base_timestamp() + ts_delta;
       if (ts < limits.earliest_timestamp || ts > limits.latest_timestamp) {
-        return fail(ErrorCode::invalid_timestamp,
-                    "Timestamp " + std::to_string(ts) + " of message with offset " + std::to_string(i) +
-                        " is out of range. The timestamp should be within [" +
-                        std::to_string(limits.earliest_timestamp) + ", " + std::to_string(limits.latest_timestamp) + "]");
+        auto r = fail(ErrorCode::invalid_timestamp,
+                      "Timestamp " + std::to_string(ts) + " of message with offset " + std::to_string(i) +
+                          " is out of range. The timestamp should be within [" +
+                          std::to_string(limits.earliest_timestamp) + ", " +
+                          std::to_string(limits.latest_timestamp) + "]");
+        r.record_index = i;
+        return r;
       }
     }
     if (p != end) return fail(ErrorCode::corrupt_message, "bytes after the last record");

@@ -35,6 +35,7 @@ enum class AppendOrigin : uint8_t { client, coordinator, internal };
 struct AppendResult {
   ErrorCode error = ErrorCode::none;
   std::string message;  // why, when error != none
+  int32_t record_index = -1;  // the record of the batch that made it fail, if one did (KIP-467)
   int64_t base_offset = -1;
   int64_t last_offset = -1;
   int64_t log_append_time = -1;  // -1 unless the topic uses LogAppendTime

@@ -171,6 +171,7 @@ struct ValidationResult {
   int32_t batch_count = 0;   // batches that passed
   int64_t record_count = 0;  // records in batches that passed
   bool missing_key = false;  // INVALID_RECORD because require_keys met a record without a key
+  int32_t record_index = -1; // the record (within its batch) that failed, when one did
   bool ok() const { return error == ErrorCode::none; }
 };
 
