@@ -225,9 +225,15 @@ boost::asio::awaitable<JoinResult> GroupPartition::replace_static(GroupPtr g, Jo
 
   // In Stable the restart keeps the generation unless it changes the protocol the group would
   // select. In CompletingRebalance it always rebalances: the leader is assigning to the old id.
-  if (g->state == GroupState::stable && select_protocol(*g) == g->protocol_name &&
-      (!was_leader || req.supports_skip_assignment)) {
+  if (g->state == GroupState::stable && select_protocol(*g) == g->protocol_name) {
     persist_group(*g);
+    if (was_leader && !req.supports_skip_assignment) {
+      // Before KIP-814 a leader cannot be told to skip the assignment: name its old id as the
+      // leader, so that it takes itself for a follower and asks SyncGroup for what it had.
+      auto r = current_join_result(*g, m, false);
+      r.leader = old_id;
+      co_return r;
+    }
     auto r = current_join_result(*g, m, was_leader);
     r.skip_assignment = was_leader;
     co_return r;
