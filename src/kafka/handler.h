@@ -65,6 +65,7 @@ boost::asio::awaitable<net::Response> handle_delete_groups(HandlerContext& ctx);
 boost::asio::awaitable<net::Response> handle_offset_delete(HandlerContext& ctx);
 boost::asio::awaitable<net::Response> handle_init_producer_id(HandlerContext& ctx);
 boost::asio::awaitable<net::Response> handle_describe_producers(HandlerContext& ctx);
+boost::asio::awaitable<net::Response> handle_describe_topic_partitions(HandlerContext& ctx);
 boost::asio::awaitable<net::Response> handle_describe_quorum(HandlerContext& ctx);
 boost::asio::awaitable<net::Response> handle_offset_for_leader_epoch(HandlerContext& ctx);
 

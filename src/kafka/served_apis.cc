@@ -38,6 +38,7 @@ constexpr ServedApi kServed[] = {
     {61, 0, 0, handle_describe_producers},   // DescribeProducers
     {55, 0, 2, handle_describe_quorum},   // DescribeQuorum
     {23, 2, 4, handle_offset_for_leader_epoch},   // OffsetForLeaderEpoch
+    {75, 0, 0, handle_describe_topic_partitions},   // DescribeTopicPartitions
 };
 
 }  // namespace

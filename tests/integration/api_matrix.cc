@@ -1005,6 +1005,41 @@ void cell_describe_producers(int16_t v) {
          "DescribeProducers: partition 0 should list 1 producer");
 }
 
+void cell_describe_topic_partitions(int16_t v) {
+  // Every topic: the matrix topic with all its partitions led.
+  bp::DescribeTopicPartitionsRequest all;
+  auto resp = check_cell<bp::DescribeTopicPartitionsResponse>(all, v);
+  bool found = false;
+  for (const auto& t : resp.topics) {
+    if (t.name != kTopic) continue;
+    found = t.error_code == 0 && t.partitions.size() == static_cast<size_t>(kPartitions) && t.topic_id == g_topic_id;
+    for (const auto& p : t.partitions) found = found && p.leader_id >= 0 && !p.replica_nodes.empty();
+  }
+  expect(found, "DescribeTopicPartitions: the matrix topic is not described whole");
+  // Named topics (one unknown), one partition per response: the cursor walks them in name
+  // order, every partition once.
+  bp::DescribeTopicPartitionsRequest some;
+  for (const char* name : {"matrix-no-such-topic", "matrix-compacted", "matrix"}) some.topics.emplace_back().name = name;
+  some.response_partition_limit = 1;
+  std::vector<std::string> seen;
+  int unknown = 0;
+  for (int round = 0; round < 10; ++round) {
+    auto r = check_cell<bp::DescribeTopicPartitionsResponse>(some, v);
+    for (const auto& t : r.topics) {
+      if (t.error_code == 3) ++unknown;
+      for (const auto& p : t.partitions) seen.push_back(t.name.value_or("") + "-" + std::to_string(p.partition_index));
+    }
+    if (!r.next_cursor) break;
+    bp::DescribeTopicPartitionsRequest::Cursor c;
+    c.topic_name = r.next_cursor->topic_name;
+    c.partition_index = r.next_cursor->partition_index;
+    some.cursor = c;
+  }
+  const std::vector<std::string> want = {"matrix-0", "matrix-1", "matrix-2", "matrix-compacted-0"};
+  expect(seen == want, "DescribeTopicPartitions: the cursor walked " + std::to_string(seen.size()) + " partitions");
+  expect(unknown == 1, "DescribeTopicPartitions: the unknown topic should be answered once");
+}
+
 void cell_describe_quorum(int16_t v) {
   bp::DescribeQuorumRequest req;
   auto& t = req.topics.emplace_back();
@@ -1054,6 +1089,7 @@ const std::map<int16_t, Cell>& cells() {
       {44, cell_incremental_alter_configs}, {47, cell_offset_delete},
       {55, cell_describe_quorum},
       {60, cell_describe_cluster}, {61, cell_describe_producers},
+      {75, cell_describe_topic_partitions},
   };
   return m;
 }
