@@ -10,6 +10,7 @@ from pathlib import Path
 from confluent_kafka import Consumer, KafkaException, TopicPartition
 
 from clients import create_topic, produce_and_confirm, producer
+from waiting import wait_until
 
 JS_DIR = Path(__file__).resolve().parent / "js"
 PARTITIONS = 6
@@ -64,14 +65,6 @@ class Member(threading.Thread):
         except Exception as e:  # surfaced by the test
             self.error = e
 
-
-def wait_until(cond, timeout, what):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if cond():
-            return
-        time.sleep(0.05)
-    raise AssertionError(f"timed out after {timeout}s waiting for {what}")
 
 
 def test_group_failover_restart_and_independent_groups(broker_factory):

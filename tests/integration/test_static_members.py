@@ -8,6 +8,7 @@ import time
 from confluent_kafka import Consumer
 
 from clients import create_topic
+from waiting import wait_until
 
 PARTITIONS = 4
 
@@ -47,14 +48,6 @@ class StaticMember(threading.Thread):
         self.join(10)
         self.c.close()
 
-
-def wait_until(cond, timeout, what):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if cond():
-            return
-        time.sleep(0.05)
-    raise AssertionError(f"timed out after {timeout}s waiting for {what}")
 
 
 def balanced(members):
