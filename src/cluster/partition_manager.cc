@@ -533,6 +533,7 @@ boost::asio::awaitable<void> PartitionManager::background_loop(size_t index) {
     flush_due(shard, index, now);
     clean_due(shard, index, now);
     retry_offline(shard, now);
+    if (storage::over_open_files_budget()) release_idle_files(shard);
     bool retention_due = now >= next_retention;
     if (retention_due) next_retention = now + options_.retention_check_interval_ms;
     const bool metadata_current = !options_.metadata_current || options_.metadata_current();

@@ -55,9 +55,10 @@ def open_segment_files(pid):
     return n
 
 
-# Descriptors held a moment past the budget: files of responses being sent and of syncs
-# running on the blocking pool.
-IN_FLIGHT = 4
+# Descriptors held a moment past the budget: the margin an open may take when the evictor
+# cannot free one at once (responses being sent, syncs, another shard's logs hold them),
+# max(budget / 8, 8), given back within a tick.
+MARGIN = 8
 
 
 def test_more_partitions_than_the_files_budget_all_serve(broker_factory):
@@ -70,15 +71,15 @@ def test_more_partitions_than_the_files_budget_all_serve(broker_factory):
             for n in names:
                 resp = produce_until(conn, n, 0, 10.0)
                 assert resp["error"] == 0, (n, resp)
-                assert open_segment_files(broker.pid) <= 12 + IN_FLIGHT
+                assert open_segment_files(broker.pid) <= 12 + MARGIN
     for n in names:  # reads open closed segments again, within the budget
         assert [r[2] for r in read_partition(broker.port, n, 0)] == [b"k"] * 3, n
-        assert open_segment_files(broker.pid) <= 12 + IN_FLIGHT
+        assert open_segment_files(broker.pid) <= 12 + MARGIN
     broker.stop()
     broker.start()
     for n in names[:5]:
         assert len(read_partition(broker.port, n, 0)) == 3, n
-    assert open_segment_files(broker.pid) <= 12 + IN_FLIGHT
+    assert open_segment_files(broker.pid) <= 12 + MARGIN
     broker.stop()
 
 
@@ -92,7 +93,7 @@ def test_a_low_open_files_limit_serves_every_partition_across_an_unclean_restart
     with Connection(broker.port, timeout=30) as conn:
         for n in names:
             assert produce_until(conn, n, 0, 10.0)["error"] == 0, n
-        assert open_segment_files(broker.pid) <= 40 + IN_FLIGHT
+        assert open_segment_files(broker.pid) <= 40 + MARGIN
     assert "partition files may hold 40 descriptors (log.open.files.max 1000 is more than" in broker.log_text()
     broker.kill()  # unclean: each log is recovered at start and opened again when used
     broker.start()
@@ -101,7 +102,7 @@ def test_a_low_open_files_limit_serves_every_partition_across_an_unclean_restart
             assert produce_until(conn, n, 0, 10.0)["error"] == 0, n
     for n in names:
         assert [r[2] for r in read_partition(broker.port, n, 0)] == [b"k", b"k"], n
-        assert open_segment_files(broker.pid) <= 40 + IN_FLIGHT
+        assert open_segment_files(broker.pid) <= 40 + MARGIN
     assert "is offline" not in broker.log_text()
     broker.stop()
 

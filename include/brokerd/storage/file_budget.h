@@ -29,9 +29,18 @@ int64_t derived_open_files_budget(int64_t rlimit_nofile);
 using Evictor = std::function<bool()>;
 void set_thread_evictor(Evictor fn);
 
+// How far past the budget an open may go when the evictor could not free a descriptor at once
+// (they may be held by responses being sent, by syncs, or by another shard's logs):
+// max(budget / 8, 8). Past budget + margin, opens fail with EMFILE.
+int64_t open_files_margin(int64_t budget);
+// True while more descriptors are held than the budget: each shard then releases some of its
+// least recently used logs every tick until it is not.
+bool over_open_files_budget();
+
 // Opens `path` with `flags` (and mode 0644) as a budgeted descriptor, released when the last
-// holder of the handle lets go. When the budget is spent it asks this thread's evictor once.
-// Throws std::system_error (EMFILE when the budget stays spent, or open's errno).
+// holder of the handle lets go. When the budget is spent it asks this thread's evictor once,
+// then takes from the margin. Throws std::system_error (EMFILE when budget and margin are
+// spent, or open's errno).
 // Unbudgeted (`budgeted` false), a plain descriptor with the same errors.
 std::shared_ptr<const FileHandle> open_segment_file(const std::filesystem::path& path, int flags, bool budgeted);
 
