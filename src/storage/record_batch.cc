@@ -195,8 +195,11 @@ ValidationResult validate_batch(std::span<const std::byte> bytes, const BatchLim
         r.record_index = i;
         return r;
       }
-      const int64_t ts = b.base_timestamp() + ts_delta;
-      if (ts < limits.earliest_timestamp || ts > limits.latest_timestamp) {
+      // A delta that overflows the base timestamp is no time at all: out of any bounds.
+      int64_t ts = 0;
+      const bool absurd = __builtin_add_overflow(b.base_timestamp(), ts_delta, &ts);
+      const bool bounded = limits.earliest_timestamp != INT64_MIN || limits.latest_timestamp != INT64_MAX;
+      if (bounded && (absurd || ts < limits.earliest_timestamp || ts > limits.latest_timestamp)) {
         auto r = fail(ErrorCode::invalid_timestamp,
                       "Timestamp " + std::to_string(ts) + " of message with offset " + std::to_string(i) +
                           " is out of range. The timestamp should be within [" +
