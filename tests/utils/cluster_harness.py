@@ -6,6 +6,7 @@ import signal
 import subprocess
 import time
 
+import kafka_wire
 from brokerd_harness import Broker, brokerctl_binary, free_port
 
 
@@ -36,7 +37,31 @@ class QuorumCluster:
             n.start(wait=False)
         for n in self.nodes.values():
             n.wait_until_serving(self.START_TIMEOUT_S)
+        self.wait_until_every_broker_listed(self.START_TIMEOUT_S)
         return self
+
+    def broker_nodes(self):
+        return {i: n for i, n in self.nodes.items()
+                if n.overrides.get("process.roles", "broker,controller") != "controller"}
+
+    def wait_until_every_broker_listed(self, timeout):
+        """A node serves once it sees itself unfenced; the others may replay that a moment
+        later. Waits until every broker's Metadata answer lists every broker."""
+        want = sorted(self.broker_nodes())
+        deadline = time.monotonic() + timeout
+        pending = dict(self.broker_nodes())
+        while pending and time.monotonic() < deadline:
+            for i, n in list(pending.items()):
+                try:
+                    with kafka_wire.Connection(n.port, timeout=2.0) as c:
+                        if kafka_wire.broker_ids(c) == want:
+                            del pending[i]
+                except (OSError, ValueError):
+                    pass
+            if pending:
+                time.sleep(0.05)
+        if pending:
+            raise TimeoutError(f"brokers {sorted(pending)} do not list all of {want} within {timeout}s")
 
     def restart(self, node_id):
         return self.nodes[node_id].start(timeout=self.START_TIMEOUT_S)

@@ -278,6 +278,13 @@ def api_versions(conn, version=0):
     return error, {k: (lo, hi) for k, lo, hi in (apis or [])}
 
 
+def broker_ids(conn):
+    """The broker ids a Metadata v1 answer (asking for no topics) lists."""
+    r = conn.request(API_METADATA, 1, i32(0))
+    brokers = r.array(lambda x: (x.i32(), x.string(), x.i32(), x.string()))
+    return sorted(b[0] for b in brokers or [])
+
+
 def init_producer_id(conn):
     """A new idempotent producer id (InitProducerId v0); returns (error, producer_id, epoch)."""
     r = conn.request(API_INIT_PRODUCER_ID, 0, string(None) + i32(60000))
