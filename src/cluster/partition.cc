@@ -1,11 +1,5 @@
 #include "brokerd/cluster/partition.h"
 
-#include <fcntl.h>
-#include <unistd.h>
-
-#include <fstream>
-#include <sstream>
-
 #include "brokerd/cluster/partition_election.h"
 #include "brokerd/common/clock.h"
 #include "brokerd/common/logger.h"
@@ -14,15 +8,24 @@ namespace brokerd::cluster {
 
 namespace {
 
-replication::LeaderEpochCache read_epoch_checkpoint(const std::filesystem::path& dir) {
-  std::ifstream in(dir / kLeaderEpochCheckpoint);
-  if (!in) return {};
-  std::stringstream text;
-  text << in.rdbuf();
-  if (auto cache = replication::LeaderEpochCache::from_checkpoint(text.str())) return *cache;
-  module_logger("cluster")->warn("{}: unreadable {}, starting with an empty leader-epoch cache", dir.string(),
-                                 kLeaderEpochCheckpoint);
-  return {};
+// The cache as the file left it, then the epochs of the batches recovery scanned after a
+// crash (the file is synced only with flushes, so it may lack the unflushed tail's epochs).
+// True when the recovered batches added to it.
+bool load_epochs(const storage::Log& log, replication::LeaderEpochCache& cache) {
+  if (auto text = log.read_leader_epochs()) {
+    if (auto c = replication::LeaderEpochCache::from_checkpoint(*text)) cache = *c;
+    else
+      module_logger("cluster")->warn("{}: unreadable {}, its epochs are rebuilt from the recovered batches only",
+                                     log.dir().string(), storage::Log::kLeaderEpochFile);
+  }
+  bool added = false;
+  for (const auto& e : log.recovered_epochs()) {
+    auto latest = cache.latest();
+    if (latest && latest->epoch >= e.epoch) continue;
+    cache.assign(e.epoch, e.base_offset);
+    added = true;
+  }
+  return added;
 }
 
 }  // namespace
@@ -54,8 +57,13 @@ Partition::Partition(TopicPartition id, protocol::Uuid topic_id, std::unique_ptr
                      replication::ReplicaConfig cfg)
     : id_(std::move(id)), topic_id_(topic_id), log_(std::move(log)) {
   adapter_ = std::make_unique<LogAdapter>(*log_);
-  epochs_ = read_epoch_checkpoint(log_->dir());
+  const bool recovered = load_epochs(*log_, epochs_);
   replica_ = std::make_unique<replication::Replica>(cfg, *adapter_, epochs_, 0);
+  if (recovered) {
+    write_epoch_checkpoint();
+    if (!log_->persist_leader_epochs())
+      module_logger("cluster")->error("{}: cannot sync the leader epochs recovery found", log_->dir().string());
+  }
   drain_replica();
 }
 
@@ -113,17 +121,7 @@ void Partition::drain_replica() {
   if (out.alter_partition) alter_out_ = std::move(out.alter_partition);
 }
 
-void Partition::write_epoch_checkpoint() {
-  const auto dir = log_->dir();
-  const auto tmp = dir / (std::string(kLeaderEpochCheckpoint) + ".tmp");
-  const std::string text = epochs_.to_checkpoint();
-  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  bool ok = fd >= 0 && ::write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size()) && ::fsync(fd) == 0;
-  if (fd >= 0) ::close(fd);
-  std::error_code ec;
-  if (ok) std::filesystem::rename(tmp, dir / kLeaderEpochCheckpoint, ec);
-  if (!ok || ec) module_logger("cluster")->error("{}: cannot write {}", dir.string(), kLeaderEpochCheckpoint);
-}
+void Partition::write_epoch_checkpoint() { log_->set_leader_epochs(epochs_.to_checkpoint()); }
 
 void Partition::wake_waiters() {
   for (auto& w : waiters_)

@@ -8,6 +8,7 @@
 #include <chrono>
 #include <cstring>
 #include <fstream>
+#include <sstream>
 #include <system_error>
 
 #include "brokerd/common/clock.h"
@@ -97,7 +98,7 @@ void Log::load(bool clean_shutdown) {
     bool recover = !clean_shutdown && i >= recover_from;
     auto seg = Segment::open(dir_, bases[i], cfg_, last || recover, t);
     if (recover) {
-      uint64_t cut = seg->recover(cfg_.max_message_bytes);
+      uint64_t cut = seg->recover(cfg_.max_message_bytes, &recovered_epochs_);
       if (cut > 0) {
         logger->warn("{}: recovered segment {} cut {} bytes of invalid data", dir_.string(), bases[i], cut);
         if (!last) {
@@ -481,25 +482,69 @@ bool Log::roll_for_append(int64_t now_ms, AppendResult& res) {
 
 ErrorCode Log::flush() {
   int64_t leo = log_end_offset();
+  if (leo > recovery_point_ && !write_pending_epochs()) return ErrorCode::kafka_storage_error;
   for (auto& [_, s] : segments_) {
     if (s->empty() || s->next_offset() <= recovery_point_) continue;  // nothing unsynced
     if (s->flush() != 0) return ErrorCode::kafka_storage_error;
   }
-  if (dir_dirty()) {
-    const uint64_t version = dir_version_;
-    int fd = ::open(dir_.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    bool ok = fd >= 0 && ::fsync(fd) == 0;
-    if (fd >= 0) ::close(fd);
-    if (!ok) return ErrorCode::kafka_storage_error;
-    dir_synced_version_ = version;
-  }
+  if (dir_dirty() && !sync_epochs_and_dir()) return ErrorCode::kafka_storage_error;
   recovery_point_ = leo;
   return ErrorCode::none;
+}
+
+bool Log::sync_epochs_and_dir() {
+  const uint64_t version = dir_version_;
+  if (epochs_unsynced()) {
+    int fd = ::open((dir_ / kLeaderEpochFile).c_str(), O_RDONLY | O_CLOEXEC);
+    bool ok = fd >= 0 && ::fdatasync(fd) == 0;
+    if (fd >= 0) ::close(fd);
+    if (!ok) return false;
+  }
+  int fd = ::open(dir_.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  bool ok = fd >= 0 && ::fsync(fd) == 0;
+  if (fd >= 0) ::close(fd);
+  if (ok) dir_synced_version_ = version;
+  return ok;
+}
+
+void Log::set_leader_epochs(std::string text) { epochs_pending_ = std::move(text); }
+
+bool Log::persist_leader_epochs() { return write_pending_epochs() && (!dir_dirty() || sync_epochs_and_dir()); }
+
+bool Log::write_pending_epochs() {
+  if (!epochs_pending_) return true;
+  const std::string& text = *epochs_pending_;
+  const fs::path tmp = dir_ / (std::string(kLeaderEpochFile) + ".tmp");
+  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  bool ok = fd >= 0 && ::write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size());
+  if (fd >= 0) ::close(fd);
+  std::error_code ec;
+  if (ok) fs::rename(tmp, dir_ / kLeaderEpochFile, ec);
+  if (!ok || ec) {
+    module_logger("storage")->error("{}: cannot write {}", dir_.string(), kLeaderEpochFile);
+    return false;
+  }
+  epochs_pending_.reset();
+  epochs_version_ = ++dir_version_;
+  return true;
+}
+
+std::optional<std::string> Log::read_leader_epochs() const {
+  std::ifstream in(dir_ / kLeaderEpochFile);
+  if (!in) return std::nullopt;
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
 }
 
 FlushTarget Log::flush_target() {
   FlushTarget t;
   t.offset = log_end_offset();
+  // Records become durable: the epochs they belong to go with them.
+  if (t.offset > recovery_point_ && !write_pending_epochs()) {
+    t.offset = recovery_point_;
+    return t;
+  }
   for (const auto& [_, s] : segments_) {
     if (s->next_offset() <= recovery_point_) continue;
     try {
@@ -509,8 +554,14 @@ FlushTarget Log::flush_target() {
     }
   }
   if (dir_dirty()) {
-    // Syncing the directory makes segments created since the last flush survive a power
-    // loss. It counts as synced only once mark_flushed() says the sync succeeded.
+    // The leader-epoch file first, then the directory: the entry of its rename and of
+    // segments created since the last flush survive a power loss. It counts as synced only
+    // once mark_flushed() says the sync succeeded.
+    if (epochs_unsynced()) {
+      int efd = ::open((dir_ / kLeaderEpochFile).c_str(), O_RDONLY | O_CLOEXEC);
+      if (efd < 0) return t;  // no directory version: the next target tries again
+      t.files.push_back(std::make_shared<const FileHandle>(efd));
+    }
     int fd = ::open(dir_.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (fd >= 0) {
       t.files.push_back(std::make_shared<const FileHandle>(fd));
@@ -562,6 +613,8 @@ void Log::truncate_to(int64_t offset) {
 
 void Log::write_checkpoint() {
   if (checkpointed_ == std::pair{log_start_offset_, recovery_point_}) return;  // the file says so already
+  // A recovery point on disk promises the epochs of every record below it.
+  if (!write_pending_epochs() || (epochs_unsynced() && !sync_epochs_and_dir())) return;
   fs::path tmp = dir_ / (std::string(kCheckpointFile) + ".tmp");
   {
     std::ofstream out(tmp, std::ios::trunc);

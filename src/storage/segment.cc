@@ -234,7 +234,7 @@ std::optional<BatchPosition> Segment::find_batch(int64_t offset) const {
   return std::nullopt;
 }
 
-uint64_t Segment::recover(int32_t max_message_bytes) {
+uint64_t Segment::recover(int32_t max_message_bytes, std::vector<EpochStart>* epochs) {
   offset_index_->reset();
   time_index_->truncate_to(base_offset_);
   next_offset_ = base_offset_;
@@ -251,6 +251,10 @@ uint64_t Segment::recover(int32_t max_message_bytes) {
     buf.resize(b->size);
     if (!read_bytes(pos, buf)) break;
     if (!validate_batch(buf, limits).ok()) break;
+    if (epochs) {
+      const int32_t epoch = RecordBatchView(buf).partition_leader_epoch();
+      if (epoch >= 0 && (epochs->empty() || epochs->back().epoch != epoch)) epochs->push_back({epoch, b->base_offset});
+    }
     index_batch(*b);
     pos += b->size;
   }

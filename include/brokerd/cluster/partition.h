@@ -104,7 +104,4 @@ class Partition {
   bool abandoned_ = false;
 };
 
-// Kafka's leader-epoch-checkpoint file in a partition's directory.
-inline constexpr const char* kLeaderEpochCheckpoint = "leader-epoch-checkpoint";
-
 }  // namespace brokerd::cluster

@@ -73,6 +73,7 @@ struct FlushTarget {
 class Log {
  public:
   static constexpr const char* kCheckpointFile = "partition.checkpoint";
+  static constexpr const char* kLeaderEpochFile = "leader-epoch-checkpoint";
 
   // Opens or creates the partition directory. After an unclean shutdown the segments past
   // the last recovery point are scanned and cut at the first invalid batch.
@@ -148,6 +149,21 @@ class Log {
   // When this log was last used, on a node-wide clock of uses (larger is later).
   uint64_t last_used() const { return last_used_; }
 
+  // The replica's leader-epoch cache as Kafka's leader-epoch-checkpoint text. It is kept here
+  // and written (tmp + rename) only when records are about to become durable (a flush, which
+  // syncs it before the directory) or a recovery point or log start is checkpointed: the
+  // epochs of every record below a recovery point are durable with it. A change that is never
+  // written can only concern epochs that start at the log end, which a restart drops anyway
+  // (an idle partition's leadership changes cost no I/O). After a crash, the epochs of the
+  // tail that recovery scanned are in recovered_epochs().
+  void set_leader_epochs(std::string text);
+  // Writes and syncs the text set now (epochs that recovery found in batch headers: a clean
+  // stop that follows must not depend on a later flush). False when it could not.
+  bool persist_leader_epochs();
+  std::optional<std::string> read_leader_epochs() const;  // nullopt when there is no file
+  // The start of each leader epoch among the batches load() recovered (empty after a clean stop).
+  const std::vector<EpochStart>& recovered_epochs() const { return recovered_epochs_; }
+
   // Segments in offset order, for tools and tests.
   std::vector<const Segment*> segments() const;
 
@@ -175,6 +191,11 @@ class Log {
   void delete_segment(std::map<int64_t, std::unique_ptr<Segment>>::iterator it, int64_t now_ms);
   void write_checkpoint();
   void read_checkpoint();
+  bool epochs_unsynced() const { return epochs_version_ > dir_synced_version_; }
+  // Writes the leader-epoch text set since the last write, if any (not synced).
+  bool write_pending_epochs();
+  // Syncs the leader-epoch file (if a write is unsynced) and then the directory.
+  bool sync_epochs_and_dir();
   // Finishes segment swaps a crash interrupted (`<base>.log.swap` files); updates `bases`.
   void complete_interrupted_swaps(std::vector<int64_t>& bases);
   int64_t now() const;
@@ -204,6 +225,10 @@ class Log {
   // Bumped whenever a segment file is created; the directory is durable up to the synced one.
   uint64_t dir_version_ = 1;
   uint64_t dir_synced_version_ = 0;
+  // The directory version of the last leader-epoch write (its rename is an entry change).
+  uint64_t epochs_version_ = 0;
+  std::optional<std::string> epochs_pending_;
+  std::vector<EpochStart> recovered_epochs_;
   struct PendingDelete {
     std::vector<std::filesystem::path> files;
     int64_t deadline_ms;

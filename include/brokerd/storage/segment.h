@@ -24,6 +24,13 @@ std::string segment_file_stem(int64_t base_offset);
 std::optional<int64_t> parse_segment_file_stem(std::string_view stem);
 
 // Where one batch sits in a segment, read from its header.
+// The first offset of a leader epoch among batches, as their headers say.
+struct EpochStart {
+  int32_t epoch = -1;
+  int64_t base_offset = 0;
+  bool operator==(const EpochStart&) const = default;
+};
+
 struct BatchPosition {
   uint64_t position = 0;
   uint32_t size = 0;
@@ -93,8 +100,9 @@ class Segment {
   bool read_bytes(uint64_t position, std::span<std::byte> out) const;
 
   // Scans from the start, validating each batch (CRC, framing); truncates at the first bad
-  // one and rebuilds both indexes. Returns the number of bytes cut off.
-  uint64_t recover(int32_t max_message_bytes);
+  // one and rebuilds both indexes. Returns the number of bytes cut off. With `epochs`, appends
+  // the start of each leader epoch met among the valid batches.
+  uint64_t recover(int32_t max_message_bytes, std::vector<EpochStart>* epochs = nullptr);
   // Loads next offset and max timestamp from the indexes and the batches after the last
   // index entry (a clean segment). False if the indexes look wrong.
   bool load_state();

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 
 #include <csignal>
 
@@ -283,6 +284,54 @@ TEST(Log, FlushTargetAndMarkFlushed) {
   log->roll(kNow);
   append(*log, 2);
   EXPECT_EQ(log->flush_target().files.size(), 2u);
+}
+
+TEST(Log, LeaderEpochsAreWrittenWhenRecordsBecomeDurableAndSyncedBeforeTheDirectory) {
+  TempDir dir;
+  auto path = dir.path() / "t-0";
+  auto log = Log::open(path, LogConfig{}, true);
+  append(*log, 3);
+  ASSERT_EQ(log->flush(), ErrorCode::none);
+  // A new epoch at the log end: no I/O while no record of it needs to be durable.
+  log->set_leader_epochs("0\n1\n5 3\n");
+  EXPECT_FALSE(log->read_leader_epochs().has_value());
+  EXPECT_FALSE(log->dir_dirty());
+  EXPECT_TRUE(log->flush_target().files.empty());
+  append(*log, 2);
+  auto t = log->flush_target();
+  EXPECT_EQ(log->read_leader_epochs(), "0\n1\n5 3\n");
+  // The segment, then the epoch file, then the directory (the entry of its rename).
+  ASSERT_EQ(t.files.size(), 3u);
+  struct stat file {}, second {}, third {};
+  ASSERT_EQ(::stat((path / Log::kLeaderEpochFile).c_str(), &file), 0);
+  ASSERT_EQ(::fstat(t.files[1]->fd(), &second), 0);
+  ASSERT_EQ(::fstat(t.files[2]->fd(), &third), 0);
+  EXPECT_EQ(second.st_ino, file.st_ino);
+  EXPECT_TRUE(S_ISDIR(third.st_mode));
+  log->mark_flushed(t.offset, t.dir_version);
+  EXPECT_FALSE(log->dir_dirty());
+  EXPECT_TRUE(log->flush_target().files.empty());
+  // An idle log's change is never written, not even at a clean stop.
+  log.reset();
+  log = Log::open(path, LogConfig{}, true);
+  log->set_leader_epochs("0\n2\n5 3\n6 5\n");
+  log.reset();
+  EXPECT_EQ(Log::open(path, LogConfig{}, true)->read_leader_epochs(), "0\n1\n5 3\n");
+}
+
+TEST(Log, RecoveryReportsTheLeaderEpochsOfTheBatchesItScanned) {
+  TempDir dir;
+  auto path = dir.path() / "t-0";
+  {
+    auto log = Log::open(path, LogConfig{}, true);
+    for (int32_t epoch : {3, 3, 4, 7}) {
+      Bytes b = testing::make_batch(2, 10, 1000);
+      ASSERT_EQ(log->append(b, epoch, kNow).error, ErrorCode::none);
+    }
+  }
+  EXPECT_EQ(Log::open(path, LogConfig{}, true)->recovered_epochs(), std::vector<EpochStart>{});
+  auto log = Log::open(path, LogConfig{}, false);
+  EXPECT_EQ(log->recovered_epochs(), (std::vector<EpochStart>{{3, 0}, {4, 4}, {7, 6}}));
 }
 
 TEST(Log, DirectoryStaysDirtyUntilItsSyncIsConfirmed) {
