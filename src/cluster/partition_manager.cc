@@ -10,7 +10,10 @@
 
 #include <cerrno>
 #include <cstring>
+#include <exception>
 #include <fstream>
+#include <thread>
+#include <unordered_set>
 
 #include "brokerd/cluster/fan_out.h"
 #include "brokerd/common/clock.h"
@@ -85,6 +88,7 @@ struct OfflinePartition {
   bool clean = true;
   std::string reason;
   int64_t retry_at_ms = 0;
+  bool metadata_checked = false;  // its partition.metadata names this topic
 };
 constexpr int64_t kOfflineRetryMs = 5000;
 
@@ -127,10 +131,10 @@ fs::path PartitionManager::choose_log_dir() {
 }
 
 std::unique_ptr<Partition> PartitionManager::open_partition(const TopicPartition& tp, const TopicMetadata& topic,
-                                                            const fs::path& dir, bool clean) {
+                                                            const fs::path& dir, bool clean, bool metadata_checked) {
   auto effective = effective_topic_config(options_.topic_defaults, topic.configs);
   auto log = storage::Log::open(dir, make_log_config(effective), clean);
-  if (!read_partition_metadata(dir)) write_partition_metadata(dir, topic.id);
+  if (!metadata_checked && !read_partition_metadata(dir)) write_partition_metadata(dir, topic.id);
   replication::ReplicaConfig rc;
   rc.broker_id = options_.node_id;
   rc.replica_lag_time_max_ms = options_.replica_lag_time_max_ms;
@@ -165,13 +169,20 @@ void PartitionManager::release_idle_files_of_every_shard() {
 
 void PartitionManager::load(std::shared_ptr<const MetadataImage> image) {
   auto log = module_logger("cluster");
-  // Before the reactors run, this thread owns every shard.
-  release_idle_files_of_every_shard();
+  struct Found {
+    TopicPartition tp;
+    const TopicMetadata* topic;
+    fs::path dir;
+    bool clean;
+  };
+  // Which partition directories this node hosts, by shard.
+  std::vector<std::vector<Found>> found(shards_.size());
+  std::unordered_set<TopicPartition> seen;
   for (const auto& dir : options_.log_dirs) {
     fs::create_directories(dir);
     bool clean = fs::exists(dir / kCleanShutdownMarker);
     fs::remove(dir / kCleanShutdownMarker);
-    bool told = false;
+    if (!clean) log->info("log dir {} was not shut down cleanly: recovering its logs", dir.string());
     for (const auto& entry : fs::directory_iterator(dir)) {
       if (!entry.is_directory()) continue;
       auto name = entry.path().filename().string();
@@ -183,26 +194,46 @@ void PartitionManager::load(std::shared_ptr<const MetadataImage> image) {
       }
       const TopicMetadata* topic = image->topic(tp->topic);
       const PartitionAssignment* assigned = topic ? topic->partition(tp->partition) : nullptr;
-      auto on_disk_id = read_partition_metadata(entry.path());
-      if (!assigned || !assigned->hosted_by(options_.node_id) || (on_disk_id && *on_disk_id != topic->id)) {
+      if (!assigned || !assigned->hosted_by(options_.node_id)) {
         log->info("deleting {}: its topic no longer has this partition on this node", entry.path().string());
         fs::remove_all(entry.path());
         continue;
       }
-      auto& shard = *shards_[shard_of(*tp)];
-      if (shard.partitions.contains(*tp)) {
-        throw std::runtime_error("partition " + name + " exists in more than one log dir");
-      }
-      if (!clean && !told) {
-        log->info("log dir {} was not shut down cleanly: recovering its logs", dir.string());
-        told = true;
-      }
-      shard.offline[*tp] = OfflinePartition{topic->id, entry.path(), clean, {}, 0};
-      try_open(shard, *tp, *topic);
+      if (!seen.insert(*tp).second) throw std::runtime_error("partition " + name + " exists in more than one log dir");
+      found[shard_of(*tp)].push_back({*tp, topic, entry.path(), clean});
     }
   }
+  // Each shard's logs are opened on a thread of their own (the reactors do not run yet, so
+  // each thread owns its shard), releasing that shard's idle files when the budget is spent.
+  std::vector<std::exception_ptr> errors(shards_.size());
+  std::vector<std::thread> threads;
+  for (size_t i = 0; i < shards_.size(); ++i) {
+    threads.emplace_back([&, i] {
+      try {
+        auto& shard = *shards_[i];
+        storage::set_thread_evictor([this, &shard] { return release_idle_files(shard); });
+        for (const auto& f : found[i]) {
+          auto on_disk_id = read_partition_metadata(f.dir);
+          if (on_disk_id && *on_disk_id != f.topic->id) {
+            log->info("deleting {}: it belongs to an earlier topic of that name", f.dir.string());
+            fs::remove_all(f.dir);
+            continue;
+          }
+          shard.offline[f.tp] = OfflinePartition{f.topic->id, f.dir, f.clean, {}, 0, on_disk_id.has_value()};
+          try_open(shard, f.tp, *f.topic);
+        }
+        storage::set_thread_evictor({});
+      } catch (...) {
+        errors[i] = std::current_exception();
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  for (const auto& e : errors)
+    if (e) std::rethrow_exception(e);
   // Then every topic as new: creates what the disks do not have (a log dir was replaced, say)
   // and sets each partition's leadership.
+  release_idle_files_of_every_shard();
   for (auto& shard : shards_) reconcile_shard(*shard, image);
   storage::set_thread_evictor({});
 }
@@ -216,8 +247,9 @@ Partition* PartitionManager::try_open(Shard& shard, const TopicPartition& tp, co
   const bool retry = off != shard.offline.end();
   const fs::path dir = retry ? off->second.dir : choose_log_dir() / tp.dir_name();
   const bool clean = retry ? off->second.clean : true;
+  const bool metadata_checked = retry && off->second.metadata_checked;
   try {
-    auto opened = open_partition(tp, topic, dir, clean);
+    auto opened = open_partition(tp, topic, dir, clean, metadata_checked);
     if (retry && !off->second.reason.empty())
       module_logger("cluster")->info("{} is online again: its log opened", tp.dir_name());
     if (retry) shard.offline.erase(off);
@@ -228,7 +260,7 @@ Partition* PartitionManager::try_open(Shard& shard, const TopicPartition& tp, co
       module_logger("cluster")->error("{} is offline (KAFKA_STORAGE_ERROR to clients), retrying every {} s: {}",
                                       tp.dir_name(), kOfflineRetryMs / 1000, e.what());
     }
-    o = OfflinePartition{topic.id, dir, clean, e.what(), wall_clock_ms() + kOfflineRetryMs};
+    o = OfflinePartition{topic.id, dir, clean, e.what(), wall_clock_ms() + kOfflineRetryMs, metadata_checked};
     return nullptr;
   }
 }

@@ -32,10 +32,15 @@ struct Fd {
 
 void IndexFile::open(size_t max_bytes, bool writable) {
   close();
-  Fd f{::open(path_.c_str(), (writable ? O_RDWR | O_CREAT : O_RDONLY) | O_CLOEXEC, 0644)};
-  if (f.fd < 0) throw_errno("open", path_);
+  // Its size is all an open needs (the file is opened when first mapped): one stat, unless
+  // a writable index must be created.
   struct stat st {};
-  if (::fstat(f.fd, &st) != 0) throw_errno("fstat", path_);
+  if (::stat(path_.c_str(), &st) != 0) {
+    if (errno != ENOENT || !writable) throw_errno("stat", path_);
+    Fd f{::open(path_.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644)};
+    if (f.fd < 0) throw_errno("open", path_);
+    st = {};
+  }
   size_at_open_ = static_cast<size_t>(st.st_size);
   file_bytes_ = size_at_open_;
   entries_ = size_at_open_ / entry_size_;

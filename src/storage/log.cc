@@ -54,31 +54,33 @@ std::unique_ptr<Log> Log::open(fs::path dir, LogConfig cfg, bool clean_shutdown)
 
 void Log::load(bool clean_shutdown) {
   auto logger = module_logger("storage");
+  // The directory is listed once: a start reads thousands of them.
+  std::vector<std::string> names;
+  for (const auto& e : fs::directory_iterator(dir_)) names.push_back(e.path().filename().string());
   std::vector<int64_t> bases;
-  for (const auto& e : fs::directory_iterator(dir_)) {
-    std::string name = e.path().filename().string();
+  std::erase_if(names, [&](const std::string& name) {
     // Leftovers of an interrupted delete or write: never part of the log. A `.log.swap` is a
     // committed compaction swap (completed below); index `.swap` files are rebuilt instead.
-    if (ends_with(name, ".log.swap")) continue;
+    if (ends_with(name, ".log.swap")) return false;
     if (ends_with(name, ".deleted") || ends_with(name, ".tmp") || ends_with(name, ".cleaned") ||
         ends_with(name, ".swap")) {
-      fs::remove(e.path());
-      continue;
+      fs::remove(dir_ / name);
+      return true;
     }
-    if (e.path().extension() == ".log") {
-      if (auto b = parse_segment_file_stem(e.path().stem().string())) bases.push_back(*b);
+    if (ends_with(name, ".log")) {
+      if (auto b = parse_segment_file_stem(name.substr(0, name.size() - 4))) bases.push_back(*b);
     }
-  }
-  complete_interrupted_swaps(bases);
+    return false;
+  });
+  complete_interrupted_swaps(bases, names);
   // Index files whose segment is gone.
-  for (const auto& e : fs::directory_iterator(dir_)) {
-    auto ext = e.path().extension();
-    if (ext != ".index" && ext != ".timeindex") continue;
-    fs::path log_file = e.path();
-    log_file.replace_extension(".log");
-    if (!fs::exists(log_file)) fs::remove(e.path());
+  for (const auto& name : names) {
+    const bool offset_index = ends_with(name, ".index"), time_index = ends_with(name, ".timeindex");
+    if (!offset_index && !time_index) continue;
+    auto b = parse_segment_file_stem(name.substr(0, name.size() - (offset_index ? 6 : 10)));
+    if (!b || !std::binary_search(bases.begin(), bases.end(), *b)) fs::remove(dir_ / name);
   }
-  std::sort(bases.begin(), bases.end());
+  producers_.set_snapshot_files(names);
   read_checkpoint();
   int64_t t = now();
 
@@ -745,14 +747,13 @@ bool Log::replace_segments(std::span<const SegmentSnapshot> old, int64_t now_ms,
   return true;
 }
 
-void Log::complete_interrupted_swaps(std::vector<int64_t>& bases) {
+void Log::complete_interrupted_swaps(std::vector<int64_t>& bases, const std::vector<std::string>& names) {
   auto logger = module_logger("storage");
   std::vector<int64_t> swaps;
-  for (const auto& e : fs::directory_iterator(dir_)) {
-    std::string name = e.path().filename().string();
+  for (const auto& name : names) {
     if (!ends_with(name, ".log.swap")) continue;
     if (auto b = parse_segment_file_stem(name.substr(0, name.size() - 9))) swaps.push_back(*b);
-    else fs::remove(e.path());
+    else fs::remove(dir_ / name);
   }
   for (int64_t base : swaps) {
     const std::string stem = (dir_ / segment_file_stem(base)).string();
@@ -786,9 +787,8 @@ void Log::complete_interrupted_swaps(std::vector<int64_t>& bases) {
   std::sort(bases.begin(), bases.end());
   if (!swaps.empty()) fsync_path(dir_);
   // Range files of finished swaps, or of swaps that never committed.
-  for (const auto& e : fs::directory_iterator(dir_)) {
-    if (ends_with(e.path().filename().string(), kSwapEndSuffix)) fs::remove(e.path());
-  }
+  for (const auto& name : names)
+    if (ends_with(name, kSwapEndSuffix)) fs::remove(dir_ / name);
 }
 
 }  // namespace brokerd::storage

@@ -245,17 +245,31 @@ bool ProducerStateManager::write_snapshot(int64_t offset, bool sync) {
   ::close(fd);
   std::error_code ec;
   fs::rename(tmp, path, ec);
-  if (!ec) snapshot_matches_ = offset;
-  return !ec;
+  if (ec) return false;
+  snapshot_matches_ = offset;
+  files().insert(offset);
+  return true;
+}
+
+void ProducerStateManager::set_snapshot_files(const std::vector<std::string>& names) {
+  files_.emplace();
+  for (const auto& n : names)
+    if (auto o = snapshot_offset(n)) files_->insert(*o);
+}
+
+std::set<int64_t>& ProducerStateManager::files() const {
+  if (!files_) {
+    files_.emplace();
+    std::error_code ec;
+    for (const auto& e : fs::directory_iterator(dir_, ec))
+      if (auto o = snapshot_offset(e.path())) files_->insert(*o);
+  }
+  return *files_;
 }
 
 std::vector<int64_t> ProducerStateManager::snapshot_offsets() const {
-  std::vector<int64_t> out;
-  std::error_code ec;
-  for (const auto& e : fs::directory_iterator(dir_, ec))
-    if (auto o = snapshot_offset(e.path())) out.push_back(*o);
-  std::sort(out.begin(), out.end());
-  return out;
+  const auto& f = files();
+  return {f.begin(), f.end()};
 }
 
 std::optional<int64_t> ProducerStateManager::load_snapshot(int64_t max_offset) {
@@ -271,6 +285,7 @@ std::optional<int64_t> ProducerStateManager::load_snapshot(int64_t max_offset) {
       module_logger("storage")->warn("{}: deleting unreadable producer snapshot", path.string());
       std::error_code ec;
       fs::remove(path, ec);
+      files().erase(*it);
       continue;
     }
     for (auto& e : *entries) put(std::move(e));
@@ -283,7 +298,10 @@ std::optional<int64_t> ProducerStateManager::load_snapshot(int64_t max_offset) {
 void ProducerStateManager::delete_snapshots_after(int64_t offset) {
   std::error_code ec;
   for (int64_t o : snapshot_offsets())
-    if (o > offset) fs::remove(snapshot_path(o), ec);
+    if (o > offset) {
+      fs::remove(snapshot_path(o), ec);
+      files().erase(o);
+    }
 }
 
 void ProducerStateManager::delete_snapshots_before(int64_t offset) {
@@ -292,7 +310,10 @@ void ProducerStateManager::delete_snapshots_before(int64_t offset) {
   offsets.pop_back();  // the newest stays: a rebuild starts from it
   std::error_code ec;
   for (int64_t o : offsets)
-    if (o < offset) fs::remove(snapshot_path(o), ec);
+    if (o < offset) {
+      fs::remove(snapshot_path(o), ec);
+      files().erase(o);
+    }
 }
 
 }  // namespace brokerd::storage

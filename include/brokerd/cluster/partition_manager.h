@@ -158,7 +158,7 @@ class PartitionManager {
   // Closes a hosted partition and deletes its directory (in the background).
   void drop_partition(Shard& shard, const TopicPartition& tp);
   std::unique_ptr<Partition> open_partition(const TopicPartition& tp, const TopicMetadata& topic,
-                                            const std::filesystem::path& dir, bool clean);
+                                            const std::filesystem::path& dir, bool clean, bool metadata_checked);
   // Opens tp (in its offline entry's dir, or a new one) and hosts it; on failure records it
   // offline (logged once per reason) and returns nullptr.
   Partition* try_open(Shard& shard, const TopicPartition& tp, const TopicMetadata& topic);

@@ -196,8 +196,9 @@ class Log {
   bool write_pending_epochs();
   // Syncs the leader-epoch file (if a write is unsynced) and then the directory.
   bool sync_epochs_and_dir();
-  // Finishes segment swaps a crash interrupted (`<base>.log.swap` files); updates `bases`.
-  void complete_interrupted_swaps(std::vector<int64_t>& bases);
+  // Finishes segment swaps a crash interrupted (`<base>.log.swap` files among `names`, the
+  // directory's entries); updates `bases`, sorted.
+  void complete_interrupted_swaps(std::vector<int64_t>& bases, const std::vector<std::string>& names);
   int64_t now() const;
   void touch() const { last_used_ = next_use_tick(); }
   static uint64_t next_use_tick();

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <optional>
+#include <set>
 #include <span>
 #include <string>
 #include <unordered_map>
@@ -115,6 +116,10 @@ class ProducerStateManager {
   std::optional<int64_t> load_snapshot(int64_t max_offset);
   // Offsets of the snapshot files present, ascending.
   std::vector<int64_t> snapshot_offsets() const;
+  // The snapshot files among `names` (a listing of the directory): known from then on
+  // without listing it again, since only this class writes and deletes them. Until then the
+  // directory is listed at first need.
+  void set_snapshot_files(const std::vector<std::string>& names);
   // Deletes snapshots above `offset` (after truncation).
   void delete_snapshots_after(int64_t offset);
   // Deletes snapshots below `offset`, always keeping the newest one.
@@ -126,8 +131,11 @@ class ProducerStateManager {
   bool snapshot_matches(int64_t offset) const { return snapshot_matches_ == offset; }
 
  private:
+  std::set<int64_t>& files() const;
+
   std::filesystem::path dir_;
   int64_t snapshot_matches_ = -1;
+  mutable std::optional<std::set<int64_t>> files_;
   std::unordered_map<int64_t, ProducerEntry> producers_;
   int64_t last_expiry_ms_ = 0;
 };
