@@ -32,6 +32,7 @@
 #include "brokerd/group/group_coordinator.h"
 #include "brokerd/kafka/broker_collectors.h"
 #include "brokerd/kafka/dispatcher.h"
+#include "brokerd/kafka/fetch_sessions.h"
 #include "brokerd/metrics/broker_metrics.h"
 #include "brokerd/metrics/http_server.h"
 #include "brokerd/metrics/process_metrics.h"
@@ -375,7 +376,13 @@ int run(const brokerd::config::BrokerConfig& cfg) {
     return offline;
   });
 
-  kafka::KafkaDispatcher dispatcher(kafka::Services{cfg, metadata, partitions, reactors, blocking, node_id, groups, broker_metrics, quorum_driver});
+  kafka::FetchSessionCache fetch_sessions(static_cast<size_t>(cfg.integer("max.incremental.fetch.session.cache.slots")));
+  registry.gauge_fn("brokerd_fetch_sessions", "Incremental fetch sessions (KIP-227) held.",
+                    [&fetch_sessions] { return static_cast<double>(fetch_sessions.size()); });
+  registry.gauge_fn("brokerd_fetch_session_partitions", "Partitions held by every incremental fetch session.",
+                    [&fetch_sessions] { return static_cast<double>(fetch_sessions.partitions()); });
+  kafka::KafkaDispatcher dispatcher(kafka::Services{cfg, metadata, partitions, reactors, blocking, node_id, groups,
+                                                    broker_metrics, quorum_driver, fetch_sessions});
   net::Server server(reactors, blocking, dispatcher, client_listeners, server_cfg);
 
   auto connections = [&server] { return static_cast<double>(server.connection_count()); };

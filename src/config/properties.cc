@@ -36,6 +36,7 @@ constexpr PropertyDef kBroker[] = {
   {"queued.max.request.bytes", T::int64, "536870912", 1048576, INT64_MAX, {}, {}, true, "Bytes of requests in flight on this node before reading pauses."},
   {"connections.max.idle.ms", T::int64, "600000", 1000, INT64_MAX, {}, {}, true, "Idle connections are closed after this."},
   {"metrics.listener", T::string, "127.0.0.1:9644", INT64_MIN, INT64_MAX, {}, {}, true, "host:port of the HTTP endpoint serving /metrics (Prometheus), /health and /ready; empty disables it."},
+  {"max.incremental.fetch.session.cache.slots", T::int32, "1000", 0, kInt32Max, {}, {}, true, "Incremental fetch sessions (KIP-227) the node keeps; 0 declines them (clients then send full fetches)."},
   {"num.partitions", T::int32, "1", 1, 100000, {}, {}, false, "Partitions of auto-created topics."},
 #ifdef BROKERD_INJECT_BUGS
   {"inject.bug", T::list, "", INT64_MIN, INT64_MAX, {}, {}, true, "Test builds only: replication defects to inject, by name (repl-sim --list-bugs)."},

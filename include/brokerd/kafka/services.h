@@ -12,6 +12,8 @@ namespace brokerd::quorum { class QuorumDriver; }
 
 namespace brokerd::kafka {
 
+class FetchSessionCache;
+
 struct Services {
   const config::BrokerConfig& config;
   cluster::MetadataStore& metadata;
@@ -24,6 +26,8 @@ struct Services {
   metrics::BrokerMetrics& metrics;
   // This node's replica of the metadata quorum (DescribeQuorum).
   quorum::QuorumDriver& quorum;
+  // Incremental fetch sessions (KIP-227).
+  FetchSessionCache& fetch_sessions;
 };
 
 }  // namespace brokerd::kafka

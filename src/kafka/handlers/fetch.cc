@@ -2,8 +2,8 @@
 // response is sent with sendfile), and parks in the purgatory until min_bytes have
 // arrived or max_wait_ms has passed. Consumers read up to the high watermark; a follower
 // (replica id >= 0) reads up to the log end, and its fetch offset tells the leader how far
-// it has replicated. Fetch sessions (KIP-227) are declined by answering session id 0,
-// which every client handles by sending full fetches.
+// it has replicated. With a fetch session (KIP-227, kafka/fetch_sessions.h) the request
+// names only what changed and the answer only partitions with news.
 #include <chrono>
 
 #include "brokerd/cluster/fan_out.h"
@@ -11,6 +11,7 @@
 #include "brokerd/cluster/metadata_store.h"
 #include "brokerd/cluster/partition_manager.h"
 #include "brokerd/common/clock.h"
+#include "brokerd/kafka/fetch_sessions.h"
 #include "brokerd/metrics/broker_metrics.h"
 #include "brokerd/protocol/messages/fetch_request.h"
 #include "brokerd/protocol/messages/fetch_response.h"
@@ -26,7 +27,6 @@ using Clock = std::chrono::steady_clock;
 
 struct Wanted {
   cluster::TopicPartition tp;
-  size_t topic_index;  // in the response
   int64_t offset;
   int32_t max_bytes;
   ErrorCode error = ErrorCode::none;  // set when the partition cannot be read at all
@@ -119,6 +119,30 @@ std::vector<std::pair<size_t, int32_t>> fit_to_budget(const std::vector<Wanted>&
   return again;
 }
 
+// The request as the session cache sees it: partitions by the name or id the version uses.
+FetchSessionRequest session_request(const FetchRequest& req, int16_t version, int32_t replica_id) {
+  const bool ids = version >= 13;
+  FetchSessionRequest r;
+  r.session_id = version >= 7 ? req.session_id : 0;
+  r.epoch = version >= 7 ? req.session_epoch : -1;
+  r.replica_id = replica_id;
+  r.topic_ids = ids;
+  for (const auto& topic : req.topics) {
+    for (const auto& part : topic.partitions) {
+      SessionPartition p;
+      p.key = {ids ? std::string() : topic.topic, ids ? topic.topic_id : protocol::Uuid{}, part.partition};
+      p.fetch_offset = part.fetch_offset;
+      p.max_bytes = part.partition_max_bytes;
+      p.current_leader_epoch = part.current_leader_epoch;
+      r.partitions.push_back(std::move(p));
+    }
+  }
+  for (const auto& topic : req.forgotten_topics_data)
+    for (int32_t partition : topic.partitions)
+      r.forgotten.push_back({ids ? std::string() : topic.topic, ids ? topic.topic_id : protocol::Uuid{}, partition});
+  return r;
+}
+
 }  // namespace
 
 boost::asio::awaitable<net::Response> handle_fetch(HandlerContext& ctx) {
@@ -127,38 +151,29 @@ boost::asio::awaitable<net::Response> handle_fetch(HandlerContext& ctx) {
   const int32_t replica_id = ctx.version >= 15 ? req.replica_state.replica_id : req.replica_id;
 
   FetchResponse resp;
-  resp.session_id = 0;
-  if (req.session_id != 0) {
+  const auto session = svc.fetch_sessions.begin(session_request(req, ctx.version, replica_id), wall_clock_ms());
+  resp.session_id = session.session_id;
+  if (session.error != ErrorCode::none) {
     svc.metrics.api(ctx.request.api_key).errors.add();
-    resp.error_code = protocol::code(ErrorCode::fetch_session_id_not_found);
-    co_return ctx.respond(resp);
-  }
-  if (req.session_epoch > 0) {
-    svc.metrics.api(ctx.request.api_key).errors.add();
-    resp.error_code = protocol::code(ErrorCode::invalid_fetch_session_epoch);
+    resp.error_code = protocol::code(session.error);
     co_return ctx.respond(resp);
   }
 
   auto image = svc.metadata.image();
   std::vector<Wanted> wanted;
-  for (const auto& topic : req.topics) {
-    FetchResponse::FetchableTopicResponse tr;
-    const cluster::TopicMetadata* meta = ctx.version >= 13 ? image->topic(topic.topic_id) : image->topic(topic.topic);
-    tr.topic = meta ? meta->name : topic.topic;
-    tr.topic_id = topic.topic_id;
-    size_t topic_index = resp.responses.size();
-    resp.responses.push_back(std::move(tr));
-    for (const auto& part : topic.partitions) {
-      Wanted w{{meta ? meta->name : topic.topic, part.partition}, topic_index, part.fetch_offset, part.partition_max_bytes};
-      w.replica = replica_id >= 0 ? replica_id : -1;
-      w.current_leader_epoch = part.current_leader_epoch;
-      if (!meta) {
-        w.error = ctx.version >= 13 ? ErrorCode::unknown_topic_id : ErrorCode::unknown_topic_or_partition;
-      } else if (part.partition < 0 || part.partition >= meta->partition_count()) {
-        w.error = ErrorCode::unknown_topic_or_partition;
-      }
-      wanted.push_back(std::move(w));
+  wanted.reserve(session.partitions.size());
+  for (const auto& sp : session.partitions) {
+    const auto& key = sp.key;
+    const cluster::TopicMetadata* meta = ctx.version >= 13 ? image->topic(key.topic_id) : image->topic(key.topic);
+    Wanted w{{meta ? meta->name : key.topic, key.partition}, sp.fetch_offset, sp.max_bytes};
+    w.replica = replica_id >= 0 ? replica_id : -1;
+    w.current_leader_epoch = sp.current_leader_epoch;
+    if (!meta) {
+      w.error = ctx.version >= 13 ? ErrorCode::unknown_topic_id : ErrorCode::unknown_topic_or_partition;
+    } else if (key.partition < 0 || key.partition >= meta->partition_count()) {
+      w.error = ErrorCode::unknown_topic_or_partition;
     }
+    wanted.push_back(std::move(w));
   }
 
   const auto deadline = Clock::now() + std::chrono::milliseconds(std::max(req.max_wait_ms, 0));
@@ -222,9 +237,33 @@ boost::asio::awaitable<net::Response> handle_fetch(HandlerContext& ctx) {
     }
   }
 
+  // With a session, what the answer includes (an incremental one: only partitions with news).
+  std::vector<bool> include(wanted.size(), true);
+  if (session.session_id != 0) {
+    std::vector<PartitionAnswer> answers(wanted.size());
+    for (size_t i = 0; i < wanted.size(); ++i) {
+      const auto& r = reads[i];
+      answers[i] = {r.records.size() > 0, wanted[i].error != ErrorCode::none ? wanted[i].error : r.error,
+                    r.high_watermark, r.high_watermark, r.log_start_offset};
+    }
+    include = svc.fetch_sessions.finish(session, answers, wall_clock_ms());
+  }
+
+  // Partitions of one topic that follow each other share its entry.
   bool any_error = false;
-  std::vector<uint64_t> topic_bytes(resp.responses.size(), 0);
+  std::vector<uint64_t> topic_bytes;
+  const SessionKey* topic_key = nullptr;
   for (size_t i = 0; i < wanted.size(); ++i) {
+    if (!include[i]) continue;
+    const auto& key = session.partitions[i].key;
+    if (!topic_key || key.topic != topic_key->topic || key.topic_id != topic_key->topic_id) {
+      FetchResponse::FetchableTopicResponse tr;
+      tr.topic = wanted[i].tp.topic;
+      tr.topic_id = key.topic_id;
+      resp.responses.push_back(std::move(tr));
+      topic_bytes.push_back(0);
+      topic_key = &key;
+    }
     FetchResponse::PartitionData pd;
     pd.partition_index = wanted[i].tp.partition;
     auto& r = reads[i];
@@ -234,9 +273,9 @@ boost::asio::awaitable<net::Response> handle_fetch(HandlerContext& ctx) {
     pd.log_start_offset = r.log_start_offset;
     pd.aborted_transactions.emplace();
     any_error = any_error || pd.error_code != 0;
-    topic_bytes[wanted[i].topic_index] += r.records.size();
+    topic_bytes.back() += r.records.size();
     pd.records = std::move(r.records);
-    resp.responses[wanted[i].topic_index].partitions.push_back(std::move(pd));
+    resp.responses.back().partitions.push_back(std::move(pd));
   }
   for (size_t t = 0; t < topic_bytes.size(); ++t) {
     if (topic_bytes[t] > 0) svc.metrics.topics().row(resp.responses[t].topic).add(metrics::BrokerMetrics::bytes_out, topic_bytes[t]);
