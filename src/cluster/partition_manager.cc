@@ -6,6 +6,7 @@
 #include <boost/asio/post.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/use_awaitable.hpp>
+#include <fcntl.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -174,6 +175,7 @@ void PartitionManager::load(std::shared_ptr<const MetadataImage> image) {
     const TopicMetadata* topic;
     fs::path dir;
     bool clean;
+    const fs::path* log_dir;
   };
   // Which partition directories this node hosts, by shard.
   std::vector<std::vector<Found>> found(shards_.size());
@@ -200,7 +202,7 @@ void PartitionManager::load(std::shared_ptr<const MetadataImage> image) {
         continue;
       }
       if (!seen.insert(*tp).second) throw std::runtime_error("partition " + name + " exists in more than one log dir");
-      found[shard_of(*tp)].push_back({*tp, topic, entry.path(), clean});
+      found[shard_of(*tp)].push_back({*tp, topic, entry.path(), clean, &dir});
     }
   }
   // Each shard's logs are opened on a thread of their own (the reactors do not run yet, so
@@ -231,6 +233,24 @@ void PartitionManager::load(std::shared_ptr<const MetadataImage> image) {
   for (auto& t : threads) t.join();
   for (const auto& e : errors)
     if (e) std::rethrow_exception(e);
+  // After a crash, what the crashed process wrote (directory entries among it) may still be
+  // only in the page cache, and recovery wrote more: one syncfs() per log dir makes it all
+  // durable, instead of a directory fsync per partition in the first flush round.
+  for (const auto& dir : options_.log_dirs) {
+    const bool any = std::any_of(found.begin(), found.end(), [&](const auto& v) {
+      return std::any_of(v.begin(), v.end(), [&](const Found& f) { return !f.clean && f.log_dir == &dir; });
+    });
+    if (!any) continue;
+    int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    const bool synced = fd >= 0 && ::syncfs(fd) == 0;
+    if (fd >= 0) ::close(fd);
+    if (!synced) continue;  // the flushes sync each directory instead
+    for (size_t i = 0; i < shards_.size(); ++i)
+      for (const auto& f : found[i])
+        if (!f.clean && f.log_dir == &dir)
+          if (auto it = shards_[i]->partitions.find(f.tp); it != shards_[i]->partitions.end())
+            it->second->log().mark_dir_synced();
+  }
   // Then every topic as new: creates what the disks do not have (a log dir was replaced, say)
   // and sets each partition's leadership.
   release_idle_files_of_every_shard();
@@ -449,8 +469,7 @@ void PartitionManager::flush_due(Shard& shard, size_t index, int64_t now_ms) {
     if (target.offset <= p->log().recovery_point() && target.dir_version == 0) continue;
     p->flush_in_progress = true;
     blocking_.post([this, index, tp = tp, topic_id = p->topic_id(), target = std::move(target)] {
-      bool synced = true;
-      for (const auto& f : target.files) synced = ::fdatasync(f->fd()) == 0 && synced;
+      const bool synced = storage::sync_flush_target(target);
       if (!synced) module_logger("cluster")->error("fdatasync of {} failed: {}", tp.dir_name(), std::strerror(errno));
       boost::asio::post(reactors_.executor(index), [this, tp, topic_id, synced, offset = target.offset,
                                                     dir_version = target.dir_version] {

@@ -558,20 +558,30 @@ FlushTarget Log::flush_target() {
   if (dir_dirty()) {
     // The leader-epoch file first, then the directory: the entry of its rename and of
     // segments created since the last flush survive a power loss. It counts as synced only
-    // once mark_flushed() says the sync succeeded.
-    if (epochs_unsynced()) {
-      int efd = ::open((dir_ / kLeaderEpochFile).c_str(), O_RDONLY | O_CLOEXEC);
-      if (efd < 0) return t;  // no directory version: the next target tries again
-      t.files.push_back(std::make_shared<const FileHandle>(efd));
-    }
-    int fd = ::open(dir_.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (fd >= 0) {
-      t.files.push_back(std::make_shared<const FileHandle>(fd));
-      t.dir_version = dir_version_;
-    }
+    // once mark_flushed() says the sync succeeded. Both are opened by the sync, not here: a
+    // round of thousands of targets must not hold thousands of descriptors while it waits.
+    if (epochs_unsynced()) t.epochs_file = dir_ / kLeaderEpochFile;
+    t.dir = dir_;
+    t.dir_version = dir_version_;
   }
   return t;
 }
+
+bool sync_flush_target(const FlushTarget& t) {
+  bool ok = true;
+  for (const auto& f : t.files) ok = ::fdatasync(f->fd()) == 0 && ok;
+  auto sync_path = [](const fs::path& p, int flags) {
+    int fd = ::open(p.c_str(), O_RDONLY | O_CLOEXEC | flags);
+    bool synced = fd >= 0 && ::fsync(fd) == 0;
+    if (fd >= 0) ::close(fd);
+    return synced;
+  };
+  if (ok && !t.epochs_file.empty()) ok = sync_path(t.epochs_file, 0);
+  if (ok && !t.dir.empty()) ok = sync_path(t.dir, O_DIRECTORY);
+  return ok;
+}
+
+void Log::mark_dir_synced() { dir_synced_version_ = dir_version_; }
 
 void Log::mark_flushed(int64_t offset, uint64_t dir_version) {
   recovery_point_ = std::max(recovery_point_, std::min(offset, log_end_offset()));

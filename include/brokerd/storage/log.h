@@ -65,10 +65,16 @@ struct SegmentSnapshot {
 struct FlushTarget {
   std::vector<std::shared_ptr<const FileHandle>> files;  // to fdatasync
   int64_t offset = 0;                                    // everything below is durable after the sync
-  // Non-zero when `files` includes the partition directory: the directory state it makes
-  // durable (pass it back to mark_flushed).
+  // Then, when set, the leader-epoch file and the partition directory, opened by the sync.
+  std::filesystem::path epochs_file;
+  std::filesystem::path dir;
+  // Non-zero with `dir`: the directory state the sync makes durable (pass it back to
+  // mark_flushed).
   uint64_t dir_version = 0;
 };
+
+// Syncs a target's files in order (segments, leader-epoch file, directory), on any thread.
+bool sync_flush_target(const FlushTarget& t);
 
 class Log {
  public:
@@ -137,6 +143,9 @@ class Log {
   void mark_flushed(int64_t offset, uint64_t dir_version = 0);
   // True while a segment was created and its directory entry is not known to be durable.
   bool dir_dirty() const { return dir_synced_version_ < dir_version_; }
+  // The directory and everything in it are durable (a syncfs() of the file system after a
+  // crash recovery covered them).
+  void mark_dir_synced();
   void close();
   void update_config(LogConfig cfg);
   // Removes everything at and above `offset` (whole batches; replication truncation).
