@@ -7,7 +7,8 @@ unclean stop and start times.
     bench/cluster/partitions_bench.py --brokerd build/src/app/brokerd [--topics 100000]
         [--partitions 1] [--budget N]
 
---budget sets log.open.files.max (default: derived from the open files limit). Prints one
+--budget sets log.open.files.max (default: derived from the open files limit); --preload runs
+brokerd with another malloc (LD_PRELOAD: jemalloc, mimalloc). Prints one
 line per figure. Not a test: run it by hand (100,000 topics take a few minutes and about
 2 GB of disk for the empty segments' directories).
 """
@@ -92,8 +93,12 @@ def main():
     ap.add_argument("--topics", type=int, default=100000)
     ap.add_argument("--partitions", type=int, default=1)
     ap.add_argument("--budget", type=int, default=None)
+    ap.add_argument("--preload", default=None, help="a malloc to run brokerd with (LD_PRELOAD), e.g. "
+                    "/usr/lib/x86_64-linux-gnu/libjemalloc.so.2")
     args = ap.parse_args()
     os.environ["BROKERD_BIN"] = str(Path(args.brokerd).resolve())
+    if args.preload:
+        os.environ["LD_PRELOAD"] = args.preload  # for the brokerd processes started below
     from brokerd_harness import Broker
 
     work = Path(tempfile.mkdtemp(prefix="brokerd-partitions-bench-"))

@@ -300,7 +300,7 @@ int run(const brokerd::config::BrokerConfig& cfg) {
       {node_id, log_dirs, cfg.topic_defaults(), cfg.integer("log.retention.check.interval.ms"),
        cluster::PartitionManager::cleaner_settings_from(cfg), cfg.integer("replica.lag.time.max.ms"),
        bugs,
-       [&metadata, session = cfg.integer("broker.session.timeout.ms")] { return metadata.image_age_ms() <= session; },
+       [&metadata, session = cfg.integer("broker.session.timeout.ms")] { return metadata.image_current(session); },
        cfg.integer("broker.session.timeout.ms")});
   auto group_settings = group::settings_from(cfg);
   // A node alone creates __consumer_offsets at once; a cluster on the first FindCoordinator,

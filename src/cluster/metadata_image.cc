@@ -20,6 +20,13 @@ bool MetadataImage::live(int32_t node_id) const {
   return b && !b->fenced;
 }
 
+std::vector<int32_t> MetadataImage::offline_replicas(const PartitionAssignment& a) const {
+  std::vector<int32_t> out;
+  for (int32_t r : a.replicas)
+    if (!live(r)) out.push_back(r);
+  return out;
+}
+
 int32_t MetadataImage::live_brokers() const {
   int32_t n = 0;
   for (const auto& b : brokers) n += b.fenced ? 0 : 1;

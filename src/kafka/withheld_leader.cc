@@ -5,7 +5,7 @@
 namespace brokerd::kafka {
 
 int32_t withheld_leader(const Services& services) {
-  return services.metadata.image_age_ms() > services.config.integer("broker.session.timeout.ms") ? services.node_id : -2;
+  return services.metadata.image_current(services.config.integer("broker.session.timeout.ms")) ? -2 : services.node_id;
 }
 
 }  // namespace brokerd::kafka

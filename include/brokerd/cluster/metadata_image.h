@@ -72,6 +72,8 @@ class MetadataImage {
   std::vector<BrokerInfo> brokers;  // every registered broker, by node id
   const BrokerInfo* broker(int32_t node_id) const;
   bool live(int32_t node_id) const;  // registered and unfenced
+  // The replicas of `a` on brokers that are fenced or gone, in replica order.
+  std::vector<int32_t> offline_replicas(const PartitionAssignment& a) const;
   int32_t live_brokers() const;
   // Offset of the last metadata record applied, -1 for an empty log.
   int64_t offset = -1;

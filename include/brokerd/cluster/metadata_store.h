@@ -64,6 +64,9 @@ class MetadataStore final : public quorum::QuorumListener {
   // was paused or cut off from the quorum sees it grow: its image may name leaders that the
   // controller has since replaced.
   int64_t image_age_ms() const;
+  // The rule both the leases of partition leaders and Metadata answers follow: the image is
+  // current while it is no older than a broker session (broker.session.timeout.ms).
+  bool image_current(int64_t session_timeout_ms) const { return image_age_ms() <= session_timeout_ms; }
 
   // Each validates first (name, counts, configs against the topic properties); with
   // validate_only nothing is written. Replicas are placed on the live brokers by the rule of

@@ -26,17 +26,16 @@ constexpr int32_t kTopicOperations =
     (1 << 3) | (1 << 4) | (1 << 5) | (1 << 6) | (1 << 7) | (1 << 8) | (1 << 10) | (1 << 11);
 
 DescribeTopicPartitionsResponse::DescribeTopicPartitionsResponsePartition describe_partition(
-    const cluster::PartitionAssignment& a, int32_t index, const cluster::MetadataImage& image) {
+    const cluster::PartitionAssignment& a, int32_t index, const cluster::MetadataImage& image, int32_t withheld) {
   DescribeTopicPartitionsResponse::DescribeTopicPartitionsResponsePartition out;
   out.partition_index = index;
-  out.leader_id = a.leader;
+  out.leader_id = a.leader == withheld ? -1 : a.leader;  // as Metadata answers (withheld_leader)
   out.leader_epoch = a.leader_epoch;
   out.replica_nodes = a.replicas;
   out.isr_nodes = a.isr;
   out.eligible_leader_replicas = a.elr;
   out.last_known_elr = std::vector<int32_t>{};
-  for (int32_t r : a.replicas)
-    if (!image.live(r)) out.offline_replicas.push_back(r);
+  out.offline_replicas = image.offline_replicas(a);
   return out;
 }
 
@@ -45,6 +44,7 @@ DescribeTopicPartitionsResponse::DescribeTopicPartitionsResponsePartition descri
 boost::asio::awaitable<net::Response> handle_describe_topic_partitions(HandlerContext& ctx) {
   auto req = ctx.decode<DescribeTopicPartitionsRequest>();
   auto image = ctx.services.metadata.image();
+  const int32_t withheld = withheld_leader(ctx.services);
 
   // The topics asked for (every topic when none are named), in name order.
   std::set<std::string> names;
@@ -84,7 +84,7 @@ boost::asio::awaitable<net::Response> handle_describe_topic_partitions(HandlerCo
     out.topic_authorized_operations = kTopicOperations;
     int32_t p = first_partition;
     for (; p < t->partition_count() && budget > 0; ++p, --budget)
-      out.partitions.push_back(describe_partition(*t->partition(p), p, *image));
+      out.partitions.push_back(describe_partition(*t->partition(p), p, *image, withheld));
     resp.topics.push_back(std::move(out));
     if (p < t->partition_count()) {  // cut inside this topic
       DescribeTopicPartitionsResponse::Cursor next;

@@ -35,8 +35,7 @@ MetadataResponse::MetadataResponseTopic describe_topic(const cluster::TopicMetad
     part.leader_epoch = a.leader_epoch;
     part.replica_nodes = a.replicas;
     part.isr_nodes = a.isr;
-    for (int32_t r : a.replicas)
-      if (!image.live(r)) part.offline_replicas.push_back(r);
+    part.offline_replicas = image.offline_replicas(a);
     if (part.leader_id < 0) part.error_code = protocol::code(ErrorCode::leader_not_available);
     out.partitions.push_back(std::move(part));
   }
