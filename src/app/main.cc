@@ -306,8 +306,8 @@ int run(const brokerd::config::BrokerConfig& cfg) {
   // A node alone creates __consumer_offsets at once; a cluster on the first FindCoordinator,
   // when the brokers have registered, so that its partitions spread over all of them.
   if (!quorum::networked(quorum_options)) {
-    group_settings.offsets_partitions = group::ensure_offsets_topic(
-        metadata, group_settings, static_cast<int32_t>(cfg.integer("offsets.topic.replication.factor")));
+    // A node alone is every broker its cluster will have: one replica.
+    group_settings.offsets_partitions = group::ensure_offsets_topic(metadata, group_settings, 1);
   } else if (const auto* t = metadata.image()->topic(group::kOffsetsTopic)) {
     group_settings.offsets_partitions = t->partition_count();
   }

@@ -84,7 +84,7 @@ constexpr PropertyDef kBroker[] = {
   {"producer.id.expiration.ms", T::int64, "86400000", 1, INT64_MAX, {}, {}, false, "An idempotent producer idle this long is forgotten by each partition (its next write is accepted at any sequence)."},
   {"producer.id.expiration.check.interval.ms", T::int64, "600000", 1, INT64_MAX, {}, {}, false, "How often partitions look for expired producer ids."},
   {"offsets.topic.num.partitions", T::int32, "50", 1, 100000, {}, {}, true, "Partitions of __consumer_offsets, fixed when the topic is first created."},
-  {"offsets.topic.replication.factor", T::int32, "1", 1, 32767, {}, {}, true, "Replication factor of __consumer_offsets."},
+  {"offsets.topic.replication.factor", T::int32, "3", 1, 32767, {}, {}, true, "Replication factor of __consumer_offsets. A cluster creates the topic once this many brokers are live (COORDINATOR_NOT_AVAILABLE until then); a node alone keeps it on itself."},
   {"offsets.topic.segment.bytes", T::int32, "104857600", 14, kInt32Max, {}, {}, true, "Segment size of __consumer_offsets, fixed when the topic is first created."},
   {"offsets.retention.minutes", T::int32, "10080", 1, kInt32Max, {}, {}, true, "Committed offsets of a group left empty this long are deleted."},
   {"offsets.retention.check.interval.ms", T::int64, "600000", 1, INT64_MAX, {}, {}, true, "How often expired committed offsets are looked for."},

@@ -9,6 +9,7 @@
 #include <boost/asio/use_awaitable.hpp>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <future>
 
@@ -92,7 +93,14 @@ int32_t ensure_offsets_topic(cluster::MetadataStore& metadata, const Settings& s
     return settings.offsets_partitions;
   if (change.error == ErrorCode::invalid_replication_factor) {
     // Too few brokers yet: the first FindCoordinator after enough have registered creates it.
-    module_logger("group")->warn("{} not created yet: {}", name, change.message);
+    // Clients ask again and again meanwhile: said once a minute.
+    static std::atomic<int64_t> last_said{INT64_MIN / 2};
+    const int64_t now = wall_clock_ms();
+    if (now - last_said.load() >= 60'000) {
+      last_said = now;
+      module_logger("group")->warn("{} not created yet (offsets.topic.replication.factor {}): {}", name,
+                                   replication_factor, change.message);
+    }
     return settings.offsets_partitions;
   }
   if (change.error != ErrorCode::none)

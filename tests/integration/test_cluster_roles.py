@@ -18,7 +18,8 @@ from cluster_harness import SplitCluster
 
 @pytest.fixture
 def cluster(tmp_path):
-    c = SplitCluster(tmp_path, controllers=3, brokers=2)
+    # Two brokers: __consumer_offsets cannot have Kafka's default of three replicas.
+    c = SplitCluster(tmp_path, controllers=3, brokers=2, overrides={"offsets.topic.replication.factor": "2"})
     try:
         yield c.start()
     finally:

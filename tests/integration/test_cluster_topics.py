@@ -174,6 +174,9 @@ def test_consumer_groups_are_coordinated_by_their_offsets_partition_leader(clust
     md = clients.admin(bootstrap(cluster, 1)).list_topics(topic="__consumer_offsets", timeout=10)
     leaders = {p.leader for p in md.topics["__consumer_offsets"].partitions.values()}
     assert leaders == {1, 2, 3}, "offsets partitions are spread over every broker"
+    # Kafka's default: committed offsets live on three brokers, one per rack.
+    replicas = {tuple(sorted(p.replicas)) for p in md.topics["__consumer_offsets"].partitions.values()}
+    assert replicas == {(1, 2, 3)}, "__consumer_offsets has three replicas by default"
 
 
 def test_partitions_configs_and_deletion_through_non_controllers(cluster):
