@@ -51,6 +51,19 @@ storage::LogConfig make_log_config(const ConfigMap& c) {
     cfg.cleanup_policy.remove = it->second.find("delete") != std::string::npos;
     cfg.cleanup_policy.compact = it->second.find("compact") != std::string::npos;
   }
+  if (auto it = c.find("compression.type"); it != c.end() && it->second != "producer") {
+    using storage::Compression;
+    const std::string& t = it->second;
+    cfg.recompress = t == "gzip"     ? Compression::gzip
+                     : t == "snappy" ? Compression::snappy
+                     : t == "lz4"    ? Compression::lz4
+                     : t == "zstd"   ? Compression::zstd
+                                     : Compression::none;
+    if (t == "gzip" || t == "lz4" || t == "zstd") {
+      const auto level = num(("compression." + t + ".level").c_str(), INT64_MIN);
+      if (level != INT64_MIN) cfg.compression_level = static_cast<int>(level);
+    }
+  }
   return cfg;
 }
 

@@ -70,7 +70,10 @@ constexpr PropertyDef kBroker[] = {
   {"log.segment.delete.delay.ms", T::int64, "60000", 0, INT64_MAX, {}, "file.delete.delay.ms", false, "Delay before a removed segment's files are deleted."},
   {"log.flush.interval.ms", T::int64, "1000", 1, INT64_MAX, {}, "flush.ms", false, "Dirty data is fsynced at least this often (grouped, off the reactor)."},
   {"min.insync.replicas", T::int32, "1", 1, 32767, {}, "min.insync.replicas", false, "Replicas that must have a batch before acks=all completes."},
-  {"compression.type", T::choice, "producer", INT64_MIN, INT64_MAX, "producer", "compression.type", false, "Batches are stored as the producer compressed them."},
+  {"compression.type", T::choice, "producer", INT64_MIN, INT64_MAX, "uncompressed,gzip,snappy,lz4,zstd,producer", "compression.type", false, "How batches are stored: producer keeps the producer's codec; any other value re-encodes batches written with another codec."},
+  {"compression.gzip.level", T::int32, "-1", -1, 9, {}, "compression.gzip.level", false, "gzip level when batches are re-encoded to gzip (-1: zlib's default, 6)."},
+  {"compression.lz4.level", T::int32, "9", 1, 17, {}, "compression.lz4.level", false, "lz4 level when batches are re-encoded to lz4."},
+  {"compression.zstd.level", T::int32, "3", -131072, 22, {}, "compression.zstd.level", false, "zstd level when batches are re-encoded to zstd."},
   {"log.cleaner.delete.retention.ms", T::int64, "86400000", 0, INT64_MAX, {}, "delete.retention.ms", false, "How long tombstones survive compaction."},
   {"log.cleaner.min.compaction.lag.ms", T::int64, "0", 0, INT64_MAX, {}, "min.compaction.lag.ms", false, "Records younger than this are not compacted."},
   {"log.cleaner.max.compaction.lag.ms", T::int64, "9223372036854775807", 1, INT64_MAX, {}, "max.compaction.lag.ms", false, "Records older than this are compacted whatever the dirty ratio."},
@@ -99,7 +102,10 @@ constexpr PropertyDef kBroker[] = {
 
 constexpr PropertyDef kTopic[] = {
   {"cleanup.policy", T::list, "delete", INT64_MIN, INT64_MAX, "compact,delete"},
-  {"compression.type", T::choice, "producer", INT64_MIN, INT64_MAX, "producer"},
+  {"compression.type", T::choice, "producer", INT64_MIN, INT64_MAX, "uncompressed,gzip,snappy,lz4,zstd,producer"},
+  {"compression.gzip.level", T::int32, "-1", -1, 9},
+  {"compression.lz4.level", T::int32, "9", 1, 17},
+  {"compression.zstd.level", T::int32, "3", -131072, 22},
   {"delete.retention.ms", T::int64, "86400000", 0, INT64_MAX},
   {"file.delete.delay.ms", T::int64, "60000", 0, INT64_MAX},
   {"flush.ms", T::int64, "1000", 1, INT64_MAX},

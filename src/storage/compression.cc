@@ -21,9 +21,10 @@ size_t grow(Bytes& out, size_t start, size_t max_out, size_t want) {
 }
 
 // ---- gzip ----
-bool gzip_compress(std::span<const std::byte> in, Bytes& out) {
+bool gzip_compress(std::span<const std::byte> in, Bytes& out, int level) {
   z_stream zs{};
-  if (deflateInit2(&zs, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK) return false;
+  if (level == kDefaultCompressionLevel) level = Z_DEFAULT_COMPRESSION;
+  if (deflateInit2(&zs, level, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK) return false;
   size_t start = out.size();
   size_t bound = deflateBound(&zs, in.size()) + 32;
   out.resize(start + bound);
@@ -129,8 +130,9 @@ DecompressStatus snappy_decompress(std::span<const std::byte> in, size_t max_out
 }
 
 // ---- lz4 frame ----
-bool lz4_compress(std::span<const std::byte> in, Bytes& out) {
+bool lz4_compress(std::span<const std::byte> in, Bytes& out, int level) {
   LZ4F_preferences_t prefs{};
+  if (level != kDefaultCompressionLevel) prefs.compressionLevel = level;
   prefs.frameInfo.blockSizeID = LZ4F_max64KB;  // what Java and librdkafka use
   size_t start = out.size();
   size_t bound = LZ4F_compressFrameBound(in.size(), &prefs);
@@ -168,11 +170,11 @@ DecompressStatus lz4_decompress(std::span<const std::byte> in, size_t max_out, B
 }
 
 // ---- zstd ----
-bool zstd_compress(std::span<const std::byte> in, Bytes& out) {
+bool zstd_compress(std::span<const std::byte> in, Bytes& out, int level) {
   size_t start = out.size();
   size_t bound = ZSTD_compressBound(in.size());
   out.resize(start + bound);
-  size_t n = ZSTD_compress(out.data() + start, bound, in.data(), in.size(), 3);
+  size_t n = ZSTD_compress(out.data() + start, bound, in.data(), in.size(), level == kDefaultCompressionLevel ? 3 : level);
   if (ZSTD_isError(n)) { out.resize(start); return false; }
   out.resize(start + n);
   return true;
@@ -218,13 +220,13 @@ std::string_view compression_name(Compression c) {
   return "unknown";
 }
 
-bool compress(Compression codec, std::span<const std::byte> in, Bytes& out) {
+bool compress(Compression codec, std::span<const std::byte> in, Bytes& out, int level) {
   switch (codec) {
     case Compression::none: out.insert(out.end(), in.begin(), in.end()); return true;
-    case Compression::gzip: return gzip_compress(in, out);
+    case Compression::gzip: return gzip_compress(in, out, level);
     case Compression::snappy: return snappy_compress(in, out);
-    case Compression::lz4: return lz4_compress(in, out);
-    case Compression::zstd: return zstd_compress(in, out);
+    case Compression::lz4: return lz4_compress(in, out, level);
+    case Compression::zstd: return zstd_compress(in, out, level);
   }
   return false;
 }

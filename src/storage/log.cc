@@ -14,6 +14,7 @@
 #include "brokerd/common/clock.h"
 #include "brokerd/common/logger.h"
 #include "brokerd/storage/record_batch.h"
+#include "brokerd/storage/recompress.h"
 
 namespace brokerd::storage {
 
@@ -190,6 +191,27 @@ AppendResult Log::append(std::span<std::byte> batches, int32_t leader_epoch, int
                     dir_.filename().string() + ".";
     }
     return res;
+  }
+  // A compression.type other than "producer": client batches in another codec are re-encoded
+  // (and checked again: the new form must fit max.message.bytes too).
+  Bytes reencoded;
+  if (cfg_.recompress && origin == AppendOrigin::client) {
+    if (auto r = recompress_batches(batches, infos, *cfg_.recompress, cfg_.compression_level)) {
+      if (!r->error.empty()) {
+        res.error = ErrorCode::corrupt_message;
+        res.message = std::move(r->error);
+        return res;
+      }
+      reencoded = std::move(r->batches);
+      batches = std::span<std::byte>(reencoded);
+      infos.clear();
+      auto again = validate_batches(batches, limits, &infos);
+      if (!again.ok()) {
+        res.error = again.error;
+        res.message = std::move(again.message);
+        return res;
+      }
+    }
   }
   const bool log_append_time = cfg_.message_timestamp_type == TimestampType::log_append_time;
   int64_t base = log_end_offset();

@@ -5,8 +5,9 @@ import time
 
 from confluent_kafka.admin import ConfigResource, NewTopic
 
+import clients
 from clients import admin
-from kafka_wire import Connection, produce, record_batch
+from kafka_wire import Connection, fetch, produce, record_batch
 
 INVALID_TIMESTAMP = 32
 HOUR_MS = 3600 * 1000
@@ -18,6 +19,10 @@ KAFKA_4_DEFAULTS = {
     "message.timestamp.before.max.ms": "9223372036854775807",
     "message.timestamp.after.max.ms": "3600000",
     "message.timestamp.difference.max.ms": "9223372036854775807",
+    "compression.type": "producer",
+    "compression.gzip.level": "-1",
+    "compression.lz4.level": "9",
+    "compression.zstd.level": "3",
 }
 
 
@@ -105,3 +110,39 @@ def test_configs_removed_in_kafka_4_are_accepted_and_ignored_beside_real_changes
         except Exception as e:  # KafkaException carrying INVALID_CONFIG
             err = str(e)
     assert err and "no.such.config" in err, err
+
+
+def stored_codecs(port, topic):
+    """The codec bits of each batch of partition 0, as stored."""
+    with Connection(port) as c:
+        data = fetch(c, topic, 0, 0, max_wait_ms=0, min_bytes=0)["records"]
+    codecs, pos = [], 0
+    while pos + 61 <= len(data):
+        length = int.from_bytes(data[pos + 8:pos + 12], "big")
+        codecs.append(int.from_bytes(data[pos + 21:pos + 23], "big") & 0x7)
+        pos += 12 + length
+    return codecs
+
+
+def test_a_compression_type_re_encodes_what_producers_send(broker):
+    create(broker.bootstrap, "zstd-topic", {"compression.type": "zstd", "compression.zstd.level": "9"})
+    create(broker.bootstrap, "plain-topic", {"compression.type": "uncompressed"})
+    assert described(broker.bootstrap, "zstd-topic")["compression.type"] == "zstd"
+    values = [f"value-{i}".encode() * 20 for i in range(50)]
+    for topic, codec in (("zstd-topic", "none"), ("plain-topic", "lz4")):
+        p = clients.producer(broker.bootstrap, compression_type=codec, linger_ms=50)
+        clients.produce_and_confirm(p, topic, [{"value": v, "partition": 0} for v in values])
+    assert set(stored_codecs(broker.port, "zstd-topic")) == {4}, "stored as zstd"
+    assert set(stored_codecs(broker.port, "plain-topic")) == {0}, "stored uncompressed"
+    for topic in ("zstd-topic", "plain-topic"):
+        got = [m.value() for m in clients.read_all(broker.bootstrap, topic, 1)[0]]
+        assert got == values, topic
+    # A codec Kafka does not know is refused.
+    client = admin(broker.bootstrap)
+    f = client.create_topics([NewTopic("brotli-topic", 1, 1, config={"compression.type": "brotli"})],
+                             operation_timeout=15)["brotli-topic"]
+    try:
+        f.result(timeout=30)
+        raise AssertionError("compression.type=brotli was accepted")
+    except Exception as e:  # noqa: BLE001 - KafkaException carries the code
+        assert "INVALID_CONFIG" in str(e) or "InvalidConfig" in str(e), e

@@ -2,6 +2,7 @@
 // The four codecs of RecordBatch v2, with bounded decompression (a small batch must not
 // be able to make the broker allocate gigabytes).
 #include <cstddef>
+#include <climits>
 #include <cstdint>
 #include <span>
 #include <string_view>
@@ -18,10 +19,14 @@ std::string_view compression_name(Compression c);
 
 enum class DecompressStatus { ok, corrupt, too_large, unsupported };
 
+// The codec's own default level, for compress().
+constexpr int kDefaultCompressionLevel = INT32_MIN;
+
 // Appends the compressed form of `in` to `out`. gzip writes gzip framing, snappy the
 // xerial framing Java clients write, lz4 the LZ4 frame format, zstd a single frame.
+// `level` is the codec's (gzip -1..9, lz4 1..17, zstd up to 22; snappy has none).
 // Returns false only on an internal codec failure.
-bool compress(Compression codec, std::span<const std::byte> in, Bytes& out);
+bool compress(Compression codec, std::span<const std::byte> in, Bytes& out, int level = kDefaultCompressionLevel);
 
 // Appends the decompressed form of `in` to `out`, failing with too_large once more than
 // `max_out` bytes would be produced. Snappy accepts both xerial-framed and raw blocks.

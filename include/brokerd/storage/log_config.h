@@ -1,7 +1,9 @@
 #pragma once
 // Per-partition storage settings, named after Kafka's topic configs.
 #include <cstdint>
+#include <optional>
 
+#include "brokerd/storage/compression.h"
 #include "brokerd/storage/record_batch.h"
 
 namespace brokerd::storage {
@@ -26,6 +28,10 @@ struct LogConfig {
   int32_t index_interval_bytes = 4096;            // index.interval.bytes
   int32_t segment_index_bytes = 10 * 1024 * 1024; // segment.index.bytes
   TimestampType message_timestamp_type = TimestampType::create_time;  // message.timestamp.type
+  // compression.type: nullopt ("producer") stores batches as written; a codec re-encodes
+  // client batches written with another one, at compression_level (compression.<codec>.level).
+  std::optional<Compression> recompress;
+  int compression_level = kDefaultCompressionLevel;
   CleanupPolicy cleanup_policy;                   // cleanup.policy
   int64_t file_delete_delay_ms = 60000;           // file.delete.delay.ms
   // Compaction (used when cleanup_policy.compact).

@@ -397,3 +397,74 @@ TEST(Log, FailedWriteLeavesLogConsistent) {
 
 }  // namespace
 }  // namespace brokerd::storage
+
+namespace brokerd::storage {
+namespace {
+
+// The records of every stored batch, as (key, value) pairs, and each batch's codec.
+std::pair<std::vector<std::pair<std::string, std::string>>, std::vector<Compression>> stored(const Log& log) {
+  std::vector<std::pair<std::string, std::string>> records;
+  std::vector<Compression> codecs;
+  Bytes all = testing::read_all(log.read(0, 1 << 24, true, INT64_MAX).records);
+  size_t pos = 0;
+  while (pos < all.size()) {
+    RecordBatchView v(std::span<const std::byte>(all).subspan(pos));
+    EXPECT_TRUE(v.crc_valid());
+    codecs.push_back(v.compression());
+    RecordReader r{v};
+    Record rec;
+    auto text = [](const std::optional<std::span<const std::byte>>& s) {
+      return s ? std::string(reinterpret_cast<const char*>(s->data()), s->size()) : std::string("<null>");
+    };
+    while (r.next(rec)) records.emplace_back(text(rec.key), text(rec.value));
+    pos += v.size();
+  }
+  return {records, codecs};
+}
+
+TEST(Log, ACompressionTypeReencodesBatchesWrittenWithAnotherCodec) {
+  TempDir dir;
+  LogConfig cfg;
+  cfg.recompress = Compression::zstd;
+  cfg.compression_level = 19;
+  auto log = Log::open(dir.path() / "t-0", cfg, true);
+  Bytes plain = testing::make_batch(3, 50);
+  Bytes lz4 = testing::make_batch(2, 50, 2000, Compression::lz4);
+  Bytes zstd = testing::make_batch(2, 50, 3000, Compression::zstd);
+  ASSERT_EQ(log->append(plain, 5, testing::kNow).base_offset, 0);
+  ASSERT_EQ(log->append(lz4, 5, testing::kNow).base_offset, 3);
+  ASSERT_EQ(log->append(zstd, 5, testing::kNow).base_offset, 5);
+  auto [records, codecs] = stored(*log);
+  EXPECT_EQ(codecs, (std::vector<Compression>{Compression::zstd, Compression::zstd, Compression::zstd}));
+  ASSERT_EQ(records.size(), 7u);
+  EXPECT_EQ(records[0], (std::pair<std::string, std::string>{"key-0", std::string(50, 'a')}));
+  EXPECT_EQ(records[4], (std::pair<std::string, std::string>{"key-1", std::string(50, 'b')}));
+  // The node's own writers (group coordinator, metadata) keep their codec.
+  Bytes own = testing::make_batch(1, 10);
+  ASSERT_EQ(log->append(own, 5, testing::kNow, AppendOrigin::coordinator).error, ErrorCode::none);
+  EXPECT_EQ(stored(*log).second.back(), Compression::none);
+}
+
+TEST(Log, UncompressedCompressionTypeStoresRecordsPlain) {
+  TempDir dir;
+  LogConfig cfg;
+  cfg.recompress = Compression::none;
+  auto log = Log::open(dir.path() / "t-0", cfg, true);
+  Bytes gzip = testing::make_batch(4, 200, 1000, Compression::gzip);
+  auto res = log->append(gzip, 5, testing::kNow);
+  ASSERT_EQ(res.error, ErrorCode::none);
+  EXPECT_EQ(res.last_offset, 3);
+  auto [records, codecs] = stored(*log);
+  EXPECT_EQ(codecs, std::vector<Compression>{Compression::none});
+  EXPECT_EQ(records.size(), 4u);
+  // Re-encoded batches must still fit max.message.bytes.
+  LogConfig small = cfg;
+  small.max_message_bytes = 300;
+  auto tight = Log::open(dir.path() / "t-1", small, true);
+  Bytes big = testing::make_batch(10, 200, 1000, Compression::gzip);  // compresses below 300 bytes
+  ASSERT_LE(big.size(), 300u);
+  EXPECT_EQ(tight->append(big, 5, testing::kNow).error, ErrorCode::message_too_large);
+}
+
+}  // namespace
+}  // namespace brokerd::storage
