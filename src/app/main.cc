@@ -20,6 +20,7 @@
 #include "brokerd/cluster/node_identity.h"
 #include "brokerd/storage/dir_lock.h"
 #include "brokerd/storage/file_budget.h"
+#include "brokerd/storage/log.h"
 #include "brokerd/cluster/partition_manager.h"
 #include "brokerd/common/clock.h"
 #include "brokerd/common/logger.h"
@@ -376,6 +377,8 @@ int run(const brokerd::config::BrokerConfig& cfg) {
     return offline;
   });
 
+  registry.counter_fn("brokerd_log_flushes_total", "Partition flushes synced (flush.ms, flush.messages).",
+                      [] { return static_cast<double>(storage::flush_targets_synced()); });
   kafka::FetchSessionCache fetch_sessions(static_cast<size_t>(cfg.integer("max.incremental.fetch.session.cache.slots")));
   registry.gauge_fn("brokerd_fetch_sessions", "Incremental fetch sessions (KIP-227) held.",
                     [&fetch_sessions] { return static_cast<double>(fetch_sessions.size()); });

@@ -144,6 +144,7 @@ std::unique_ptr<Partition> PartitionManager::open_partition(const TopicPartition
   auto p = std::make_unique<Partition>(tp, topic.id, std::move(log), rc);
   p->last_flush_ms = wall_clock_ms();
   p->flush_ms = std::stoll(effective.at("flush.ms"));
+  p->flush_messages = std::stoll(effective.at("flush.messages"));
   p->applied_configs = topic.configs;
   return p;
 }
@@ -361,6 +362,7 @@ void PartitionManager::reconcile_topic(Shard& shard, const TopicPtr& before, con
     } else if (it->second->applied_configs != after->configs) {
       it->second->log().update_config(make_log_config(effective));
       it->second->flush_ms = std::stoll(effective.at("flush.ms"));
+      it->second->flush_messages = std::stoll(effective.at("flush.messages"));
       it->second->applied_configs = after->configs;
     }
     const bool was_leader = it->second->is_leader();
@@ -461,7 +463,7 @@ void PartitionManager::stop() {
 void PartitionManager::flush_due(Shard& shard, size_t index, int64_t now_ms) {
   for (auto& [tp, p] : shard.partitions) {
     if (p->flush_in_progress) continue;
-    if (now_ms - p->last_flush_ms < p->flush_ms) continue;
+    if (now_ms - p->last_flush_ms < p->flush_ms && !p->flush_messages_due()) continue;
     auto target = p->log().flush_target();
     p->last_flush_ms = now_ms;
     // Nothing new to sync, unless the directory is: a roll that added no data (retention,
@@ -631,6 +633,37 @@ boost::asio::awaitable<protocol::ErrorCode> PartitionManager::await_replicated(c
     co_await waiter->wait_until(deadline);
   }
   co_return slot->done ? static_cast<protocol::ErrorCode>(slot->error.load()) : protocol::ErrorCode::request_timed_out;
+}
+
+boost::asio::awaitable<protocol::ErrorCode> PartitionManager::flush_if_due(const TopicPartition& tp) {
+  struct Taken {
+    storage::FlushTarget target;
+    protocol::Uuid topic_id;
+    bool due = false;
+  };
+  auto take = [this, tp] {
+    Taken t;
+    Partition* p = local(tp);
+    if (!p || !p->flush_messages_due()) return t;
+    t.target = p->log().flush_target();
+    t.topic_id = p->topic_id();
+    t.due = true;
+    return t;
+  };
+  auto taken = co_await net::run_on(executor_of(tp), std::move(take));
+  if (!taken.due) co_return protocol::ErrorCode::none;
+  auto sync = [target = taken.target] { return storage::sync_flush_target(target); };
+  const bool synced = co_await blocking_.run(std::move(sync));
+  auto mark = [this, tp, synced, &taken] {
+    Partition* p = local(tp);
+    if (p && p->topic_id() == taken.topic_id && synced) p->log().mark_flushed(taken.target.offset, taken.target.dir_version);
+  };
+  co_await net::run_on(executor_of(tp), std::move(mark));
+  if (!synced) {
+    module_logger("cluster")->error("fdatasync of {} failed (flush.messages): {}", tp.dir_name(), std::strerror(errno));
+    co_return protocol::ErrorCode::kafka_storage_error;
+  }
+  co_return protocol::ErrorCode::none;
 }
 
 void PartitionManager::shutdown() {

@@ -201,6 +201,11 @@ void Registry::gauge_fn(std::string_view name, std::string_view help, std::funct
   family(name, help, "gauge").add({}).read = std::move(read);
 }
 
+void Registry::counter_fn(std::string_view name, std::string_view help, std::function<double()> read) {
+  std::lock_guard lock(mutex_);
+  family(name, help, "counter").add({}).read = std::move(read);
+}
+
 void Registry::collector(Collector c) {
   std::lock_guard lock(mutex_);
   collectors_.push_back(std::move(c));

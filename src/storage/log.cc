@@ -589,7 +589,14 @@ FlushTarget Log::flush_target() {
   return t;
 }
 
+namespace {
+std::atomic<uint64_t> g_targets_synced{0};
+}  // namespace
+
+uint64_t flush_targets_synced() { return g_targets_synced.load(std::memory_order_relaxed); }
+
 bool sync_flush_target(const FlushTarget& t) {
+  g_targets_synced.fetch_add(1, std::memory_order_relaxed);
   bool ok = true;
   for (const auto& f : t.files) ok = ::fdatasync(f->fd()) == 0 && ok;
   auto sync_path = [](const fs::path& p, int flags) {

@@ -146,3 +146,26 @@ def test_a_compression_type_re_encodes_what_producers_send(broker):
         raise AssertionError("compression.type=brotli was accepted")
     except Exception as e:  # noqa: BLE001 - KafkaException carries the code
         assert "INVALID_CONFIG" in str(e) or "InvalidConfig" in str(e), e
+
+
+def test_flush_messages_syncs_before_the_answer(broker_factory):
+    import prometheus_text
+    from brokerd_harness import free_port
+    metrics_port = free_port()
+    # flush.ms an hour: only flush.messages syncs during the test.
+    b = broker_factory({"metrics.listener": f"127.0.0.1:{metrics_port}", "log.flush.interval.ms": "3600000"})
+    create(b.bootstrap, "every-record", {"flush.messages": "1"})
+    create(b.bootstrap, "every-third", {"flush.messages": "3"})
+    create(b.bootstrap, "lazy", {})
+    assert described(b.bootstrap, "lazy")["flush.messages"] == "9223372036854775807"
+
+    def flushes():
+        samples, _ = prometheus_text.scrape(metrics_port)
+        return prometheus_text.value(samples, "brokerd_log_flushes_total")
+
+    with Connection(b.port) as c:
+        for topic, expected in (("lazy", 0), ("every-record", 6), ("every-third", 2)):
+            before = flushes()
+            for _ in range(6):
+                assert produce(c, topic, 0, record_batch([(b"k", b"v")]))["error"] == 0
+            assert flushes() - before == expected, topic

@@ -79,6 +79,9 @@ class Partition {
   // Flush bookkeeping (home shard only).
   int64_t last_flush_ms = 0;
   int64_t flush_ms = 1000;  // flush.ms
+  int64_t flush_messages = INT64_MAX;  // flush.messages
+  // Records written and not yet synced (offsets, so an estimate under compaction gaps).
+  bool flush_messages_due() const { return log_->log_end_offset() - log_->recovery_point() >= flush_messages; }
   // The topic overrides the log was last configured with: a reconcile reconfigures only
   // partitions whose topic changed.
   std::map<std::string, std::string> applied_configs;

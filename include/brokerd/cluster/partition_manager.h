@@ -138,6 +138,10 @@ class PartitionManager {
   // minimum, REQUEST_TIMED_OUT after timeout_ms. Callable from a coroutine on any executor.
   boost::asio::awaitable<protocol::ErrorCode> await_replicated(const TopicPartition& tp, int64_t last_offset,
                                                                int64_t timeout_ms);
+  // flush.messages: syncs tp's log now (on the blocking pool) when at least that many records
+  // are unflushed, so that the produce that reached the count is answered once they are
+  // durable. KAFKA_STORAGE_ERROR when the sync failed. Callable from any executor.
+  boost::asio::awaitable<protocol::ErrorCode> flush_if_due(const TopicPartition& tp);
   // The partitions this node follows, by leader (for the replica fetchers; any thread).
   std::map<int32_t, std::vector<TopicPartition>> followed_by_leader() const;
 

@@ -158,6 +158,8 @@ class Registry {
   KeyedCounters& keyed_counters(std::string label, std::vector<KeyedCounters::Column> columns);
   // A gauge read by a callback at scrape time (on the scraper's thread).
   void gauge_fn(std::string_view name, std::string_view help, std::function<double()> read);
+  // A counter kept elsewhere (monotonic), read the same way.
+  void counter_fn(std::string_view name, std::string_view help, std::function<double()> read);
   // Writes whole families of its own at scrape time; may await (e.g. a fan-out to the shards).
   using Collector = std::function<boost::asio::awaitable<void>(TextWriter&)>;
   void collector(Collector c);

@@ -75,6 +75,8 @@ struct FlushTarget {
 
 // Syncs a target's files in order (segments, leader-epoch file, directory), on any thread.
 bool sync_flush_target(const FlushTarget& t);
+// Targets synced by this process (flushes of a log's unsynced data), for /metrics.
+uint64_t flush_targets_synced();
 
 class Log {
  public:

@@ -32,6 +32,7 @@ struct Outcome {
   int64_t log_start_offset = -1;
   uint64_t bytes_written = 0;  // 0 for an idempotent retry, which writes nothing
   int64_t records_written = 0;
+  bool flush_due = false;  // flush.messages reached: answered once synced
 };
 
 // The request frame is owned by this request alone, so its batches may be rewritten in
@@ -113,6 +114,7 @@ boost::asio::awaitable<net::Response> handle_produce(HandlerContext& ctx) {
                            if (res.error == ErrorCode::none && !res.duplicate) {
                              r.bytes_written = data.size();
                              r.records_written = res.record_count;
+                             r.flush_due = p->flush_messages_due();
                            }
                            // A retry found in the log waits like the original: its answer
                            // must also mean "replicated".
@@ -129,6 +131,22 @@ boost::asio::awaitable<net::Response> handle_produce(HandlerContext& ctx) {
 
   auto results = co_await cluster::fan_out(std::move(tasks));
   for (size_t i = 0; i < results.size(); ++i) outcomes[task_slot[i]] = std::move(results[i]);
+  // flush.messages: the partitions that reached it are synced before the answer.
+  {
+    size_t slot = 0;
+    for (const auto& topic : req.topic_data) {
+      for (const auto& part : topic.partition_data) {
+        Outcome& o = outcomes[slot++];
+        if (!o.flush_due) continue;
+        const cluster::TopicPartition tp{topic.name, part.index};  // named: see net/run_on.h on GCC 12
+        const ErrorCode e = co_await svc.partitions.flush_if_due(tp);
+        if (e != ErrorCode::none) {
+          o.error = e;
+          o.base_offset = -1;
+        }
+      }
+    }
+  }
   if (waiter) {
     // Only the appended partitions wait; a refused one (not the leader, too few in sync) has
     // its answer already.
