@@ -53,7 +53,7 @@ class QuorumCluster:
         while pending and time.monotonic() < deadline:
             for i, n in list(pending.items()):
                 try:
-                    with kafka_wire.Connection(n.port, timeout=2.0) as c:
+                    with kafka_wire.Connection(n.port, host=getattr(n, "host", "127.0.0.1"), timeout=2.0) as c:
                         if kafka_wire.broker_ids(c) == want:
                             del pending[i]
                 except (OSError, ValueError):
