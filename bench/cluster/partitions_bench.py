@@ -25,7 +25,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "tests" / "utils"))
 
-from confluent_kafka.admin import AdminClient, NewTopic  # noqa: E402
+from clients import create_topics_in_batches  # noqa: E402
 
 
 def status_mib(pid, key="VmRSS:"):
@@ -111,16 +111,10 @@ def main():
         print(f"idle node: rss {status_mib(broker.pid):.0f} MiB")
         sampler = RssSampler(broker.pid)
         sampler.start()
-        admin = AdminClient({"bootstrap.servers": broker.bootstrap})
         names = [f"t{i:06d}" for i in range(args.topics)]
         t0 = time.monotonic()
-        for s in range(0, len(names), 500):
-            futures = admin.create_topics([NewTopic(n, args.partitions, 1) for n in names[s:s + 500]],
-                                          operation_timeout=120, request_timeout=180)
-            for f in futures.values():
-                f.result()
+        create_topics_in_batches(broker.bootstrap, names, args.partitions)
         created = time.monotonic() - t0
-        del admin  # its connection would retry through the restarts below
         time.sleep(2)
         sampler.stop.set()
         total = args.topics * args.partitions

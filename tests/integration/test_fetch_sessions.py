@@ -8,7 +8,7 @@ import pytest
 
 import clients
 import kafka_wire as kw
-from brokerd_harness import Broker, module_broker
+from brokerd_harness import module_broker
 
 FETCH_SESSION_ID_NOT_FOUND = 70
 INVALID_FETCH_SESSION_EPOCH = 71
@@ -117,33 +117,25 @@ def test_wrong_epochs_unknown_sessions_and_closing(broker):
         assert session_fetch(c, sid, 2)[0] == FETCH_SESSION_ID_NOT_FOUND
 
 
-def test_a_full_cache_gives_a_larger_session_the_place_of_a_smaller_one(tmp_path):
-    b = Broker(tmp_path / "one-slot", overrides={"max.incremental.fetch.session.cache.slots": "1"})
-    b.start()
-    try:
-        clients.create_topic(b.bootstrap, "s", partitions=2)
-        with kw.Connection(b.port) as c:
-            _, small, _ = session_fetch(c, 0, 0, [("s", 0, 0)])
-            _, large, _ = session_fetch(c, 0, 0, [("s", 0, 0), ("s", 1, 0)])
-            assert small != 0 and large != 0
-            assert session_fetch(c, small, 1)[0] == FETCH_SESSION_ID_NOT_FOUND, "evicted"
-            # A smaller one does not displace it: no session, a full answer all the same.
-            error, sid, parts = session_fetch(c, 0, 0, [("s", 1, 0)])
-            assert (error, sid) == (0, 0) and list(parts) == [("s", 1)]
-            assert session_fetch(c, large, 1)[0] == 0
-        b.stop()
-    finally:
-        b.kill()
+def test_a_full_cache_gives_a_larger_session_the_place_of_a_smaller_one(broker_factory):
+    b = broker_factory({"max.incremental.fetch.session.cache.slots": "1"})
+    clients.create_topic(b.bootstrap, "s", partitions=2)
+    with kw.Connection(b.port) as c:
+        _, small, _ = session_fetch(c, 0, 0, [("s", 0, 0)])
+        _, large, _ = session_fetch(c, 0, 0, [("s", 0, 0), ("s", 1, 0)])
+        assert small != 0 and large != 0
+        assert session_fetch(c, small, 1)[0] == FETCH_SESSION_ID_NOT_FOUND, "evicted"
+        # A smaller one does not displace it: no session, a full answer all the same.
+        error, sid, parts = session_fetch(c, 0, 0, [("s", 1, 0)])
+        assert (error, sid) == (0, 0) and list(parts) == [("s", 1)]
+        assert session_fetch(c, large, 1)[0] == 0
+    b.stop()
 
 
-def test_sessions_can_be_turned_off(tmp_path):
-    b = Broker(tmp_path / "no-sessions", overrides={"max.incremental.fetch.session.cache.slots": "0"})
-    b.start()
-    try:
-        clients.create_topic(b.bootstrap, "s", partitions=1)
-        with kw.Connection(b.port) as c:
-            error, sid, parts = session_fetch(c, 0, 0, [("s", 0, 0)])
-            assert (error, sid) == (0, 0) and list(parts) == [("s", 0)]
-        b.stop()
-    finally:
-        b.kill()
+def test_sessions_can_be_turned_off(broker_factory):
+    b = broker_factory({"max.incremental.fetch.session.cache.slots": "0"})
+    clients.create_topic(b.bootstrap, "s", partitions=1)
+    with kw.Connection(b.port) as c:
+        error, sid, parts = session_fetch(c, 0, 0, [("s", 0, 0)])
+        assert (error, sid) == (0, 0) and list(parts) == [("s", 0)]
+    b.stop()

@@ -103,3 +103,15 @@ def read_all(bootstrap, topic, partitions, timeout=60.0, start=-2, **conf):
         return out
     finally:
         c.close()
+
+
+def create_topics_in_batches(bootstrap, names, partitions, batch=500):
+    """Creates one-replica topics of `partitions` partitions, `batch` per CreateTopics request
+    (how an operator creates thousands); the admin client is closed before returning."""
+    a = admin(bootstrap)
+    for s in range(0, len(names), batch):
+        futures = a.create_topics([NewTopic(n, partitions, 1) for n in names[s:s + batch]],
+                                  operation_timeout=120, request_timeout=180)
+        for f in futures.values():
+            f.result()
+    del a
