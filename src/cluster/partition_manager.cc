@@ -463,7 +463,9 @@ void PartitionManager::stop() {
 void PartitionManager::flush_due(Shard& shard, size_t index, int64_t now_ms) {
   for (auto& [tp, p] : shard.partitions) {
     if (p->flush_in_progress) continue;
-    if (now_ms - p->last_flush_ms < p->flush_ms && !p->flush_messages_due()) continue;
+    // flush.messages: a leader's produce syncs what it wrote before answering
+    // (flush_if_due); a follower's appends are synced here.
+    if (now_ms - p->last_flush_ms < p->flush_ms && (p->is_leader() || !p->flush_messages_due())) continue;
     auto target = p->log().flush_target();
     p->last_flush_ms = now_ms;
     // Nothing new to sync, unless the directory is: a roll that added no data (retention,
