@@ -654,15 +654,17 @@ boost::asio::awaitable<protocol::ErrorCode> PartitionManager::flush_if_due(const
   };
   auto taken = co_await net::run_on(executor_of(tp), std::move(take));
   if (!taken.due) co_return protocol::ErrorCode::none;
-  auto sync = [target = taken.target] { return storage::sync_flush_target(target); };
-  const bool synced = co_await blocking_.run(std::move(sync));
+  // The sync's errno, read on the thread that ran it (0 when it succeeded).
+  auto sync = [target = taken.target] { return storage::sync_flush_target(target) ? 0 : errno; };
+  const int sync_errno = co_await blocking_.run(std::move(sync));
+  const bool synced = sync_errno == 0;
   auto mark = [this, tp, synced, &taken] {
     Partition* p = local(tp);
     if (p && p->topic_id() == taken.topic_id && synced) p->log().mark_flushed(taken.target.offset, taken.target.dir_version);
   };
   co_await net::run_on(executor_of(tp), std::move(mark));
   if (!synced) {
-    module_logger("cluster")->error("fdatasync of {} failed (flush.messages): {}", tp.dir_name(), std::strerror(errno));
+    module_logger("cluster")->error("fdatasync of {} failed (flush.messages): {}", tp.dir_name(), std::strerror(sync_errno));
     co_return protocol::ErrorCode::kafka_storage_error;
   }
   co_return protocol::ErrorCode::none;
