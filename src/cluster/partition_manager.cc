@@ -109,6 +109,7 @@ struct PartitionManager::Shard {
 PartitionManager::PartitionManager(net::ReactorPool& reactors, net::BlockingPool& blocking, Options options)
     : reactors_(reactors), blocking_(blocking), options_(std::move(options)) {
   for (size_t i = 0; i < reactors_.size(); ++i) shards_.push_back(std::make_unique<Shard>());
+  storage::set_open_files_shares(shards_.size());
 }
 
 PartitionManager::~PartitionManager() = default;
@@ -214,7 +215,7 @@ void PartitionManager::load(std::shared_ptr<const MetadataImage> image) {
     threads.emplace_back([&, i] {
       try {
         auto& shard = *shards_[i];
-        storage::set_thread_evictor([this, &shard] { return release_idle_files(shard); });
+        storage::set_thread_evictor([this, &shard] { return release_idle_files(shard); }, static_cast<int>(i));
         for (const auto& f : found[i]) {
           auto on_disk_id = read_partition_metadata(f.dir);
           if (on_disk_id && *on_disk_id != f.topic->id) {
@@ -449,7 +450,7 @@ boost::asio::awaitable<std::vector<PartitionStats>> PartitionManager::partition_
 void PartitionManager::start() {
   for (size_t i = 0; i < shards_.size(); ++i) {
     boost::asio::post(reactors_.executor(i), [this, i] {
-      storage::set_thread_evictor([this, i] { return release_idle_files(*shards_[i]); });
+      storage::set_thread_evictor([this, i] { return release_idle_files(*shards_[i]); }, static_cast<int>(i));
     });
     boost::asio::co_spawn(reactors_.executor(i), background_loop(i), boost::asio::detached);
   }
@@ -588,7 +589,7 @@ boost::asio::awaitable<void> PartitionManager::background_loop(size_t index) {
     flush_due(shard, index, now);
     clean_due(shard, index, now);
     retry_offline(shard, now);
-    if (storage::over_open_files_budget()) release_idle_files(shard);
+    if (storage::over_open_files_budget(index)) release_idle_files(shard);
     bool retention_due = now >= next_retention;
     if (retention_due) next_retention = now + options_.retention_check_interval_ms;
     const bool metadata_current = !options_.metadata_current || options_.metadata_current();

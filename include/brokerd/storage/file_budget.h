@@ -3,6 +3,11 @@
 // files take one each from the budget; when it is spent, opening another fails with EMFILE
 // and the partition goes offline, while the descriptors outside the budget keep serving
 // connections, the metadata log and everything else.
+//
+// The budget is split into one share per shard: a thread that owns a shard's logs takes from
+// that shard's share and, when it is spent, frees descriptors by releasing its own least
+// recently used logs, so one shard holding many files never starves another.
+#include <cstddef>
 #include <cstdint>
 #include <filesystem>
 #include <functional>
@@ -15,32 +20,41 @@ namespace brokerd::storage {
 // Sets the budget; 0 means no limit (the default, for tools and tests).
 void set_open_files_budget(int64_t max);
 int64_t open_files_budget();
-// Descriptors held now by segment files.
+// Into how many shares the budget is split (one per shard; 1 by default, at most 256).
+void set_open_files_shares(size_t shares);
+// Descriptors held now by segment files, node-wide and charged to one share.
 int64_t open_files_in_use();
+int64_t open_files_in_use(size_t share);
+// A share's part of the budget: budget / shares, the remainder spread over the first shares.
+int64_t open_files_share_limit(size_t share);
 
 // The budget a node takes when log.open.files.max is 0: its RLIMIT_NOFILE minus a reserve
 // for everything else (a quarter, at least min(1024, half)).
 int64_t derived_open_files_budget(int64_t rlimit_nofile);
 
-// How this thread frees descriptors when the budget is spent: it releases the files of some of
+// How this thread frees descriptors when its share is spent: it releases the files of some of
 // its least recently used logs (Log::release_files) and says whether it released any. Each
-// thread that owns logs installs its own (a reactor for the partitions it is home to), since
-// only the owner thread may touch a log. Empty: none.
+// thread that owns logs installs its own, since only the owner thread may touch a log: a
+// reactor (or a loader thread at start) for one shard's logs, with that shard's `share`; a
+// thread that owns every shard at once (start's last step, stop) with no share (-1), taking
+// from the budget as a whole. Empty: none.
 using Evictor = std::function<bool()>;
-void set_thread_evictor(Evictor fn);
+void set_thread_evictor(Evictor fn, int share = -1);
 
-// How far past the budget an open may go when the evictor could not free a descriptor at once
-// (they may be held by responses being sent, by syncs, or by another shard's logs):
-// max(budget / 8, 8). Past budget + margin, opens fail with EMFILE.
+// How far past the budget opens may go, across all shares, when the evictor could not free a
+// descriptor at once (responses being sent and syncs may hold them): max(budget / 8, 8).
+// Past it, opens fail with EMFILE.
 int64_t open_files_margin(int64_t budget);
-// True while more descriptors are held than the budget: each shard then releases some of its
-// least recently used logs every tick until it is not.
-bool over_open_files_budget();
+// True while `share` holds more than its part, or files charged to no share take the node
+// past its budget: the shard then releases some of its least recently used logs every tick
+// until it is not.
+bool over_open_files_budget(size_t share);
 
-// Opens `path` with `flags` (and mode 0644) as a budgeted descriptor, released when the last
-// holder of the handle lets go. When the budget is spent it asks this thread's evictor once,
-// then takes from the margin. Throws std::system_error (EMFILE when budget and margin are
-// spent, or open's errno).
+// Opens `path` with `flags` (and mode 0644) as a budgeted descriptor, charged to this thread's
+// share and released when the last holder of the handle lets go. When the share is spent it
+// asks this thread's evictor until the share has room or nothing more can be released, then
+// takes from the margin. Throws std::system_error (EMFILE when share and margin are spent, or
+// open's errno).
 // Unbudgeted (`budgeted` false), a plain descriptor with the same errors.
 std::shared_ptr<const FileHandle> open_segment_file(const std::filesystem::path& path, int flags, bool budgeted);
 
