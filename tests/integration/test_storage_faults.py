@@ -4,6 +4,7 @@ clients get KAFKA_STORAGE_ERROR for it, every other partition keeps serving, the
 running, and the partition comes back by itself once the cause is gone. Also: one process per
 data directory."""
 import os
+import re
 import resource
 import shutil
 import tempfile
@@ -43,15 +44,19 @@ def limit_open_files(n):
     return apply
 
 
+SEGMENT_FILE = re.compile(r"\d{20}\.log")
+
+
 def open_segment_files(pid):
-    """Segment files the process holds open, but the metadata log's (outside the budget)."""
+    """Segment files (<20-digit offset>.log) the process holds open, but the metadata log's
+    (outside the budget); not the broker's own log, which its stdout and stderr write."""
     n = 0
     for fd in os.listdir(f"/proc/{pid}/fd"):
         try:
             target = os.readlink(f"/proc/{pid}/fd/{fd}")
         except OSError:
             continue
-        n += target.endswith(".log") and "__cluster_metadata" not in target
+        n += bool(SEGMENT_FILE.fullmatch(os.path.basename(target))) and "__cluster_metadata" not in target
     return n
 
 
