@@ -157,7 +157,7 @@ def run(args):
         if group:
             group.stop()
             recorder.record({"type": "group-committed", "offsets": group.committed()})
-        final = read_back(bootstrap, args.partitions)
+        final = read_back(bootstrap, args.partitions, log)
         recorder.close()
         result = checker.check(recorder.events(), final, {w.name: PROMISES[w.name] for w in writers})
         ends = {p: (records[-1][0] + 1 if records else 0) for p, records in final.items()}
@@ -245,10 +245,30 @@ def in_sync(bootstrap, partitions, rf):
     return len(parts) == partitions and all(m.leader >= 0 and len(m.isrs) == rf for m in parts.values())
 
 
-def read_back(bootstrap, partitions):
+def read_back(bootstrap, partitions, log):
+    """Each partition's records in offset order, one per offset. A position the broker calls
+    out of range fails the read (a reset to the earliest offset would hand every record
+    again, which looks like duplicates). A client handed an offset twice otherwise re-fetched
+    it: that is the reader's repeat, not a record written twice, and is logged. One offset
+    with two values fails the campaign."""
     import clients
-    got = clients.read_all(bootstrap, TOPIC, partitions, timeout=120)
-    return {p: [(m.offset(), m.value().decode(errors="replace")) for m in msgs] for p, msgs in got.items()}
+    got = clients.read_all(bootstrap, TOPIC, partitions, timeout=120, auto_offset_reset="error")
+    out = {}
+    for p, msgs in got.items():
+        by_offset = {}
+        repeats = 0
+        for m in msgs:
+            value = m.value().decode(errors="replace")
+            if m.offset() in by_offset:
+                if by_offset[m.offset()] != value:
+                    raise RuntimeError(f"partition {p} offset {m.offset()} read as {by_offset[m.offset()]!r} "
+                                       f"and {value!r}")
+                repeats += 1
+            by_offset[m.offset()] = value
+        if repeats:
+            log(f"the final read was handed {repeats} records of partition {p} a second time (same offsets)")
+        out[p] = sorted(by_offset.items())
+    return out
 
 
 if __name__ == "__main__":

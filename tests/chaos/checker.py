@@ -110,7 +110,7 @@ def check(history, final, writers):
             continue
         if len(places) > 1:
             if writers.get(sent[value], {}).get("idempotent"):
-                out["duplicates"].append(value)
+                out["duplicates"].append({"value": value, "read": sorted(places)})
             else:
                 out["duplicates_unsafe"] += 1
 

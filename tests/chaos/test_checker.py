@@ -44,7 +44,7 @@ def test_an_idempotent_writers_record_read_twice_is_a_duplicate():
     h, final = clean()
     final[0].append((2, "w|a|1"))
     r = check(h, final, WRITERS)
-    assert r["duplicates"] == ["w|a|1"]
+    assert r["duplicates"] == [{"value": "w|a|1", "read": [(0, 1), (0, 2)]}]
     assert "reordered" in named_anomalies(r)  # the copy also breaks the key's order
 
 
