@@ -379,6 +379,8 @@ int run(const brokerd::config::BrokerConfig& cfg) {
 
   registry.counter_fn("brokerd_log_flushes_total", "Partition flushes synced (flush.ms, flush.messages).",
                       [] { return static_cast<double>(storage::flush_targets_synced()); });
+  registry.gauge_fn("brokerd_open_partition_files", "Segment files partitions hold open (log.open.files.max budgets them).",
+                    [] { return static_cast<double>(storage::open_files_in_use()); });
   kafka::FetchSessionCache fetch_sessions(static_cast<size_t>(cfg.integer("max.incremental.fetch.session.cache.slots")));
   registry.gauge_fn("brokerd_fetch_sessions", "Incremental fetch sessions (KIP-227) held.",
                     [&fetch_sessions] { return static_cast<double>(fetch_sessions.size()); });

@@ -505,15 +505,16 @@ bool Log::roll_for_append(int64_t now_ms, AppendResult& res) {
 }
 
 ErrorCode Log::flush() {
-  int64_t leo = log_end_offset();
-  if (leo > recovery_point_ && !write_pending_epochs()) return ErrorCode::kafka_storage_error;
-  for (auto& [_, s] : segments_) {
-    if (s->empty() || s->next_offset() <= recovery_point_) continue;  // nothing unsynced
-    if (s->flush() != 0) return ErrorCode::kafka_storage_error;
-  }
-  if (dir_dirty() && !sync_epochs_and_dir()) return ErrorCode::kafka_storage_error;
-  recovery_point_ = leo;
-  return ErrorCode::none;
+  const int64_t leo = log_end_offset();
+  const int64_t from = recovery_point_;
+  FlushTarget t = flush_target();
+  if (t.files.empty() && t.dir.empty() && t.offset == leo) return ErrorCode::none;  // nothing unsynced
+  if (!sync_flush_target(t)) return ErrorCode::kafka_storage_error;
+  mark_flushed(t.offset, t.dir_version);
+  // The indexes of what just became durable too: a clean close trusts them at the next start.
+  for (auto& [_, seg] : segments_)
+    if (seg->next_offset() > from) seg->flush_indexes();
+  return t.offset == leo ? ErrorCode::none : ErrorCode::kafka_storage_error;
 }
 
 bool Log::sync_epochs_and_dir() {

@@ -312,15 +312,9 @@ void Segment::make_inactive() {
   active_ = false;
 }
 
-int Segment::flush() {
-  try {
-    if (::fdatasync(file()->fd()) != 0) return errno;
-  } catch (const std::system_error& e) {
-    return e.code().value();
-  }
-  offset_index_->flush();
-  time_index_->flush();
-  return 0;
+void Segment::flush_indexes() {
+  if (offset_index_) offset_index_->flush();
+  if (time_index_) time_index_->flush();
 }
 
 void Segment::close() {

@@ -136,6 +136,8 @@ class Log {
   // Starts a new active segment. Throws std::system_error, changing nothing, when its files
   // cannot be created.
   void roll(int64_t now_ms);
+  // Makes everything written durable on this thread: the flush target synced at once, then
+  // the indexes of what it covered (a clean close trusts them).
   ErrorCode flush();
   // Also takes the directory when segments were created since it was last synced.
   FlushTarget flush_target();

@@ -111,7 +111,8 @@ class Segment {
 
   // Writes the final time index entry and trims the preallocated index files.
   void make_inactive();
-  int flush();
+  // Syncs the indexes' unsynced entries (the log file is synced through Log::flush_target).
+  void flush_indexes();
   void close();
   // Renames every file with a ".deleted" suffix; the caller unlinks them later.
   std::vector<std::filesystem::path> rename_for_delete();
