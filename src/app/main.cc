@@ -27,6 +27,7 @@
 #include "brokerd/config/broker_config.h"
 #include "brokerd/controller/broker_lifecycle.h"
 #include "brokerd/controller/broker_registry.h"
+#include "brokerd/controller/leader_balancer.h"
 #include "brokerd/controller/controller_dispatcher.h"
 #include "brokerd/controller/forwarding_channel.h"
 #include "brokerd/fetcher/replica_fetchers.h"
@@ -235,8 +236,11 @@ int run(const brokerd::config::BrokerConfig& cfg) {
   controller::BrokerLifecycle lifecycle(metadata, quorum_driver, broker_registry, self, advertised.listener,
                                         cfg.integer("broker.heartbeat.interval.ms"),
                                         cfg.integer("broker.session.timeout.ms"));
+  controller::LeaderBalancer leader_balancer(metadata, cfg.integer("leader.imbalance.check.interval.seconds") * 1000,
+                                             static_cast<int32_t>(cfg.integer("leader.imbalance.per.broker.percentage")));
   auto stop_quorum = [&] {
     controller_server.stop();
+    leader_balancer.stop();
     broker_registry.stop();
     quorum_driver.stop();
   };
@@ -253,6 +257,7 @@ int run(const brokerd::config::BrokerConfig& cfg) {
     quorum_driver.start();
     if (!controller_listeners.empty()) controller_server.start();
     broker_registry.start();
+    if (cfg.boolean("auto.leader.rebalance.enable")) leader_balancer.start();
   } catch (const std::exception&) {
     stop_quorum();
     drain_reactors();

@@ -42,6 +42,7 @@ std::vector<Command> topic_commands();
 std::vector<Command> group_commands();
 std::vector<Command> config_commands();
 std::vector<Command> cluster_commands();
+std::vector<Command> partition_commands();
 std::vector<Command> produce_consume_commands();
 
 // Shared by topics alter-config and configs alter: IncrementalAlterConfigs on one topic.

@@ -421,6 +421,48 @@ ErrorCode MetadataStore::set_broker_fenced(int32_t id, int64_t epoch, bool fence
   return ErrorCode::none;
 }
 
+MetadataStore::ElectionAnswer MetadataStore::elect_leaders(const std::optional<std::vector<ElectionTarget>>& targets,
+                                                          ElectionType type) {
+  ElectionAnswer answer;
+  if (!leads()) {
+    answer.error = ErrorCode::not_controller;
+    answer.message = "This node is not the active controller.";
+    return answer;
+  }
+  std::lock_guard lock(write_mutex_);
+  auto elections = cluster::elect_leaders(*image(), targets, type);
+  std::vector<Bytes> records;
+  for (const auto& u : elections.updates) records.push_back(partition_change_record(u.topic_id, u.partition, u.change));
+  if (!records.empty()) {
+    std::string why;
+    if (ErrorCode e = commit(records, &why); e != ErrorCode::none) {
+      answer.error = e;
+      answer.message = why;
+      return answer;
+    }
+    module_logger("cluster")->info("{} election: {} partition(s) changed leader",
+                                   type == ElectionType::preferred ? "preferred" : "unclean", records.size());
+  }
+  answer.results = std::move(elections.results);
+  return answer;
+}
+
+size_t MetadataStore::rebalance_leaders(int32_t imbalance_percent) {
+  if (!leads()) return 0;
+  std::lock_guard lock(write_mutex_);
+  const auto updates = cluster::rebalance_leaders(*image(), imbalance_percent);
+  if (updates.empty()) return 0;
+  std::vector<Bytes> records;
+  for (const auto& u : updates) records.push_back(partition_change_record(u.topic_id, u.partition, u.change));
+  std::string why;
+  if (commit(records, &why) != ErrorCode::none) {
+    module_logger("cluster")->warn("leader balance: committing {} preferred election(s) failed: {}", records.size(), why);
+    return 0;
+  }
+  module_logger("cluster")->info("leader balance: {} partition(s) led by their preferred replica again", records.size());
+  return records.size();
+}
+
 AlterPartitionAnswer MetadataStore::alter_partition(const protocol::Uuid& topic_id, int32_t partition,
                                                     const replication::AlterPartitionRequest& request) {
   if (channel_ && !leads()) {

@@ -1,6 +1,9 @@
 #include "brokerd/cluster/partition_election.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
+#include <map>
 #include <string>
 
 
@@ -92,6 +95,95 @@ std::vector<PartitionUpdate> elect_on_unclean_restart(const MetadataImage& image
     return replication::on_broker_unclean_restart(s, broker, live, min_isr_of(t, default_min_isr), unclean_of(t),
                                                    bugs);
   });
+}
+
+namespace {
+
+BrokerLiveness live_brokers(const MetadataImage& image) {
+  BrokerLiveness live;
+  for (const auto& b : image.brokers)
+    if (!b.fenced) live.live.push_back(b.node_id);
+  return live;
+}
+
+PartitionChange change_of(const PartitionState& before, const PartitionState& after) {
+  PartitionChange change;
+  if (after.isr != before.isr) change.isr = after.isr;
+  if (after.elr != before.elr) change.elr = after.elr;
+  if (after.leader != before.leader || after.leader_epoch != before.leader_epoch) change.leader = after.leader;
+  return change;
+}
+
+const char* strategy_of(ElectionType type) {
+  return type == ElectionType::preferred ? "PreferredReplicaPartitionLeaderElectionStrategy"
+                                         : "UncleanPartitionLeaderElectionStrategy";
+}
+
+}  // namespace
+
+Elections elect_leaders(const MetadataImage& image, const std::optional<std::vector<ElectionTarget>>& targets,
+                        ElectionType type) {
+  Elections out;
+  const BrokerLiveness live = live_brokers(image);
+  auto elect = [&](const TopicMetadata& t, int32_t p, bool answer_not_needed) {
+    const PartitionAssignment& a = t.partitions[static_cast<size_t>(p)];
+    const PartitionState before = replication_state(a);
+    const auto outcome =
+        type == ElectionType::preferred ? replication::elect_preferred(before, live) : replication::elect_unclean(before, live);
+    if (outcome.error == protocol::ErrorCode::none) out.updates.push_back({t.id, p, change_of(before, outcome.next)});
+    if (outcome.error == protocol::ErrorCode::election_not_needed && !answer_not_needed) return;
+    ElectionResult r{t.name, p, outcome.error, {}};
+    if (outcome.error == protocol::ErrorCode::election_not_needed)
+      r.message = fmt::format("Leader election not needed for topic partition {}-{}", t.name, p);
+    else if (outcome.error != protocol::ErrorCode::none)
+      r.message = fmt::format("Failed to elect leader for partition {}-{} under strategy {}", t.name, p, strategy_of(type));
+    out.results.push_back(std::move(r));
+  };
+  if (!targets) {
+    image.for_each_topic([&](const TopicPtr& t) {
+      for (int32_t p = 0; p < t->partition_count(); ++p) elect(*t, p, false);
+    });
+    return out;
+  }
+  for (const auto& target : *targets) {
+    const TopicMetadata* t = image.topic(target.topic);
+    if (!t || !t->partition(target.partition)) {
+      out.results.push_back({target.topic, target.partition, protocol::ErrorCode::unknown_topic_or_partition,
+                             "The partition does not exist."});
+      continue;
+    }
+    elect(*t, target.partition, true);
+  }
+  return out;
+}
+
+std::vector<PartitionUpdate> rebalance_leaders(const MetadataImage& image, int32_t imbalance_percent) {
+  struct Share {
+    int64_t preferred = 0;
+    std::vector<std::pair<TopicPtr, int32_t>> not_led;
+  };
+  std::map<int32_t, Share> by_broker;
+  image.for_each_topic([&](const TopicPtr& t) {
+    for (int32_t p = 0; p < t->partition_count(); ++p) {
+      const PartitionAssignment& a = t->partitions[static_cast<size_t>(p)];
+      if (a.replicas.empty()) continue;
+      Share& s = by_broker[a.replicas.front()];
+      ++s.preferred;
+      if (a.leader != a.replicas.front()) s.not_led.emplace_back(t, p);
+    }
+  });
+  const BrokerLiveness live = live_brokers(image);
+  std::vector<PartitionUpdate> out;
+  for (const auto& [broker, share] : by_broker) {
+    if (!live.is_live(broker) || share.not_led.empty()) continue;
+    if (static_cast<int64_t>(share.not_led.size()) * 100 <= share.preferred * imbalance_percent) continue;
+    for (const auto& [t, p] : share.not_led) {
+      const PartitionState before = replication_state(t->partitions[static_cast<size_t>(p)]);
+      const auto outcome = replication::elect_preferred(before, live);
+      if (outcome.error == protocol::ErrorCode::none) out.push_back({t->id, p, change_of(before, outcome.next)});
+    }
+  }
+  return out;
 }
 
 }  // namespace brokerd::cluster

@@ -1,5 +1,6 @@
 #include "brokerd/controller/controller_dispatcher.h"
 
+#include "brokerd/cluster/elect_leaders_request.h"
 #include "brokerd/common/clock.h"
 #include "brokerd/common/logger.h"
 #include "brokerd/controller/broker_registry.h"
@@ -70,6 +71,7 @@ const std::vector<ControllerApi>& controller_apis() {
       {kCreatePartitions, kCreatePartitionsVersion, kCreatePartitionsVersion},
       {kAllocateProducerIds, kAllocateProducerIdsVersion, kAllocateProducerIdsVersion},
       {kAlterPartition, kAlterPartitionVersion, kAlterPartitionMaxVersion},
+      {cluster::kElectLeaders, cluster::kElectLeadersMinVersion, cluster::kElectLeadersMaxVersion},
   };
   return apis;
 }
@@ -143,6 +145,11 @@ boost::asio::awaitable<net::Response> ControllerDispatcher::dispatch(net::Reques
         const int16_t v = req.api_version;
         co_return co_await on_blocking_pool<protocol::AlterPartitionRequest>(
             req, body, [this, v](const auto& r) { return serve_alter_partition(metadata_, r, v); });
+      }
+      case cluster::kElectLeaders: {
+        const int16_t v = req.api_version;
+        co_return co_await on_blocking_pool<protocol::ElectLeadersRequest>(
+            req, body, [this, v](const auto& r) { return cluster::answer_elect_leaders(metadata_, r, v); });
       }
       default:
         break;

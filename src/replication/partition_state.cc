@@ -138,4 +138,19 @@ PartitionState on_broker_unfenced(const PartitionState& s, const BrokerLiveness&
   return reelect(s, brokers, unclean_allowed, bugs);
 }
 
+ElectionOutcome elect_preferred(const PartitionState& s, const BrokerLiveness& brokers) {
+  if (s.replicas.empty()) return {ErrorCode::preferred_leader_not_available, s};
+  const BrokerId preferred = s.replicas.front();
+  if (s.leader == preferred) return {ErrorCode::election_not_needed, s};
+  if (!brokers.is_live(preferred) || !s.in_isr(preferred)) return {ErrorCode::preferred_leader_not_available, s};
+  return {ErrorCode::none, with_leader(s, preferred)};
+}
+
+ElectionOutcome elect_unclean(const PartitionState& s, const BrokerLiveness& brokers) {
+  if (s.leader != kNoBroker && brokers.is_live(s.leader)) return {ErrorCode::election_not_needed, s};
+  const BrokerId next = choose_leader(s, brokers, true);
+  if (next == kNoBroker) return {ErrorCode::eligible_leaders_not_available, s};
+  return {ErrorCode::none, with_leader(s, next)};
+}
+
 }  // namespace brokerd::replication

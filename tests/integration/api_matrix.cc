@@ -890,6 +890,25 @@ void cell_create_partitions(int16_t v) {
   expect(resp.results[0].error_code == 0, "CreatePartitions: error " + std::to_string(resp.results[0].error_code));
 }
 
+void cell_elect_leaders(int16_t v) {
+  // One node: every partition is led by its only (preferred) replica.
+  bp::ElectLeadersRequest req;
+  req.election_type = 0;
+  req.timeout_ms = 10000;
+  auto& t = req.topic_partitions.emplace().emplace_back();
+  t.topic = kTopic;
+  t.partitions = {0, 999};
+  auto resp = check_cell<bp::ElectLeadersResponse>(req, v);
+  expect(resp.error_code == 0, "ElectLeaders: error " + std::to_string(resp.error_code));
+  expect(resp.replica_election_results.size() == 1 && resp.replica_election_results[0].partition_result.size() == 2,
+         "ElectLeaders: 2 partition results expected");
+  const auto& r = resp.replica_election_results[0].partition_result;
+  expect(r[0].error_code == bp::code(bp::ErrorCode::election_not_needed),
+         "ElectLeaders: partition 0 answered " + std::to_string(r[0].error_code));
+  expect(r[1].error_code == bp::code(bp::ErrorCode::unknown_topic_or_partition),
+         "ElectLeaders: partition 999 answered " + std::to_string(r[1].error_code));
+}
+
 void cell_delete_groups(int16_t v) {
   std::string empty = vname("matrix-dlg", v), live = vname("matrix-dlgl", v);
   commit_offset(empty, 1);
@@ -1086,6 +1105,7 @@ const std::map<int16_t, Cell>& cells() {
       {32, cell_describe_configs}, {33, cell_alter_configs},
       {35, cell_describe_log_dirs},
       {37, cell_create_partitions}, {42, cell_delete_groups},
+      {43, cell_elect_leaders},
       {44, cell_incremental_alter_configs}, {47, cell_offset_delete},
       {55, cell_describe_quorum},
       {60, cell_describe_cluster}, {61, cell_describe_producers},

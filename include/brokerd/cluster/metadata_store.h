@@ -20,6 +20,7 @@
 
 #include "brokerd/cluster/controller_channel.h"
 #include "brokerd/cluster/metadata_image.h"
+#include "brokerd/cluster/partition_election.h"
 #include "brokerd/cluster/producer_ids.h"
 #include "brokerd/common/bytes.h"
 #include "brokerd/protocol/error_code.h"
@@ -100,6 +101,19 @@ class MetadataStore final : public quorum::QuorumListener {
   // `wait` bounds the wait for the commit (a stopping broker does not wait long).
   protocol::ErrorCode set_broker_fenced(int32_t id, int64_t epoch, bool fenced,
                                         std::chrono::milliseconds wait = std::chrono::seconds(30));
+
+  // ElectLeaders on the controller: the elections (partition_election.h) committed together,
+  // with one answer per partition; NOT_CONTROLLER (in `error`) on any other node, which
+  // forwards the request instead. Blocks until committed.
+  struct ElectionAnswer {
+    protocol::ErrorCode error = protocol::ErrorCode::none;
+    std::string message;
+    std::vector<ElectionResult> results;
+  };
+  ElectionAnswer elect_leaders(const std::optional<std::vector<ElectionTarget>>& targets, ElectionType type);
+  // The automatic leader balance (auto.leader.rebalance.enable), on the controller only:
+  // commits rebalance_leaders' elections and returns how many partitions changed leader.
+  size_t rebalance_leaders(int32_t imbalance_percent);
 
   // Kafka's AllocateProducerIds: the next block of producer ids for `broker_id`, committed by
   // a ProducerIdsRecord before it is returned, so blocks never overlap across restarts.

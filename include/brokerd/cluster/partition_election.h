@@ -4,6 +4,7 @@
 // partition changes to commit with it out.
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "brokerd/cluster/metadata_image.h"
@@ -44,5 +45,37 @@ std::vector<PartitionUpdate> elect_on_unfence(const MetadataImage& image, int32_
 // every ISR and ELR where another replica is eligible, and partitions it led are re-elected.
 std::vector<PartitionUpdate> elect_on_unclean_restart(const MetadataImage& image, int32_t broker,
                                                       int32_t default_min_isr, uint32_t bugs = 0);
+
+// ElectLeaders (API 43): Kafka's election types.
+enum class ElectionType : int8_t { preferred = 0, unclean = 1 };
+
+struct ElectionTarget {
+  std::string topic;
+  int32_t partition = 0;
+};
+
+// One partition's answer: none (elected), ELECTION_NOT_NEEDED, PREFERRED_LEADER_NOT_AVAILABLE,
+// ELIGIBLE_LEADERS_NOT_AVAILABLE or UNKNOWN_TOPIC_OR_PARTITION, with a message.
+struct ElectionResult {
+  std::string topic;
+  int32_t partition = 0;
+  protocol::ErrorCode error = protocol::ErrorCode::none;
+  std::string message;
+};
+
+struct Elections {
+  std::vector<PartitionUpdate> updates;  // to commit
+  std::vector<ElectionResult> results;   // to answer
+};
+
+// The elections an operator asks for, on the named partitions or, with no targets, on every
+// partition (whose answers then leave out those that needed none, as Kafka's do).
+Elections elect_leaders(const MetadataImage& image, const std::optional<std::vector<ElectionTarget>>& targets,
+                        ElectionType type);
+
+// Kafka's automatic leader balance: for every live broker whose share of the partitions it is
+// preferred for but does not lead passes `imbalance_percent`, the preferred elections of those
+// partitions that can take place.
+std::vector<PartitionUpdate> rebalance_leaders(const MetadataImage& image, int32_t imbalance_percent);
 
 }  // namespace brokerd::cluster

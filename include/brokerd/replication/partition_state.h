@@ -81,4 +81,17 @@ PartitionState on_broker_unclean_restart(const PartitionState& s, BrokerId broke
 PartitionState on_broker_unfenced(const PartitionState& s, const BrokerLiveness& brokers,
                                   bool unclean_allowed, uint32_t bugs = 0);
 
+// An election an operator asks for (ElectLeaders), and its outcome: the new state, or why
+// there is none (ELECTION_NOT_NEEDED, PREFERRED_LEADER_NOT_AVAILABLE,
+// ELIGIBLE_LEADERS_NOT_AVAILABLE) with the state unchanged.
+struct ElectionOutcome {
+  ErrorCode error = ErrorCode::none;
+  PartitionState next;
+};
+// Preferred: the first replica takes the lead back when it is live and in the ISR.
+ElectionOutcome elect_preferred(const PartitionState& s, const BrokerLiveness& brokers);
+// Unclean: a partition without a live leader gets one, from the ISR, else the ELR, else any
+// live replica (the request allows it, whatever the topic says).
+ElectionOutcome elect_unclean(const PartitionState& s, const BrokerLiveness& brokers);
+
 }  // namespace brokerd::replication

@@ -113,3 +113,54 @@ TEST(PartitionElection, EligibleReplicasLeadWhenTheLastInSyncReplicaLostItsData)
 }
 
 }  // namespace
+
+namespace {
+
+TEST(PartitionElection, PreferredElectionsOfNamedPartitionsAnswerEachOne) {
+  // 0: led by its second replica, preferred back; 1: already preferred; 2: preferred out of
+  // the ISR.
+  auto image = image_with({part({1, 2, 3}, {1, 2, 3}, 2), part({2, 1}, {2, 1}, 2), part({3, 1}, {1}, 1)}, {1, 2, 3});
+  std::vector<ElectionTarget> targets{{"t", 0}, {"t", 1}, {"t", 2}, {"t", 7}, {"gone", 0}};
+  auto e = elect_leaders(image, targets, ElectionType::preferred);
+  ASSERT_EQ(e.updates.size(), 1u);
+  EXPECT_EQ(e.updates[0].partition, 0);
+  EXPECT_EQ(*e.updates[0].change.leader, 1);
+  ASSERT_EQ(e.results.size(), 5u);
+  EXPECT_EQ(e.results[0].error, brokerd::protocol::ErrorCode::none);
+  EXPECT_EQ(e.results[1].error, brokerd::protocol::ErrorCode::election_not_needed);
+  EXPECT_EQ(e.results[2].error, brokerd::protocol::ErrorCode::preferred_leader_not_available);
+  EXPECT_EQ(e.results[3].error, brokerd::protocol::ErrorCode::unknown_topic_or_partition);
+  EXPECT_EQ(e.results[4].error, brokerd::protocol::ErrorCode::unknown_topic_or_partition);
+}
+
+TEST(PartitionElection, ElectionsOfEveryPartitionLeaveOutThoseThatNeedNone) {
+  auto image = image_with({part({1, 2, 3}, {1, 2, 3}, 2), part({2, 1}, {2, 1}, 2)}, {1, 2, 3});
+  auto e = elect_leaders(image, std::nullopt, ElectionType::preferred);
+  ASSERT_EQ(e.results.size(), 1u);
+  EXPECT_EQ(e.results[0].partition, 0);
+}
+
+TEST(PartitionElection, UncleanElectionGivesAnOfflinePartitionAnyLiveReplica) {
+  auto image = image_with({part({1, 2, 3}, {1}, -1)}, {2, 3});
+  auto e = elect_leaders(image, std::vector<ElectionTarget>{{"t", 0}}, ElectionType::unclean);
+  ASSERT_EQ(e.updates.size(), 1u);
+  EXPECT_EQ(*e.updates[0].change.leader, 2);
+  EXPECT_EQ(*e.updates[0].change.isr, (std::vector<int32_t>{2}));
+}
+
+TEST(PartitionElection, RebalanceMovesLeadersBackOnlyPastTheImbalanceThreshold) {
+  // Broker 1 is preferred for 4 partitions and leads 3 (25% imbalance); broker 2 for 1 it leads.
+  auto image = image_with({part({1, 2}, {1, 2}, 1), part({1, 2}, {1, 2}, 1), part({1, 2}, {1, 2}, 1),
+                           part({1, 2}, {1, 2}, 2), part({2, 1}, {2, 1}, 2)},
+                          {1, 2, 3});
+  EXPECT_TRUE(rebalance_leaders(image, 25).empty());
+  auto moved = rebalance_leaders(image, 10);
+  ASSERT_EQ(moved.size(), 1u);
+  EXPECT_EQ(moved[0].partition, 3);
+  EXPECT_EQ(*moved[0].change.leader, 1);
+  // A fenced preferred broker gets nothing back.
+  auto fenced = image_with({part({1, 2}, {1, 2}, 2)}, {2, 3});
+  EXPECT_TRUE(rebalance_leaders(fenced, 10).empty());
+}
+
+}  // namespace

@@ -92,5 +92,34 @@ TEST(ControllerRules, AnOfflinePartitionGetsALeaderWhenAnEligibleBrokerReturns) 
   EXPECT_EQ(back.leader_epoch, 6);
 }
 
+TEST(ControllerRules, APreferredElectionGivesTheLeadBackToTheFirstReplica) {
+  auto s = partition(2, 5, {1, 2, 3});  // replicas 1, 2, 3: 1 is preferred
+  auto back = elect_preferred(s, live({1, 2, 3}));
+  ASSERT_EQ(back.error, ErrorCode::none);
+  EXPECT_EQ(back.next.leader, 1);
+  EXPECT_EQ(back.next.leader_epoch, 6);
+  EXPECT_EQ(back.next.isr, s.isr);
+  EXPECT_EQ(elect_preferred(back.next, live({1, 2, 3})).error, ErrorCode::election_not_needed);
+}
+
+TEST(ControllerRules, APreferredReplicaOutOfTheIsrOrFencedIsNotElected) {
+  auto out_of_isr = partition(2, 5, {2, 3});
+  EXPECT_EQ(elect_preferred(out_of_isr, live({1, 2, 3})).error, ErrorCode::preferred_leader_not_available);
+  EXPECT_EQ(elect_preferred(out_of_isr, live({1, 2, 3})).next.leader, 2);
+  auto fenced = partition(2, 5, {1, 2, 3});
+  EXPECT_EQ(elect_preferred(fenced, live({2, 3})).error, ErrorCode::preferred_leader_not_available);
+}
+
+TEST(ControllerRules, AnUncleanElectionOnlyWhenNoLiveLeaderAndThenAnyLiveReplica) {
+  auto led = partition(2, 5, {2});
+  EXPECT_EQ(elect_unclean(led, live({1, 2, 3})).error, ErrorCode::election_not_needed);
+  auto offline = partition(kNoBroker, 5, {2});
+  auto any = elect_unclean(offline, live({1, 3}));
+  ASSERT_EQ(any.error, ErrorCode::none);
+  EXPECT_EQ(any.next.leader, 1);
+  EXPECT_EQ(any.next.isr, (std::vector<BrokerId>{1}));
+  EXPECT_EQ(elect_unclean(offline, live({})).error, ErrorCode::eligible_leaders_not_available);
+}
+
 }  // namespace
 }  // namespace brokerd::replication

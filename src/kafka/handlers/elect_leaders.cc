@@ -1,0 +1,56 @@
+// ElectLeaders (API 43): preferred or unclean leader elections an operator asks for. The node
+// leading the metadata quorum elects and commits them itself; any other node sends the
+// request to the controller's listener and returns its answer unchanged.
+#include "brokerd/cluster/controller_channel.h"
+#include "brokerd/cluster/elect_leaders_request.h"
+#include "brokerd/cluster/metadata_store.h"
+#include "brokerd/cluster/partition_manager.h"
+#include "brokerd/net/blocking_pool.h"
+#include "kafka/handler.h"
+
+namespace brokerd::kafka {
+
+boost::asio::awaitable<net::Response> handle_elect_leaders(HandlerContext& ctx) {
+  auto req = ctx.decode<protocol::ElectLeadersRequest>();
+  auto& svc = ctx.services;
+  const int16_t version = ctx.version;
+  if (svc.metadata.leads()) {
+    auto serve = [&svc, &req, version] { return cluster::answer_elect_leaders(svc.metadata, req, version); };
+    auto resp = co_await svc.blocking.run(std::move(serve));
+    co_await svc.partitions.reconcile(svc.metadata.image());  // this node's leaderships move at once
+    co_return ctx.respond(resp);
+  }
+  // Named variables, not temporaries of the co_await expression (GCC 12 destroys those twice).
+  auto* channel = svc.metadata.channel();
+  protocol::Writer w;
+  req.encode(w, version);
+  auto body = std::make_shared<const Bytes>(std::move(w).finish_bytes());
+  auto forward = [channel, body, version]() -> std::optional<Bytes> {
+    if (!channel) return std::nullopt;
+    return channel->forward(cluster::kElectLeaders, version, *body);
+  };
+  std::optional<Bytes> answer = co_await svc.blocking.run(std::move(forward));
+  if (answer) {
+    protocol::Writer out;
+    protocol::encode_response_header(out, ctx.request.api_key, version, ctx.request.correlation_id);
+    out.raw(*answer);
+    co_return net::Response{std::move(out).finish()};
+  }
+  protocol::ElectLeadersResponse resp;
+  resp.error_code = protocol::code(protocol::ErrorCode::request_timed_out);
+  if (req.topic_partitions) {
+    for (const auto& t : *req.topic_partitions) {
+      auto& r = resp.replica_election_results.emplace_back();
+      r.topic = t.topic;
+      for (int32_t p : t.partitions) {
+        auto& pr = r.partition_result.emplace_back();
+        pr.partition_id = p;
+        pr.error_code = protocol::code(protocol::ErrorCode::request_timed_out);
+        pr.error_message = "no controller answered in time";
+      }
+    }
+  }
+  co_return ctx.respond(resp);
+}
+
+}  // namespace brokerd::kafka
