@@ -7,7 +7,7 @@ namespace brokerd::replication {
 
 void Replica::become_follower(int64_t now) {
   (void)now;
-  if (leading_) fail_acks(ErrorCode::not_leader_or_follower);
+  if (leading_) fail_acks(kAppendedUnconfirmed);
   leading_ = false;
   alter_.reset();
   followers_.clear();

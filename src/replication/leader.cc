@@ -34,7 +34,7 @@ ErrorCode Replica::check_append(int16_t acks) const {
 
 void Replica::on_appended(uint64_t id, Offset last, int16_t acks, int64_t deadline, int64_t now) {
   if (!is_leader()) {
-    out_.completions.push_back({id, ErrorCode::not_leader_or_follower});
+    out_.completions.push_back({id, kAppendedUnconfirmed});
     return;
   }
   if (acks == -1) acks_.push_back({id, last, deadline});
@@ -131,7 +131,7 @@ void Replica::check_lease(bool metadata_current, int64_t lease_ms, int64_t now) 
   }
   if (!others) return;
   lease_lost_ = true;
-  fail_acks(ErrorCode::not_leader_or_follower);
+  fail_acks(kAppendedUnconfirmed);
 }
 
 bool Replica::may_propose_isr(int64_t now) const {

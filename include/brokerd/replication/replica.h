@@ -47,6 +47,14 @@ struct ReplicaOutput {
 
 using FollowerRequest = std::variant<EpochEndRequest, FetchRequest>;
 
+// The answer to an acks=all produce whose batch is in this replica's log but will never be
+// confirmed here: leadership or its lease was lost while it waited for the ISR. The batch
+// may still be committed by the next leader (a follower may have fetched it), so the answer
+// must say "possibly written". NOT_LEADER_OR_FOLLOWER would say "not written": librdkafka
+// then counts the batch as unsent, and after an epoch bump sends its records again under
+// new sequence numbers, which the next leader cannot tell from new records (duplicates).
+inline constexpr ErrorCode kAppendedUnconfirmed = ErrorCode::not_enough_replicas_after_append;
+
 class Replica {
  public:
   // A (re)started replica: its log as recovered, the epoch cache as checkpointed (entries past
