@@ -15,6 +15,7 @@ struct BrokerInfo {
   std::string host;
   int32_t port;
   std::optional<std::string> rack;
+  bool fenced = false;  // known from DescribeCluster v2 only; older answers list unfenced brokers
 };
 
 void describe(Context& ctx) {
@@ -24,11 +25,12 @@ void describe(Context& ctx) {
   std::vector<BrokerInfo> brokers;
   if (conn.supports(proto::DescribeClusterRequest::api_key)) {
     proto::DescribeClusterRequest req;
+    req.include_fenced_brokers = true;  // v2: registered brokers that do not serve, marked
     auto resp = conn.call<proto::DescribeClusterResponse>(req);
     check_error(resp.error_code, "describing the cluster", resp.error_message);
     cluster_id = resp.cluster_id;
     controller = resp.controller_id;
-    for (const auto& b : resp.brokers) brokers.push_back({b.broker_id, b.host, b.port, b.rack});
+    for (const auto& b : resp.brokers) brokers.push_back({b.broker_id, b.host, b.port, b.rack, b.is_fenced});
   } else {
     auto md = ctx.client().metadata(std::vector<std::string>{});
     cluster_id = md.cluster_id.value_or("");
@@ -40,7 +42,7 @@ void describe(Context& ctx) {
     Json arr = Json::array();
     for (const auto& b : brokers) {
       Json j = Json::object();
-      j.set("id", b.id).set("host", b.host).set("port", b.port).set("rack", b.rack);
+      j.set("id", b.id).set("host", b.host).set("port", b.port).set("rack", b.rack).set("fenced", b.fenced);
       arr.push(std::move(j));
     }
     Json out = Json::object();
@@ -48,10 +50,10 @@ void describe(Context& ctx) {
     print_json(out);
     return;
   }
-  Table table({"ID", "HOST:PORT", "RACK", "CONTROLLER"});
+  Table table({"ID", "HOST:PORT", "RACK", "CONTROLLER", "FENCED"});
   for (const auto& b : brokers) {
     table.add({std::to_string(b.id), b.host + ":" + std::to_string(b.port), b.rack.value_or("-"),
-               b.id == controller ? "yes" : ""});
+               b.id == controller ? "yes" : "", b.fenced ? "yes" : ""});
   }
   print_text("Cluster ID: " + cluster_id + "\nController: " + std::to_string(controller) + "\n\n" + table.render());
 }

@@ -24,7 +24,7 @@ constexpr ServedApi kServed[] = {
     {37, 0, 3, handle_create_partitions},   // CreatePartitions
     {43, 0, 2, handle_elect_leaders},   // ElectLeaders
     {44, 0, 1, handle_incremental_alter_configs},   // IncrementalAlterConfigs
-    {60, 0, 1, handle_describe_cluster},   // DescribeCluster
+    {60, 0, 2, handle_describe_cluster},   // DescribeCluster
     {8, 2, 9, handle_offset_commit},   // OffsetCommit
     {9, 1, 9, handle_offset_fetch},   // OffsetFetch
     {10, 0, 6, handle_find_coordinator},   // FindCoordinator

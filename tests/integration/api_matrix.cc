@@ -976,6 +976,12 @@ void cell_describe_cluster(int16_t v) {
   auto resp = check_cell<bp::DescribeClusterResponse>(req, v);
   expect(resp.error_code == 0, "DescribeCluster: error " + std::to_string(resp.error_code));
   expect(!resp.brokers.empty(), "DescribeCluster: no brokers");
+  if (v >= 2) {  // fenced brokers asked for: the one node serves, so none is fenced
+    bp::DescribeClusterRequest fenced = req;
+    fenced.include_fenced_brokers = true;
+    auto r2 = check_cell<bp::DescribeClusterResponse>(fenced, v);
+    expect(r2.brokers.size() == resp.brokers.size() && !r2.brokers[0].is_fenced, "DescribeCluster: fenced listing");
+  }
   if (v >= 1) {  // controller endpoints (mismatched) and an unknown endpoint type
     for (int8_t type : {int8_t(2), int8_t(7)}) {
       bp::DescribeClusterRequest other = req;

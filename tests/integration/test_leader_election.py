@@ -68,6 +68,10 @@ def restart_away(cluster, node):
     cluster.nodes[node].stop()
     wait_until(f"node {node}'s partitions led elsewhere",
                lambda: all(partitions(cluster)[p][0] not in (node, -1) for p in preferred))
+    # Stopped cleanly, it stays registered, fenced (DescribeCluster v2 lists it so).
+    rc, out, err = brokerctl(everyone(cluster).split(",")[0], "cluster", "describe")
+    assert rc == 0, err
+    assert {b["id"]: b["fenced"] for b in json.loads(out)["brokers"]}[node] is True
     cluster.restart(node)
     wait_until(f"node {node} back in every ISR",
                lambda: all(node in isr for _, _, isr in partitions(cluster).values()))

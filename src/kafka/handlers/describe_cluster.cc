@@ -1,5 +1,6 @@
-// DescribeCluster: the cluster id, the controller a client may talk to, and the brokers.
-// A broker listener serves the brokers endpoint type only.
+// DescribeCluster: the cluster id, the controller a client may talk to, and the brokers
+// (v2: the fenced ones too when asked, marked). A broker listener serves the brokers endpoint
+// type only.
 #include <fmt/format.h>
 
 #include "brokerd/cluster/metadata_store.h"
@@ -42,13 +43,15 @@ boost::asio::awaitable<net::Response> handle_describe_cluster(HandlerContext& ct
   auto image = ctx.services.metadata.image();
   resp.cluster_id = image->cluster_id;
   resp.controller_id = ctx.services.metadata.controller_for_clients();
+  const bool with_fenced = ctx.version >= 2 && req.include_fenced_brokers;
   for (const auto& b : image->brokers) {
-    if (b.fenced) continue;  // registered but not serving
+    if (b.fenced && !with_fenced) continue;  // registered but not serving
     DescribeClusterResponse::DescribeClusterBroker out;
     out.broker_id = b.node_id;
     out.host = b.host;
     out.port = b.port;
     if (!b.rack.empty()) out.rack = b.rack;
+    out.is_fenced = b.fenced;
     resp.brokers.push_back(std::move(out));
   }
   if (req.include_cluster_authorized_operations) resp.cluster_authorized_operations = kClusterOperations;
