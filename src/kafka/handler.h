@@ -50,6 +50,7 @@ boost::asio::awaitable<net::Response> handle_describe_configs(HandlerContext& ct
 boost::asio::awaitable<net::Response> handle_alter_configs(HandlerContext& ctx);
 boost::asio::awaitable<net::Response> handle_create_partitions(HandlerContext& ctx);
 boost::asio::awaitable<net::Response> handle_elect_leaders(HandlerContext& ctx);
+boost::asio::awaitable<net::Response> handle_list_config_resources(HandlerContext& ctx);
 boost::asio::awaitable<net::Response> handle_incremental_alter_configs(HandlerContext& ctx);
 boost::asio::awaitable<net::Response> handle_describe_cluster(HandlerContext& ctx);
 boost::asio::awaitable<net::Response> handle_describe_log_dirs(HandlerContext& ctx);

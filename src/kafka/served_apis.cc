@@ -39,6 +39,7 @@ constexpr ServedApi kServed[] = {
     {61, 0, 0, handle_describe_producers},   // DescribeProducers
     {55, 0, 2, handle_describe_quorum},   // DescribeQuorum
     {23, 2, 4, handle_offset_for_leader_epoch},   // OffsetForLeaderEpoch
+    {74, 0, 1, handle_list_config_resources},   // ListConfigResources
     {75, 0, 0, handle_describe_topic_partitions},   // DescribeTopicPartitions
 };
 

@@ -909,6 +909,27 @@ void cell_elect_leaders(int16_t v) {
          "ElectLeaders: partition 999 answered " + std::to_string(r[1].error_code));
 }
 
+void cell_list_config_resources(int16_t v) {
+  bp::ListConfigResourcesRequest req;
+  auto resp = check_cell<bp::ListConfigResourcesResponse>(req, v);
+  expect(resp.error_code == 0, "ListConfigResources: error " + std::to_string(resp.error_code));
+  if (v == 0) {  // client-metrics subscriptions: there are none
+    expect(resp.config_resources.empty(), "ListConfigResources v0: client-metrics resources listed");
+    return;
+  }
+  bool topic = false, broker = false;
+  for (const auto& r : resp.config_resources) {
+    topic = topic || (r.resource_type == 2 && r.resource_name == kTopic);
+    broker = broker || r.resource_type == 4;
+  }
+  expect(topic && broker, "ListConfigResources: the matrix topic or the broker is missing");
+  bp::ListConfigResourcesRequest loggers;
+  loggers.resource_types = {8};
+  expect(check_cell<bp::ListConfigResourcesResponse>(loggers, v).error_code ==
+             bp::code(bp::ErrorCode::invalid_request),
+         "ListConfigResources: broker loggers accepted");
+}
+
 void cell_delete_groups(int16_t v) {
   std::string empty = vname("matrix-dlg", v), live = vname("matrix-dlgl", v);
   commit_offset(empty, 1);
@@ -1115,7 +1136,7 @@ const std::map<int16_t, Cell>& cells() {
       {44, cell_incremental_alter_configs}, {47, cell_offset_delete},
       {55, cell_describe_quorum},
       {60, cell_describe_cluster}, {61, cell_describe_producers},
-      {75, cell_describe_topic_partitions},
+      {74, cell_list_config_resources}, {75, cell_describe_topic_partitions},
   };
   return m;
 }

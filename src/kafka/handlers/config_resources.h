@@ -24,6 +24,8 @@ namespace resource_type {
 constexpr int8_t topic = 2;
 constexpr int8_t broker = 4;
 constexpr int8_t broker_logger = 8;
+constexpr int8_t client_metrics = 16;
+constexpr int8_t group = 32;
 }  // namespace resource_type
 
 // DescribeConfigsResponse.ConfigSource
