@@ -25,6 +25,11 @@ TopicChange failure(ErrorCode e, std::string message) {
   return c;
 }
 
+// Appends one PartitionChangeRecord per update to `records`.
+void add_change_records(std::vector<Bytes>& records, const std::vector<PartitionUpdate>& updates) {
+  for (const auto& u : updates) records.push_back(partition_change_record(u.topic_id, u.partition, u.change));
+}
+
 constexpr int32_t kMaxPartitions = 100000;
 // Records in one change of the metadata log (one entry): large CreateTopics requests are
 // committed in several.
@@ -391,7 +396,7 @@ std::pair<ErrorCode, int64_t> MetadataStore::register_broker(BrokerInfo broker, 
   std::vector<Bytes> records{register_broker_record(broker, listener)};
   std::vector<PartitionUpdate> updates;
   if (!clean_shutdown) updates = elect_on_unclean_restart(*current, broker.node_id, default_min_isr_, injected_bugs_);
-  for (const auto& u : updates) records.push_back(partition_change_record(u.topic_id, u.partition, u.change));
+  add_change_records(records, updates);
   std::string why;
   if (ErrorCode e = commit(records, &why); e != ErrorCode::none) return {e, -1};
   module_logger("cluster")->info("registered broker {} at {}:{} (rack '{}', epoch {}{})", broker.node_id, broker.host,
@@ -413,7 +418,7 @@ ErrorCode MetadataStore::set_broker_fenced(int32_t id, int64_t epoch, bool fence
   const auto updates =
       fenced ? elect_on_fence(*current, id, default_min_isr_, injected_bugs_)
              : elect_on_unfence(*current, id, default_min_isr_, injected_bugs_);
-  for (const auto& u : updates) records.push_back(partition_change_record(u.topic_id, u.partition, u.change));
+  add_change_records(records, updates);
   std::string why;
   if (ErrorCode e = commit(records, &why, wait); e != ErrorCode::none) return e;
   module_logger("cluster")->info("{} broker {} (epoch {}), {} partition(s) changed", fenced ? "fenced" : "unfenced", id,
@@ -432,7 +437,7 @@ MetadataStore::ElectionAnswer MetadataStore::elect_leaders(const std::optional<s
   std::lock_guard lock(write_mutex_);
   auto elections = cluster::elect_leaders(*image(), targets, type);
   std::vector<Bytes> records;
-  for (const auto& u : elections.updates) records.push_back(partition_change_record(u.topic_id, u.partition, u.change));
+  add_change_records(records, elections.updates);
   if (!records.empty()) {
     std::string why;
     if (ErrorCode e = commit(records, &why); e != ErrorCode::none) {
@@ -453,7 +458,7 @@ size_t MetadataStore::rebalance_leaders(int32_t imbalance_percent) {
   const auto updates = cluster::rebalance_leaders(*image(), imbalance_percent);
   if (updates.empty()) return 0;
   std::vector<Bytes> records;
-  for (const auto& u : updates) records.push_back(partition_change_record(u.topic_id, u.partition, u.change));
+  add_change_records(records, updates);
   std::string why;
   if (commit(records, &why) != ErrorCode::none) {
     module_logger("cluster")->warn("leader balance: committing {} preferred election(s) failed: {}", records.size(), why);

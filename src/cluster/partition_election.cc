@@ -38,6 +38,15 @@ BrokerLiveness liveness(const MetadataImage& image, int32_t broker, bool up) {
   return live;
 }
 
+// What a partition change record must say to turn `before` into `after`.
+PartitionChange change_of(const PartitionState& before, const PartitionState& after) {
+  PartitionChange change;
+  if (after.isr != before.isr) change.isr = after.isr;
+  if (after.elr != before.elr) change.elr = after.elr;
+  if (after.leader != before.leader || after.leader_epoch != before.leader_epoch) change.leader = after.leader;
+  return change;
+}
+
 // Runs `rule` on every partition that names `broker` and records what changed.
 template <typename Rule>
 std::vector<PartitionUpdate> for_partitions_of(const MetadataImage& image, int32_t broker, Rule rule) {
@@ -47,11 +56,7 @@ std::vector<PartitionUpdate> for_partitions_of(const MetadataImage& image, int32
       const PartitionAssignment& a = t->partitions[static_cast<size_t>(p)];
       if (!a.hosted_by(broker)) continue;
       const PartitionState before = replication_state(a);
-      const PartitionState after = rule(*t, before);
-      PartitionChange change;
-      if (after.isr != before.isr) change.isr = after.isr;
-      if (after.elr != before.elr) change.elr = after.elr;
-      if (after.leader != before.leader || after.leader_epoch != before.leader_epoch) change.leader = after.leader;
+      PartitionChange change = change_of(before, rule(*t, before));
       if (change.isr || change.elr || change.leader) out.push_back({t->id, p, std::move(change)});
     }
   });
@@ -99,21 +104,6 @@ std::vector<PartitionUpdate> elect_on_unclean_restart(const MetadataImage& image
 
 namespace {
 
-BrokerLiveness live_brokers(const MetadataImage& image) {
-  BrokerLiveness live;
-  for (const auto& b : image.brokers)
-    if (!b.fenced) live.live.push_back(b.node_id);
-  return live;
-}
-
-PartitionChange change_of(const PartitionState& before, const PartitionState& after) {
-  PartitionChange change;
-  if (after.isr != before.isr) change.isr = after.isr;
-  if (after.elr != before.elr) change.elr = after.elr;
-  if (after.leader != before.leader || after.leader_epoch != before.leader_epoch) change.leader = after.leader;
-  return change;
-}
-
 const char* strategy_of(ElectionType type) {
   return type == ElectionType::preferred ? "PreferredReplicaPartitionLeaderElectionStrategy"
                                          : "UncleanPartitionLeaderElectionStrategy";
@@ -124,7 +114,7 @@ const char* strategy_of(ElectionType type) {
 Elections elect_leaders(const MetadataImage& image, const std::optional<std::vector<ElectionTarget>>& targets,
                         ElectionType type) {
   Elections out;
-  const BrokerLiveness live = live_brokers(image);
+  const BrokerLiveness live = liveness(image, replication::kNoBroker, false);  // as registered
   auto elect = [&](const TopicMetadata& t, int32_t p, bool answer_not_needed) {
     const PartitionAssignment& a = t.partitions[static_cast<size_t>(p)];
     const PartitionState before = replication_state(a);
@@ -172,7 +162,7 @@ std::vector<PartitionUpdate> rebalance_leaders(const MetadataImage& image, int32
       if (a.leader != a.replicas.front()) s.not_led.emplace_back(t, p);
     }
   });
-  const BrokerLiveness live = live_brokers(image);
+  const BrokerLiveness live = liveness(image, replication::kNoBroker, false);  // as registered
   std::vector<PartitionUpdate> out;
   for (const auto& [broker, share] : by_broker) {
     if (!live.is_live(broker) || share.not_led.empty()) continue;
