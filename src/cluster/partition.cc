@@ -48,17 +48,23 @@ class Partition::LogAdapter final : public replication::ReplicaLog {
     log_.truncate_to(end);
   }
   void reset_to(replication::Offset start) override { log_.reset_to(start, wall_clock_ms()); }
+  void advance_start(replication::Offset start) override {
+    if (auto e = log_.delete_records_before(start, wall_clock_ms()); e != protocol::ErrorCode::none)
+      module_logger("cluster")->error("{}: cannot move the log start to the leader's {}: {}", log_.dir().string(), start,
+                                      protocol::error_name(e));
+  }
 
  private:
   storage::Log& log_;
 };
 
 Partition::Partition(TopicPartition id, protocol::Uuid topic_id, std::unique_ptr<storage::Log> log,
-                     replication::ReplicaConfig cfg)
+                     replication::ReplicaConfig cfg, int64_t high_watermark)
     : id_(std::move(id)), topic_id_(topic_id), log_(std::move(log)) {
   adapter_ = std::make_unique<LogAdapter>(*log_);
   const bool recovered = load_epochs(*log_, epochs_);
-  replica_ = std::make_unique<replication::Replica>(cfg, *adapter_, epochs_, 0);
+  replica_ = std::make_unique<replication::Replica>(cfg, *adapter_, epochs_, high_watermark);
+  last_hw_ = replica_->high_watermark();
   if (recovered) {
     write_epoch_checkpoint();
     if (!log_->persist_leader_epochs())
@@ -114,8 +120,10 @@ void Partition::drain_replica() {
     acks_.erase(it);
   }
   if (out.epoch_cache_changed && !abandoned_) write_epoch_checkpoint();
-  if (high_watermark() != last_hw_) {
+  const int64_t low = replica_->low_watermark();
+  if (high_watermark() != last_hw_ || low != last_low_watermark_) {
     last_hw_ = high_watermark();
+    last_low_watermark_ = low;
     wake_waiters();
   }
   if (out.alter_partition) alter_out_ = std::move(out.alter_partition);

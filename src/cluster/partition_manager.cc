@@ -9,11 +9,13 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <exception>
 #include <fstream>
 #include <thread>
+#include <tuple>
 #include <unordered_set>
 
 #include "brokerd/cluster/fan_out.h"
@@ -99,6 +101,8 @@ struct PartitionManager::Shard {
   std::unordered_map<TopicPartition, CleanerState> cleaner;
   std::shared_ptr<const MetadataImage> image;  // the last one reconciled
   std::vector<LeadershipListener> listeners;
+  // High watermarks the checkpoints recorded, taken by the partitions as they open.
+  std::unordered_map<TopicPartition, int64_t> hw_at_start;
 
   void leadership_changed(const TopicPartition& tp, bool leads) const {
     for (const auto& fn : listeners) fn(tp, leads);
@@ -133,7 +137,8 @@ fs::path PartitionManager::choose_log_dir() {
 }
 
 std::unique_ptr<Partition> PartitionManager::open_partition(const TopicPartition& tp, const TopicMetadata& topic,
-                                                            const fs::path& dir, bool clean, bool metadata_checked) {
+                                                            const fs::path& dir, bool clean, bool metadata_checked,
+                                                            int64_t high_watermark) {
   auto effective = effective_topic_config(options_.topic_defaults, topic.configs);
   auto log = storage::Log::open(dir, make_log_config(effective), clean);
   if (!metadata_checked && !read_partition_metadata(dir)) write_partition_metadata(dir, topic.id);
@@ -142,7 +147,7 @@ std::unique_ptr<Partition> PartitionManager::open_partition(const TopicPartition
   rc.replica_lag_time_max_ms = options_.replica_lag_time_max_ms;
   rc.bugs = options_.replication_bugs;
   rc.min_insync_replicas = static_cast<int32_t>(std::stoll(effective.at("min.insync.replicas")));
-  auto p = std::make_unique<Partition>(tp, topic.id, std::move(log), rc);
+  auto p = std::make_unique<Partition>(tp, topic.id, std::move(log), rc, high_watermark);
   p->last_flush_ms = wall_clock_ms();
   p->flush_ms = std::stoll(effective.at("flush.ms"));
   p->flush_messages = std::stoll(effective.at("flush.messages"));
@@ -207,6 +212,7 @@ void PartitionManager::load(std::shared_ptr<const MetadataImage> image) {
       found[shard_of(*tp)].push_back({*tp, topic, entry.path(), clean, &dir});
     }
   }
+  read_hw_checkpoints();
   // Each shard's logs are opened on a thread of their own (the reactors do not run yet, so
   // each thread owns its shard), releasing that shard's idle files when the budget is spent.
   std::vector<std::exception_ptr> errors(shards_.size());
@@ -260,6 +266,81 @@ void PartitionManager::load(std::shared_ptr<const MetadataImage> image) {
   storage::set_thread_evictor({});
 }
 
+void PartitionManager::read_hw_checkpoints() {
+  for (const auto& dir : options_.log_dirs) {
+    const fs::path path = dir / storage::kReplicationOffsetCheckpointFile;
+    try {
+      auto entries = storage::read_offset_checkpoint(path);
+      if (!entries) continue;
+      for (auto& e : *entries) {
+        TopicPartition tp{std::move(e.topic), e.partition};
+        auto& at = shards_[shard_of(tp)]->hw_at_start;
+        at[tp] = e.offset;
+      }
+    } catch (const std::exception& e) {
+      // Only visibility is at stake: the high watermarks start at the log start and move up
+      // again as the in-sync replicas fetch.
+      module_logger("cluster")->warn("ignoring {}: {}", path.string(), e.what());
+    }
+  }
+}
+
+PartitionManager::HwByDir PartitionManager::high_watermarks(const Shard* only) const {
+  HwByDir out;
+  // Every log dir gets a file, keyed as a partition's parent path spells it.
+  for (const auto& dir : options_.log_dirs) out[(dir / "x").parent_path()];
+  for (const auto& shard : shards_) {
+    if (only && shard.get() != only) continue;
+    for (const auto& [tp, p] : shard->partitions)
+      out[p->log().dir().parent_path()].push_back({tp.topic, tp.partition, p->high_watermark()});
+  }
+  return out;
+}
+
+bool PartitionManager::write_hw_checkpoints(const HwByDir& hws, std::map<fs::path, std::string>& written) {
+  bool ok = true;
+  for (const auto& [dir, entries] : hws) {
+    auto text = storage::format_offset_checkpoint(entries);
+    auto& last = written[dir];
+    if (last == text) continue;
+    if (!storage::write_offset_checkpoint(dir / storage::kReplicationOffsetCheckpointFile, entries)) {
+      module_logger("cluster")->error("writing {} failed: {}", (dir / storage::kReplicationOffsetCheckpointFile).string(),
+                                      std::strerror(errno));
+      ok = false;
+      continue;
+    }
+    last = std::move(text);
+  }
+  return ok;
+}
+
+boost::asio::awaitable<void> PartitionManager::hw_checkpoint_loop() {
+  boost::asio::steady_timer timer(co_await boost::asio::this_coro::executor);
+  std::map<fs::path, std::string> written;
+  while (!stopping_) {
+    timer.expires_after(std::chrono::milliseconds(options_.hw_checkpoint_interval_ms));
+    co_await timer.async_wait(boost::asio::as_tuple(boost::asio::use_awaitable));
+    if (stopping_) break;
+    std::vector<FanOutTask<HwByDir>> tasks;
+    for (size_t i = 0; i < shards_.size(); ++i)
+      tasks.push_back({reactors_.executor(i), [this, i] { return high_watermarks(shards_[i].get()); }});
+    auto per_shard = co_await fan_out(std::move(tasks));
+    HwByDir all;
+    for (auto& part : per_shard)
+      for (auto& [dir, entries] : part) {
+        auto& to = all[dir];
+        to.insert(to.end(), std::make_move_iterator(entries.begin()), std::make_move_iterator(entries.end()));
+      }
+    // The file order follows the partitions (stable across writes of an unchanged node).
+    for (auto& [dir, entries] : all)
+      std::sort(entries.begin(), entries.end(), [](const auto& a, const auto& b) {
+        return std::tie(a.topic, a.partition) < std::tie(b.topic, b.partition);
+      });
+    auto write = [&all, &written] { write_hw_checkpoints(all, written); };
+    co_await blocking_.run(std::move(write));
+  }
+}
+
 Partition* PartitionManager::try_open(Shard& shard, const TopicPartition& tp, const TopicMetadata& topic) {
   auto off = shard.offline.find(tp);
   if (off != shard.offline.end() && off->second.topic_id != topic.id) {
@@ -270,8 +351,10 @@ Partition* PartitionManager::try_open(Shard& shard, const TopicPartition& tp, co
   const fs::path dir = retry ? off->second.dir : choose_log_dir() / tp.dir_name();
   const bool clean = retry ? off->second.clean : true;
   const bool metadata_checked = retry && off->second.metadata_checked;
+  auto hw = shard.hw_at_start.find(tp);
   try {
-    auto opened = open_partition(tp, topic, dir, clean, metadata_checked);
+    auto opened = open_partition(tp, topic, dir, clean, metadata_checked, hw == shard.hw_at_start.end() ? 0 : hw->second);
+    if (hw != shard.hw_at_start.end()) shard.hw_at_start.erase(hw);
     if (retry && !off->second.reason.empty())
       module_logger("cluster")->info("{} is online again: its log opened", tp.dir_name());
     if (retry) shard.offline.erase(off);
@@ -454,6 +537,7 @@ void PartitionManager::start() {
     });
     boost::asio::co_spawn(reactors_.executor(i), background_loop(i), boost::asio::detached);
   }
+  boost::asio::co_spawn(reactors_.executor(0), hw_checkpoint_loop(), boost::asio::detached);
 }
 
 void PartitionManager::stop() {
@@ -638,6 +722,28 @@ boost::asio::awaitable<protocol::ErrorCode> PartitionManager::await_replicated(c
   co_return slot->done ? static_cast<protocol::ErrorCode>(slot->error.load()) : protocol::ErrorCode::request_timed_out;
 }
 
+boost::asio::awaitable<std::pair<protocol::ErrorCode, int64_t>> PartitionManager::await_low_watermark(
+    const TopicPartition& tp, int64_t offset, int64_t timeout_ms) {
+  using Answer = std::pair<protocol::ErrorCode, int64_t>;
+  auto waiter = purgatory_.waiter(co_await boost::asio::this_coro::executor);
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(std::max<int64_t>(timeout_ms, 0));
+  while (true) {
+    waiter->reset();
+    auto check = [this, tp, offset, waiter]() -> Answer {
+      Partition* p = leading(tp);
+      if (!p) return {not_served(tp), -1};
+      const int64_t low = p->replica().low_watermark();
+      if (low >= offset) return {protocol::ErrorCode::none, low};
+      p->watch_low_watermark(waiter);
+      return {protocol::ErrorCode::request_timed_out, -1};
+    };
+    const Answer a = co_await net::run_on(executor_of(tp), std::move(check));
+    if (a.first != protocol::ErrorCode::request_timed_out) co_return a;
+    if (std::chrono::steady_clock::now() >= deadline || purgatory_.stopped()) co_return a;
+    co_await waiter->wait_until(deadline);
+  }
+}
+
 boost::asio::awaitable<protocol::ErrorCode> PartitionManager::flush_if_due(const TopicPartition& tp) {
   struct Taken {
     storage::FlushTarget target;
@@ -676,6 +782,7 @@ void PartitionManager::shutdown() {
   auto log = module_logger("cluster");
   bool ok = true;
   release_idle_files_of_every_shard();  // the reactors have stopped: this thread owns them all
+  const HwByDir hws = high_watermarks(nullptr);
   for (auto& shard : shards_) {
     for (auto& [tp, p] : shard->partitions) {
       try {
@@ -694,6 +801,8 @@ void PartitionManager::shutdown() {
     shard->partitions.clear();
   }
   storage::set_thread_evictor({});
+  std::map<fs::path, std::string> none;
+  write_hw_checkpoints(hws, none);  // a failure costs visibility for a moment, never data
   if (!ok) return;  // the next start recovers
   for (const auto& dir : options_.log_dirs) std::ofstream(dir / kCleanShutdownMarker) << "clean\n";
 }

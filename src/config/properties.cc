@@ -45,6 +45,8 @@ constexpr PropertyDef kBroker[] = {
   {"inject.bug", T::list, "", INT64_MIN, INT64_MAX, {}, {}, true, "Test builds only: replication defects to inject, by name (repl-sim --list-bugs)."},
 #endif
   {"replica.lag.time.max.ms", T::int64, "10000", 100, INT64_MAX, {}, {}, true, "A follower in the ISR that has not caught up with the leader's log end for this long is dropped from it."},
+  {"replica.high.watermark.checkpoint.interval.ms", T::int64, "5000", 100, INT64_MAX, {}, {}, true, "How often each log dir's replication-offset-checkpoint records the partitions' high watermarks (a restarted node starts from them)."},
+  {"replica.selector.class", T::choice, "", INT64_MIN, INT64_MAX, ",org.apache.kafka.common.replica.RackAwareReplicaSelector,org.apache.kafka.common.replica.LeaderSelector", {}, true, "Where consumers that name their rack (client.rack) read: the rack-aware selector points them to an in-sync replica in their own rack (fetch from follower, KIP-392); empty or the leader selector keeps every read on the leader."},
   {"num.replica.fetchers", T::int32, "1", 1, 64, {}, {}, true, "Fetch connections to each leader this node follows partitions of."},
   {"replica.fetch.max.bytes", T::int32, "1048576", 1024, kInt32Max, {}, {}, true, "Bytes a follower asks for per partition in one fetch (a larger first batch still comes whole)."},
   {"replica.fetch.response.max.bytes", T::int32, "10485760", 1024, kInt32Max, {}, {}, true, "Bytes a follower asks for in one fetch over all its partitions."},

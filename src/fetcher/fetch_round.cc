@@ -165,6 +165,7 @@ bool fetch(const FetcherOptions& options, PartitionManager& pm, const quorum::Vo
     auto& p = partition_entry(req.topics, topic_index, a.tp);
     p.current_leader_epoch = a.request.current_leader_epoch;
     p.fetch_offset = a.request.fetch_offset;
+    p.log_start_offset = a.request.log_start_offset;
     p.partition_max_bytes = options.partition_max_bytes;
   }
   auto resp = call<protocol::FetchResponse>(client, leader, kFetch, kFetchVersion, req);

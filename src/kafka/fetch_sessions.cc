@@ -106,6 +106,7 @@ FetchSessionCache::Context FetchSessionCache::begin(const FetchSessionRequest& r
       cached.fetch_offset = p.fetch_offset;
       cached.max_bytes = p.max_bytes;
       cached.current_leader_epoch = p.current_leader_epoch;
+      cached.requester_log_start = p.requester_log_start;
     } else {
       s.index[p.key] = s.order.size();
       s.order.push_back(p);

@@ -26,7 +26,7 @@ BrokerMetrics::BrokerMetrics(Registry& registry)
       topics_(registry.keyed_counters(
           "topic", {{"brokerd_topic_bytes_in_total", "Record batch bytes appended, per topic."},
                     {"brokerd_topic_records_in_total", "Records appended, per topic."},
-                    {"brokerd_topic_bytes_out_total", "Record batch bytes returned by Fetch, per topic."}})),
+                    {"brokerd_topic_bytes_out_total", "Record batch bytes returned to consumers by Fetch, per topic (replication excluded)."}})),
       fetch_purgatory_(registry.gauge("brokerd_fetch_purgatory_size",
                                       "Fetch requests waiting for min_bytes or max_wait_ms.")),
       produce_purgatory_(registry.gauge(

@@ -41,6 +41,13 @@ void SimLog::reset_to(Offset start) {
   low_water_ = std::min(low_water_, start);
 }
 
+void SimLog::advance_start(Offset start) {
+  start = std::min(start, end_offset());
+  if (start <= start_) return;
+  while (!batches_.empty() && batches_.front().last() < start) batches_.erase(batches_.begin());
+  start_ = start;
+}
+
 Offset SimLog::append_leader(Epoch epoch, const Record& r) {
   StoredBatch b;
   b.base = end_offset();

@@ -35,6 +35,7 @@ class SimLog final : public ReplicaLog {
   void append_replica(const Batch& batch) override;
   void truncate_to(Offset end) override;
   void reset_to(Offset start) override;
+  void advance_start(Offset start) override;
 
   // The leader writes a batch of one record in its epoch; returns its offset.
   Offset append_leader(Epoch epoch, const Record& r);

@@ -32,7 +32,7 @@ std::optional<FollowerRequest> Replica::next_request(int64_t now) {
     }
   }
   in_flight_ = true;
-  return FetchRequest{config_.broker_id, state_.leader_epoch, log_.end_offset()};
+  return FetchRequest{config_.broker_id, state_.leader_epoch, log_.end_offset(), log_.start_offset()};
 }
 
 void Replica::handle_epoch_end_response(const EpochEndResponse& r, int64_t now) {
@@ -85,6 +85,14 @@ void Replica::handle_fetch_response(const FetchResponse& r, int64_t now) {
     }
   }
   hw_ = std::max(hw_, std::min(r.high_watermark, log_.end_offset()));
+  // The leader deleted below its log start (DeleteRecords, retention): so does this replica,
+  // as far as it holds what is committed (the leader's start never passes its high watermark).
+  const Offset start = std::min(r.log_start_offset, hw_);
+  if (start > log_.start_offset()) {
+    log_.advance_start(start);
+    epochs_.truncate_from_start(start);
+    out_.epoch_cache_changed = true;
+  }
 }
 
 void Replica::request_failed(int64_t now) {

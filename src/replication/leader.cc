@@ -74,6 +74,7 @@ FetchDecision Replica::handle_fetch(const FetchRequest& r, int64_t now) {
   if (r.fetch_offset >= leader_end) p.last_caught_up = now;
   else if (r.fetch_offset >= p.leader_end_at_last_fetch) p.last_caught_up = std::max(p.last_caught_up, p.last_fetch);
   p.log_end = r.fetch_offset;
+  p.log_start = r.log_start_offset;
   p.last_fetch = now;
   p.leader_end_at_last_fetch = leader_end;
 
@@ -90,6 +91,29 @@ FetchDecision Replica::handle_fetch(const FetchRequest& r, int64_t now) {
   complete_acks(now);
   d.high_watermark = hw_;
   return d;
+}
+
+Offset Replica::low_watermark() const {
+  if (!is_leader()) return kNoOffset;
+  Offset low = log_.start_offset();
+  for (BrokerId b : maximal_isr()) {
+    if (b == config_.broker_id) continue;
+    const FollowerProgress* p = follower(b);
+    if (!p || p->log_start == kNoOffset) return kNoOffset;
+    low = std::min(low, p->log_start);
+  }
+  return low;
+}
+
+std::vector<std::pair<BrokerId, Offset>> Replica::followers_holding(Offset offset) const {
+  std::vector<std::pair<BrokerId, Offset>> out;
+  if (!is_leader()) return out;
+  for (BrokerId b : state_.isr) {
+    if (b == config_.broker_id) continue;
+    const FollowerProgress* p = follower(b);
+    if (p && p->log_end >= offset && p->log_start != kNoOffset && p->log_start <= offset) out.emplace_back(b, p->log_end);
+  }
+  return out;
 }
 
 EpochEndResponse Replica::handle_epoch_end(const EpochEndRequest& r) const {

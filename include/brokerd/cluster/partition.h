@@ -31,8 +31,9 @@ struct AckSlot {
 
 class Partition {
  public:
+  // `high_watermark`: the one the last checkpoint recorded (clamped to the log).
   Partition(TopicPartition id, protocol::Uuid topic_id, std::unique_ptr<storage::Log> log,
-            replication::ReplicaConfig config);
+            replication::ReplicaConfig config, int64_t high_watermark = 0);
   ~Partition();
 
   const TopicPartition& id() const { return id_; }
@@ -75,6 +76,8 @@ class Partition {
   // Parks a fetch until data beyond `seen_end` arrives (woken at once if it already has):
   // past the high watermark for consumers, past the log end for a follower.
   void watch(const std::shared_ptr<FetchWaiter>& w, int64_t seen_end, bool follower = false);
+  // Parks a DeleteRecords until the low watermark moves (or anything else wakes the waiters).
+  void watch_low_watermark(const std::shared_ptr<FetchWaiter>& w) { waiters_.push_back(w); }
 
   // Flush bookkeeping (home shard only).
   int64_t last_flush_ms = 0;
@@ -104,6 +107,7 @@ class Partition {
   std::map<uint64_t, std::shared_ptr<AckSlot>> acks_;
   std::optional<replication::AlterPartitionRequest> alter_out_;
   int64_t last_hw_ = 0;
+  int64_t last_low_watermark_ = -1;
   bool abandoned_ = false;
 };
 

@@ -20,6 +20,7 @@
 #include "brokerd/cluster/partition.h"
 #include "brokerd/cluster/topic_config.h"
 #include "brokerd/cluster/topic_partition.h"
+#include "brokerd/storage/offset_checkpoint.h"
 
 namespace brokerd::net {
 class ReactorPool;
@@ -69,6 +70,9 @@ class PartitionManager {
     // (replication::Replica::check_lease). Unset: always current.
     std::function<bool()> metadata_current;
     int64_t session_timeout_ms = 3000;
+    // replica.high.watermark.checkpoint.interval.ms: how often each log dir's
+    // replication-offset-checkpoint records the high watermarks (also written at shutdown).
+    int64_t hw_checkpoint_interval_ms = 5000;
   };
   static Options::Cleaner cleaner_settings_from(const config::BrokerConfig& cfg);
 
@@ -79,7 +83,8 @@ class PartitionManager {
   // on this node (creating the missing ones) and deletes directories of partitions the image
   // no longer places here.
   void load(std::shared_ptr<const MetadataImage> image);
-  // Starts each shard's retention and flush loops. The reactors must be running.
+  // Starts each shard's retention and flush loops, and the high-watermark checkpoints. The
+  // reactors must be running.
   void start();
   // The first step of a stop, from any thread: wakes every parked fetch (they answer at
   // once, and later ones do not park) and ends the shards' loops within a tick.
@@ -138,6 +143,12 @@ class PartitionManager {
   // minimum, REQUEST_TIMED_OUT after timeout_ms. Callable from a coroutine on any executor.
   boost::asio::awaitable<protocol::ErrorCode> await_replicated(const TopicPartition& tp, int64_t last_offset,
                                                                int64_t timeout_ms);
+  // DeleteRecords' wait: until every in-sync replica of tp (led here) has moved its log start
+  // to `offset` or beyond. The low watermark then, or NOT_LEADER_OR_FOLLOWER, or
+  // REQUEST_TIMED_OUT after timeout_ms. Callable from a coroutine on any executor.
+  boost::asio::awaitable<std::pair<protocol::ErrorCode, int64_t>> await_low_watermark(const TopicPartition& tp,
+                                                                                     int64_t offset,
+                                                                                     int64_t timeout_ms);
   // flush.messages: syncs tp's log now (on the blocking pool) when at least that many records
   // are unflushed, so that the produce that reached the count is answered once they are
   // durable. KAFKA_STORAGE_ERROR when the sync failed. Callable from any executor.
@@ -162,7 +173,17 @@ class PartitionManager {
   // Closes a hosted partition and deletes its directory (in the background).
   void drop_partition(Shard& shard, const TopicPartition& tp);
   std::unique_ptr<Partition> open_partition(const TopicPartition& tp, const TopicMetadata& topic,
-                                            const std::filesystem::path& dir, bool clean, bool metadata_checked);
+                                            const std::filesystem::path& dir, bool clean, bool metadata_checked,
+                                            int64_t high_watermark);
+  // The replication-offset-checkpoint of every log dir: read at load (into each shard's
+  // hw_at_start), written every interval and at shutdown.
+  void read_hw_checkpoints();
+  boost::asio::awaitable<void> hw_checkpoint_loop();
+  // Every hosted partition's high watermark, by log dir (each shard's own when `shard` is set).
+  using HwByDir = std::map<std::filesystem::path, std::vector<storage::OffsetCheckpointEntry>>;
+  HwByDir high_watermarks(const Shard* shard) const;
+  // Writes the checkpoints whose text changed since `written` (updated); false if one failed.
+  static bool write_hw_checkpoints(const HwByDir& hws, std::map<std::filesystem::path, std::string>& written);
   // Opens tp (in its offline entry's dir, or a new one) and hosts it; on failure records it
   // offline (logged once per reason) and returns nullptr.
   Partition* try_open(Shard& shard, const TopicPartition& tp, const TopicMetadata& topic);

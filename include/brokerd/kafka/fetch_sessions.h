@@ -45,6 +45,7 @@ struct SessionPartition {
   int64_t fetch_offset = 0;
   int32_t max_bytes = 0;
   int32_t current_leader_epoch = -1;
+  int64_t requester_log_start = -1;  // a follower's own log start (Fetch v5+)
   static constexpr int64_t kNeverSent = -2;
   int64_t high_watermark = kNeverSent;
   int64_t last_stable_offset = kNeverSent;

@@ -26,6 +26,7 @@ struct FetchRequest {
   BrokerId replica = kNoBroker;
   Epoch current_leader_epoch = 0;  // the epoch the follower believes in
   Offset fetch_offset = 0;         // the follower's log end
+  Offset log_start_offset = kNoOffset;  // the follower's log start (unknown: kNoOffset)
 };
 
 // The leader's decision on a follower's fetch; the caller reads the batches from

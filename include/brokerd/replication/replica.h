@@ -32,6 +32,9 @@ class ReplicaLog {
   virtual void truncate_to(Offset end) = 0;
   // Drops everything; the log continues, empty, at `start` (the leader deleted our end).
   virtual void reset_to(Offset start) = 0;
+  // Moves the log start up to `start` (at most the end): the leader deleted records below it
+  // (DeleteRecords, retention).
+  virtual void advance_start(Offset start) = 0;
 };
 
 struct Completion {
@@ -102,6 +105,12 @@ class Replica {
   BrokerId leader() const { return state_.leader; }
   Epoch leader_epoch() const { return state_.leader_epoch; }
   Offset high_watermark() const { return hw_; }
+  // The leader's low watermark: the smallest log start among itself and the ISR members
+  // (kNoOffset while one of them has not fetched in this epoch); what DeleteRecords waits for.
+  Offset low_watermark() const;
+  // The followers in the controller's ISR that hold `offset` (their log start at or below it,
+  // their log end at or past it), with their log ends: where a consumer may read it (KIP-392).
+  std::vector<std::pair<BrokerId, Offset>> followers_holding(Offset offset) const;
   Offset log_end_offset() const { return log_.end_offset(); }
   const PartitionState& state() const { return state_; }
   // The ISR the high watermark follows: the controller's, plus members a pending
@@ -112,6 +121,7 @@ class Replica {
  private:
   struct FollowerProgress {
     Offset log_end = kNoOffset;          // unknown until it fetches in this epoch
+    Offset log_start = kNoOffset;        // as its last fetch reported it
     int64_t last_caught_up = 0;
     int64_t last_fetch = 0;
     Offset leader_end_at_last_fetch = 0;

@@ -1,5 +1,7 @@
-// DeleteRecords: moves each partition's log start forward on its home shard. Offset -1
-// means the high watermark; the answer carries the new log start (the low watermark).
+// DeleteRecords: moves each partition's log start forward on its leader, then waits (up to
+// the request's timeout) until every in-sync replica has moved its own, as followers do on
+// their next fetch. Offset -1 means the high watermark; the answer carries the low watermark
+// (the smallest log start of the ISR).
 #include <chrono>
 #include <map>
 
@@ -23,6 +25,7 @@ constexpr int64_t kHighWatermark = -1;
 struct Outcome {
   ErrorCode error = ErrorCode::none;
   int64_t low_watermark = -1;
+  int64_t offset = -1;  // the requested offset, resolved
 };
 
 Outcome delete_before(cluster::Partition* p, int64_t requested) {
@@ -34,7 +37,7 @@ Outcome delete_before(cluster::Partition* p, int64_t requested) {
   int64_t offset = requested == kHighWatermark ? hw : requested;
   if (offset < 0 || offset > hw) return {ErrorCode::offset_out_of_range};
   if (auto e = log.delete_records_before(offset, wall_clock_ms()); e != ErrorCode::none) return {e};
-  return {ErrorCode::none, log.log_start_offset()};
+  return {ErrorCode::none, log.log_start_offset(), offset};
 }
 
 }  // namespace
@@ -71,6 +74,7 @@ boost::asio::awaitable<net::Response> handle_delete_records(HandlerContext& ctx)
   }
 
   std::vector<std::pair<size_t, size_t>> slots;
+  std::vector<cluster::TopicPartition> tps;
   std::vector<cluster::FanOutTask<Outcome>> tasks;
   for (const auto& [key, slot] : part_slot) {
     auto& pr = resp.topics[slot.first].partitions[slot.second];
@@ -82,6 +86,7 @@ boost::asio::awaitable<net::Response> handle_delete_records(HandlerContext& ctx)
     } else {
       cluster::TopicPartition tp{key.first, key.second};
       slots.push_back(slot);
+      tps.push_back(tp);
       tasks.push_back({svc.partitions.executor_of(tp), [pm = &svc.partitions, tp, offset = offsets[key]] {
                          auto* p = pm->leading(tp);
                          return p ? delete_before(p, offset) : Outcome{pm->not_served(tp)};
@@ -89,6 +94,15 @@ boost::asio::awaitable<net::Response> handle_delete_records(HandlerContext& ctx)
     }
   }
   auto outcomes = co_await cluster::fan_out(std::move(tasks));
+  // The followers' turn: one deadline for the whole request.
+  const int64_t deadline = wall_clock_ms() + std::max(req.timeout_ms, 0);
+  for (size_t i = 0; i < outcomes.size(); ++i) {
+    auto& o = outcomes[i];
+    if (o.error != ErrorCode::none) continue;
+    auto [error, low] = co_await svc.partitions.await_low_watermark(tps[i], o.offset, deadline - wall_clock_ms());
+    o.error = error;
+    o.low_watermark = low;
+  }
   for (size_t i = 0; i < outcomes.size(); ++i) {
     auto& pr = resp.topics[slots[i].first].partitions[slots[i].second];
     pr.error_code = protocol::code(outcomes[i].error);

@@ -4,6 +4,10 @@
 // (replica id >= 0) reads up to the log end, and its fetch offset tells the leader how far
 // it has replicated. With a fetch session (KIP-227, kafka/fetch_sessions.h) the request
 // names only what changed and the answer only partitions with news.
+//
+// Fetch from the nearest replica (KIP-392): a consumer that names its rack (v11+) is pointed
+// by the leader to an in-sync follower in that rack when replica.selector.class asks for it,
+// and any replica serves such consumers up to its own high watermark.
 #include <chrono>
 
 #include "brokerd/cluster/fan_out.h"
@@ -11,10 +15,12 @@
 #include "brokerd/cluster/metadata_store.h"
 #include "brokerd/cluster/partition_manager.h"
 #include "brokerd/common/clock.h"
+#include "brokerd/config/broker_config.h"
 #include "brokerd/kafka/fetch_sessions.h"
 #include "brokerd/metrics/broker_metrics.h"
 #include "brokerd/protocol/messages/fetch_request.h"
 #include "brokerd/protocol/messages/fetch_response.h"
+#include "brokerd/replication/read_replica.h"
 #include "kafka/handler.h"
 
 namespace brokerd::kafka {
@@ -32,6 +38,7 @@ struct Wanted {
   ErrorCode error = ErrorCode::none;  // set when the partition cannot be read at all
   int32_t replica = -1;               // the follower fetching, or -1 for a consumer
   int32_t current_leader_epoch = -1;
+  int64_t replica_log_start = -1;  // the follower's log start
   bool min_one_batch = true;  // the first batch whole even when larger than max_bytes
 };
 
@@ -40,7 +47,62 @@ struct ReadOutcome {
   protocol::Records records = protocol::Records::empty();
   int64_t high_watermark = -1;
   int64_t log_start_offset = -1;
+  int32_t preferred_read_replica = -1;  // read there instead (KIP-392)
 };
+
+// What the whole request says about where a consumer may read.
+struct ReadPolicy {
+  bool any_replica = false;   // v11+ consumer: followers serve it too
+  bool rack_aware = false;    // replica.selector.class is the rack-aware one
+  std::string client_rack;
+  int32_t node_id = -1;
+  std::shared_ptr<const cluster::MetadataImage> image;  // the brokers' racks
+};
+
+std::string_view rack_of(const cluster::MetadataImage& image, int32_t broker) {
+  const auto* b = image.broker(broker);
+  return b ? std::string_view(b->rack) : std::string_view();
+}
+
+// The leader's KIP-392 choice for a consumer at `offset`: another replica's id, or -1.
+int32_t preferred_replica(const ReadPolicy& policy, cluster::Partition& p, int64_t offset) {
+  if (!policy.rack_aware || policy.client_rack.empty()) return -1;
+  const auto holding = p.replica().followers_holding(offset);
+  if (holding.empty()) return -1;
+  std::vector<replication::ReadCandidate> candidates;
+  for (const auto& [id, end] : holding) candidates.push_back({id, end, rack_of(*policy.image, id)});
+  const int32_t chosen = replication::choose_read_replica(policy.client_rack, policy.node_id,
+                                                          rack_of(*policy.image, policy.node_id), candidates);
+  return chosen == policy.node_id ? -1 : chosen;
+}
+
+// A consumer reading from a follower: the epoch it names must be the follower's, and it reads
+// up to the follower's high watermark. Past the follower's end, a consumer that names an
+// epoch is told OFFSET_OUT_OF_RANGE (it asks the leader); one that does not gets an empty
+// answer, as it may have followed stale metadata here and will refresh it.
+ReadOutcome read_at_follower(cluster::Partition& p, const Wanted& w) {
+  ReadOutcome out;
+  if (w.current_leader_epoch >= 0 && w.current_leader_epoch < p.leader_epoch()) {
+    out.error = ErrorCode::fenced_leader_epoch;
+    return out;
+  }
+  if (w.current_leader_epoch > p.leader_epoch()) {
+    out.error = ErrorCode::unknown_leader_epoch;
+    return out;
+  }
+  auto& log = p.log();
+  out.high_watermark = p.high_watermark();
+  out.log_start_offset = log.log_start_offset();
+  if (w.offset < out.log_start_offset || (w.offset > log.log_end_offset() && w.current_leader_epoch >= 0)) {
+    out.error = ErrorCode::offset_out_of_range;
+    return out;
+  }
+  if (w.offset >= out.high_watermark) return out;
+  auto rr = log.read(w.offset, std::max(w.max_bytes, 1), w.min_one_batch, out.high_watermark);
+  out.error = rr.error;
+  out.records = std::move(rr.records);
+  return out;
+}
 
 // A follower's fetch: the replication core checks it and learns the follower's end.
 ReadOutcome read_for_follower(cluster::PartitionManager& pm, const Wanted& w) {
@@ -50,7 +112,7 @@ ReadOutcome read_for_follower(cluster::PartitionManager& pm, const Wanted& w) {
     out.error = pm.not_served(w.tp);
     return out;
   }
-  auto d = p->replica().handle_fetch({w.replica, w.current_leader_epoch, w.offset}, wall_clock_ms());
+  auto d = p->replica().handle_fetch({w.replica, w.current_leader_epoch, w.offset, w.replica_log_start}, wall_clock_ms());
   pm.after_replica_input(w.tp, *p);
   out.error = d.error;
   out.high_watermark = d.high_watermark;
@@ -64,17 +126,31 @@ ReadOutcome read_for_follower(cluster::PartitionManager& pm, const Wanted& w) {
   return out;
 }
 
-ReadOutcome read_partition(cluster::PartitionManager& pm, const Wanted& w) {
+// The partition a consumer's fetch may read on this node: the leader's, or (v11+) a
+// follower's that has a leader to follow.
+cluster::Partition* readable(cluster::PartitionManager& pm, const ReadPolicy& policy, const cluster::TopicPartition& tp) {
+  if (!policy.any_replica) return pm.leading(tp);
+  cluster::Partition* p = pm.local(tp);
+  if (!p || p->is_leader()) return p;
+  return p->leader() >= 0 && p->leader() != policy.node_id ? p : nullptr;
+}
+
+ReadOutcome read_partition(cluster::PartitionManager& pm, const ReadPolicy& policy, const Wanted& w) {
   if (w.replica >= 0) return read_for_follower(pm, w);
   ReadOutcome out;
-  cluster::Partition* p = pm.leading(w.tp);
+  cluster::Partition* p = readable(pm, policy, w.tp);
   if (!p) {
     out.error = pm.not_served(w.tp);
     return out;
   }
+  if (!p->is_leader()) return read_at_follower(*p, w);
   auto& log = p->log();
   out.high_watermark = p->high_watermark();
   out.log_start_offset = log.log_start_offset();
+  if (w.offset >= out.log_start_offset && w.offset <= log.log_end_offset()) {
+    out.preferred_read_replica = preferred_replica(policy, *p, w.offset);
+    if (out.preferred_read_replica >= 0) return out;
+  }
   if (w.offset == out.high_watermark) return out;
   if (w.offset < out.log_start_offset || w.offset > log.log_end_offset()) {
     out.error = ErrorCode::offset_out_of_range;
@@ -134,6 +210,7 @@ FetchSessionRequest session_request(const FetchRequest& req, int16_t version, in
       p.fetch_offset = part.fetch_offset;
       p.max_bytes = part.partition_max_bytes;
       p.current_leader_epoch = part.current_leader_epoch;
+      p.requester_log_start = part.log_start_offset;
       r.partitions.push_back(std::move(p));
     }
   }
@@ -160,6 +237,14 @@ boost::asio::awaitable<net::Response> handle_fetch(HandlerContext& ctx) {
   }
 
   auto image = svc.metadata.image();
+  ReadPolicy policy;
+  policy.any_replica = replica_id < 0 && ctx.version >= 11;
+  if (policy.any_replica) {
+    policy.rack_aware = svc.config.raw("replica.selector.class") == replication::kRackAwareReplicaSelector;
+    policy.client_rack = req.rack_id;
+    policy.node_id = svc.node_id;
+    policy.image = image;
+  }
   std::vector<Wanted> wanted;
   wanted.reserve(session.partitions.size());
   for (const auto& sp : session.partitions) {
@@ -168,6 +253,7 @@ boost::asio::awaitable<net::Response> handle_fetch(HandlerContext& ctx) {
     Wanted w{{meta ? meta->name : key.topic, key.partition}, sp.fetch_offset, sp.max_bytes};
     w.replica = replica_id >= 0 ? replica_id : -1;
     w.current_leader_epoch = sp.current_leader_epoch;
+    w.replica_log_start = sp.requester_log_start;
     if (!meta) {
       w.error = ctx.version >= 13 ? ErrorCode::unknown_topic_id : ErrorCode::unknown_topic_or_partition;
     } else if (key.partition < 0 || key.partition >= meta->partition_count()) {
@@ -188,7 +274,8 @@ boost::asio::awaitable<net::Response> handle_fetch(HandlerContext& ctx) {
       slots.push_back(i);
       Wanted w = wanted[i];
       w.max_bytes = static_cast<int32_t>(std::min<int64_t>(w.max_bytes, max_bytes));
-      tasks.push_back({svc.partitions.executor_of(w.tp), [pm = &svc.partitions, w] { return read_partition(*pm, w); }});
+      tasks.push_back({svc.partitions.executor_of(w.tp),
+                       [pm = &svc.partitions, rp = &policy, w] { return read_partition(*pm, *rp, w); }});
     }
     auto results = co_await cluster::fan_out(std::move(tasks));
     for (size_t i = 0; i < results.size(); ++i) reads[slots[i]] = std::move(results[i]);
@@ -201,7 +288,8 @@ boost::asio::awaitable<net::Response> handle_fetch(HandlerContext& ctx) {
         Wanted w = wanted[i];
         w.max_bytes = limit;
         w.min_one_batch = false;
-        rereads.push_back({svc.partitions.executor_of(w.tp), [pm = &svc.partitions, w] { return read_partition(*pm, w); }});
+        rereads.push_back({svc.partitions.executor_of(w.tp),
+                           [pm = &svc.partitions, rp = &policy, w] { return read_partition(*pm, *rp, w); }});
       }
       auto second = co_await cluster::fan_out(std::move(rereads));
       for (size_t k = 0; k < second.size(); ++k) {
@@ -209,11 +297,13 @@ boost::asio::awaitable<net::Response> handle_fetch(HandlerContext& ctx) {
         reads[again[k].first] = std::move(second[k]);
       }
     }
-    bool any_error = false;
+    // An error or a pointer to another replica is answered at once.
+    bool answer_now = false;
     for (size_t i = 0; i < wanted.size(); ++i)
-      any_error = any_error || wanted[i].error != ErrorCode::none || reads[i].error != ErrorCode::none;
+      answer_now = answer_now || wanted[i].error != ErrorCode::none || reads[i].error != ErrorCode::none ||
+                   reads[i].preferred_read_replica >= 0;
     // A stopping node answers at once with what it has.
-    if (total >= req.min_bytes || any_error || Clock::now() >= deadline || svc.partitions.purgatory().stopped()) break;
+    if (total >= req.min_bytes || answer_now || Clock::now() >= deadline || svc.partitions.purgatory().stopped()) break;
 
     // Park until one of the partitions gets data, or the deadline.
     if (!waiter) waiter = svc.partitions.purgatory().waiter(co_await boost::asio::this_coro::executor);
@@ -224,8 +314,9 @@ boost::asio::awaitable<net::Response> handle_fetch(HandlerContext& ctx) {
       const bool follower = wanted[i].replica >= 0;
       auto seen = follower ? wanted[i].offset : std::max(reads[i].high_watermark, wanted[i].offset);
       watches.push_back({svc.partitions.executor_of(wanted[i].tp),
-                         [pm = &svc.partitions, tp = wanted[i].tp, waiter, seen, follower] {
-                           if (auto* p = pm->leading(tp)) p->watch(waiter, seen, follower);
+                         [pm = &svc.partitions, rp = &policy, tp = wanted[i].tp, waiter, seen, follower] {
+                           auto* p = follower ? pm->leading(tp) : readable(*pm, *rp, tp);
+                           if (p) p->watch(waiter, seen, follower);
                            return true;
                          }});
     }
@@ -243,7 +334,7 @@ boost::asio::awaitable<net::Response> handle_fetch(HandlerContext& ctx) {
     std::vector<PartitionAnswer> answers(wanted.size());
     for (size_t i = 0; i < wanted.size(); ++i) {
       const auto& r = reads[i];
-      answers[i] = {r.records.size() > 0, wanted[i].error != ErrorCode::none ? wanted[i].error : r.error,
+      answers[i] = {r.records.size() > 0 || r.preferred_read_replica >= 0, wanted[i].error != ErrorCode::none ? wanted[i].error : r.error,
                     r.high_watermark, r.high_watermark, r.log_start_offset};
     }
     include = svc.fetch_sessions.finish(session, answers, wall_clock_ms());
@@ -271,13 +362,15 @@ boost::asio::awaitable<net::Response> handle_fetch(HandlerContext& ctx) {
     pd.high_watermark = r.high_watermark;
     pd.last_stable_offset = r.high_watermark;
     pd.log_start_offset = r.log_start_offset;
+    pd.preferred_read_replica = r.preferred_read_replica;
     pd.aborted_transactions.emplace();
     any_error = any_error || pd.error_code != 0;
     topic_bytes.back() += r.records.size();
     pd.records = std::move(r.records);
     resp.responses.back().partitions.push_back(std::move(pd));
   }
-  for (size_t t = 0; t < topic_bytes.size(); ++t) {
+  // Consumers' reads only (Kafka's BytesOut; replication is counted by the followers).
+  for (size_t t = 0; t < topic_bytes.size() && replica_id < 0; ++t) {
     if (topic_bytes[t] > 0) svc.metrics.topics().row(resp.responses[t].topic).add(metrics::BrokerMetrics::bytes_out, topic_bytes[t]);
   }
   if (any_error) svc.metrics.api(ctx.request.api_key).errors.add();

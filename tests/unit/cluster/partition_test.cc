@@ -15,12 +15,12 @@ using storage::testing::TempDir;
 
 constexpr int64_t kNow = storage::testing::kNow;
 
-std::unique_ptr<Partition> open_partition(const std::filesystem::path& dir, bool clean_shutdown) {
+std::unique_ptr<Partition> open_partition(const std::filesystem::path& dir, bool clean_shutdown, int64_t hw = 0) {
   replication::ReplicaConfig cfg;
   cfg.broker_id = 1;
   return std::make_unique<Partition>(TopicPartition{"t", 0}, protocol::Uuid{}, Log::open(dir, LogConfig{},
                                                                                           clean_shutdown),
-                                     cfg);
+                                     cfg, hw);
 }
 
 void append_in_epoch(Log& log, int32_t epoch) {
@@ -75,6 +75,20 @@ TEST(Partition, AnUnreadableEpochFileIsRebuiltFromTheRecoveredBatches) {
   auto p = open_partition(path, false);
   using replication::EpochEntry;
   EXPECT_EQ(p->replica().epochs().entries(), (std::vector<EpochEntry>{{4, 0}, {6, 2}}));
+}
+
+// The checkpointed high watermark is where a restarted replica starts, within its log (a
+// crash may have cut the log below what the checkpoint recorded).
+TEST(Partition, StartsFromTheCheckpointedHighWatermarkWithinItsLog) {
+  TempDir dir;
+  auto path = dir.path() / "t-0";
+  {
+    auto log = Log::open(path, LogConfig{}, true);
+    for (int i = 0; i < 3; ++i) append_in_epoch(*log, 1);  // [0, 6)
+  }
+  EXPECT_EQ(open_partition(path, true, 4)->high_watermark(), 4);
+  EXPECT_EQ(open_partition(path, true, 9)->high_watermark(), 6);
+  EXPECT_EQ(open_partition(path, true)->high_watermark(), 0);
 }
 
 }  // namespace

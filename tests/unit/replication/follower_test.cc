@@ -123,5 +123,17 @@ TEST_F(Follower, ARestartDropsEpochsPastTheRecoveredLogEnd) {
   EXPECT_EQ(r->high_watermark(), 4) << "never past the log end";
 }
 
+TEST_F(Follower, MovesItsLogStartWithTheLeadersUpToWhatIsCommitted) {
+  start(partition(1, 3, {1, 2, 3}), 0);
+  EXPECT_EQ(next<FetchRequest>().log_start_offset, 0);
+  r->handle_fetch_response({ErrorCode::none, 3, 2, 4, {Batch{0, 4, 3, {}}}}, now);
+  EXPECT_EQ(log.start_offset(), 2) << "the leader's start is past this replica's high watermark (2)";
+  EXPECT_EQ(next<FetchRequest>().log_start_offset, 2);
+  r->handle_fetch_response({ErrorCode::none, 3, 5, 4, {}}, now);
+  EXPECT_EQ(log.start_offset(), 4);
+  EXPECT_EQ(log.end_offset(), 5);
+  EXPECT_EQ(next<FetchRequest>().log_start_offset, 4);
+}
+
 }  // namespace
 }  // namespace brokerd::replication

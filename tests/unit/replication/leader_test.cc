@@ -21,8 +21,8 @@ struct Leader : ::testing::Test {
     r = std::make_unique<Replica>(config, log, epochs, 0);
     r->apply(s, now);
   }
-  FetchDecision fetch(BrokerId from, Offset offset, Epoch epoch = 3) {
-    return r->handle_fetch(FetchRequest{from, epoch, offset}, now);
+  FetchDecision fetch(BrokerId from, Offset offset, Epoch epoch = 3, Offset log_start = 0) {
+    return r->handle_fetch(FetchRequest{from, epoch, offset, log_start}, now);
   }
   std::vector<Completion> completions() { return r->take_output().completions; }
 };
@@ -226,6 +226,35 @@ TEST_F(Leader, AnswersWhereAnEpochEnded) {
   auto b = r->handle_epoch_end(EpochEndRequest{2, 3, 3});
   EXPECT_EQ(b.end_offset, 7);
   EXPECT_EQ(r->handle_epoch_end(EpochEndRequest{2, 2, 1}).error, ErrorCode::fenced_leader_epoch);
+}
+
+TEST_F(Leader, TheLowWatermarkIsTheSmallestLogStartOfTheIsr) {
+  log.write(3, 10);
+  start(partition(1, 3, {1, 2, 3}));
+  EXPECT_EQ(r->low_watermark(), kNoOffset) << "the followers have not said where they start";
+  fetch(2, 10, 3, 0);
+  EXPECT_EQ(r->low_watermark(), kNoOffset);
+  fetch(3, 10, 3, 0);
+  EXPECT_EQ(r->low_watermark(), 0);
+  log.advance_start(6);  // DeleteRecords on the leader
+  EXPECT_EQ(r->low_watermark(), 0);
+  fetch(2, 10, 3, 6);
+  EXPECT_EQ(r->low_watermark(), 0) << "follower 3 still holds [0, 6)";
+  fetch(3, 10, 3, 6);
+  EXPECT_EQ(r->low_watermark(), 6);
+}
+
+TEST_F(Leader, ConsumersMayReadFromInSyncFollowersHoldingTheirPosition) {
+  log.write(3, 10);
+  start(partition(1, 3, {1, 2, 3}));
+  fetch(2, 10, 3, 0);
+  fetch(3, 4, 3, 2);
+  using Holding = std::vector<std::pair<BrokerId, Offset>>;
+  EXPECT_EQ(r->followers_holding(3), (Holding{{2, 10}, {3, 4}}));
+  EXPECT_EQ(r->followers_holding(10), (Holding{{2, 10}})) << "3 has not reached the end";
+  EXPECT_EQ(r->followers_holding(1), (Holding{{2, 10}})) << "3 deleted offset 1";
+  r->apply(partition(1, 3, {1, 3}, {1, 2, 3}, 1), now);
+  EXPECT_EQ(r->followers_holding(3), (Holding{{3, 4}})) << "2 left the ISR";
 }
 
 }  // namespace

@@ -1,5 +1,6 @@
 #pragma once
 // A ReplicaLog that keeps only each batch's offsets and epoch, for the core's unit tests.
+#include <algorithm>
 #include <vector>
 
 #include "brokerd/replication/replica.h"
@@ -25,6 +26,12 @@ struct MemoryLog final : ReplicaLog {
   void reset_to(Offset s) override {
     batches.clear();
     start = s;
+  }
+  void advance_start(Offset s) override {
+    s = std::min(s, end_offset());
+    while (!batches.empty() && batches.front().last < s) batches.erase(batches.begin());
+    if (!batches.empty() && batches.front().base < s) batches.front().base = s;
+    start = std::max(start, s);
   }
   // The leader's own append: `count` records in `epoch`; returns the last offset.
   Offset write(Epoch epoch, int count = 1) {

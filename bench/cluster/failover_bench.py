@@ -1,0 +1,111 @@
+#!/usr/bin/python3
+"""Failover time on three local nodes in three racks, with the shipped defaults: an idempotent
+acks=all producer writes keyed records to a topic of RF 3 (min.insync.replicas 2) while the
+leader of one partition after another is killed (kill -9). For each kill, the time from the
+kill to the first acknowledgement of that partition after it (written by the new leader),
+and whether the victim was also the active controller. After each kill the victim restarts
+and the next kill waits until every partition's ISR is whole again. At the end every
+acknowledged record is read back (lost must be 0).
+
+    bench/cluster/failover_bench.py --brokerd build/src/app/brokerd [--kills 20] [--partitions 3]
+
+Prints one line per kill, then the median and worst. Not a test: run it by hand (about ten
+seconds per kill).
+"""
+import argparse
+import os
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "tests" / "utils"))
+
+import clients  # noqa: E402
+from cluster_harness import QuorumCluster  # noqa: E402
+from keyed_workload import KeyedWriter, check_read_back  # noqa: E402
+
+RACKS = {1: "zone-a", 2: "zone-b", 3: "zone-c"}
+TOPIC = "failover"
+
+
+def everyone(cluster):
+    return ",".join(n.bootstrap for n in cluster.nodes.values() if n.running())
+
+
+def view(cluster):
+    """{partition: (leader, sorted ISR)}, or None while it cannot be read."""
+    try:
+        md = clients.admin(everyone(cluster)).list_topics(topic=TOPIC, timeout=5).topics.get(TOPIC)
+    except Exception:
+        return None
+    if not md or md.error is not None:
+        return None
+    return {p.id: (p.leader, sorted(p.isrs)) for p in md.partitions.values()}
+
+
+def wait_until(check, timeout, what):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if check():
+            return
+        time.sleep(0.05)
+    raise TimeoutError(what)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--brokerd", required=True)
+    ap.add_argument("--kills", type=int, default=20)
+    ap.add_argument("--partitions", type=int, default=3)
+    ap.add_argument("--settle", type=float, default=2.0, help="seconds of steady writes before each kill")
+    args = ap.parse_args()
+    os.environ["BROKERD_BIN"] = str(Path(args.brokerd).resolve())
+    ctl = Path(args.brokerd).resolve().parents[1] / "brokerctl" / "brokerctl"
+    if ctl.exists():
+        os.environ.setdefault("BROKERCTL_BIN", str(ctl))
+
+    with tempfile.TemporaryDirectory(prefix="brokerd-failover-") as tmp:
+        cluster = QuorumCluster(Path(tmp), overrides={"min.insync.replicas": "2"},
+                                per_node={i: {"broker.rack": r} for i, r in RACKS.items()})
+        try:
+            cluster.start()
+            from confluent_kafka.admin import NewTopic
+            a = clients.admin(everyone(cluster))
+            a.create_topics([NewTopic(TOPIC, num_partitions=args.partitions, replication_factor=3)],
+                            operation_timeout=30)[TOPIC].result(timeout=30)
+            whole = lambda: (v := view(cluster)) and len(v) == args.partitions and all(  # noqa: E731
+                leader >= 0 and isr == [1, 2, 3] for leader, isr in v.values())
+            wait_until(whole, 60, "the topic's ISRs")
+            writer = KeyedWriter(everyone(cluster), TOPIC, keys=4 * args.partitions).start()
+            times = []
+            for k in range(args.kills):
+                time.sleep(args.settle)
+                partition = k % args.partitions
+                victim = view(cluster)[partition][0]
+                controller = cluster.wait_for_leader()[0]
+                killed_at = time.monotonic()
+                cluster.nodes[victim].kill()
+                # Acknowledgements the victim sent just before dying arrive within microseconds.
+                wait_until(lambda: writer.acked_after(killed_at + 0.02, partition) is not None, 60,
+                           f"no acknowledgement of partition {partition} after killing node {victim}")
+                took = writer.acked_after(killed_at + 0.02, partition) + 0.02
+                times.append(took)
+                print(f"kill {k + 1}: partition {partition}, leader {victim}"
+                      f"{' (also the active controller)' if victim == controller else ''}: "
+                      f"first acknowledgement after {took:.3f} s", flush=True)
+                cluster.nodes[victim].start(timeout=120)
+                wait_until(whole, 120, "the ISRs after the restart")
+            writer.stop()
+            acked, read, lost, dups, reorders = check_read_back(everyone(cluster), writer, args.partitions)
+            print(f"records: acknowledged {acked}, read back {read}, lost {len(lost)}, duplicates {dups}, "
+                  f"reordered {reorders}, failed (not acknowledged) {len(writer.failed)}")
+            print(f"failover over {len(times)} kills: median {statistics.median(times):.3f} s, "
+                  f"worst {max(times):.3f} s, best {min(times):.3f} s")
+        finally:
+            cluster.tear_down()
+
+
+if __name__ == "__main__":
+    main()
