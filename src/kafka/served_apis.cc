@@ -10,9 +10,9 @@ namespace {
 // Maximum: at least the newest version Kafka 3.9 brokers serve.
 constexpr ServedApi kServed[] = {
     {0, 3, 11, handle_produce},   // Produce
-    {1, 4, 17, handle_fetch},   // Fetch
-    {2, 1, 9, handle_list_offsets},    // ListOffsets
-    {3, 0, 12, handle_metadata},   // Metadata
+    {1, 4, 18, handle_fetch},   // Fetch
+    {2, 1, 11, handle_list_offsets},    // ListOffsets
+    {3, 0, 13, handle_metadata},   // Metadata
     {18, 0, 4, handle_api_versions},   // ApiVersions
     {19, 2, 7, handle_create_topics},   // CreateTopics
     {20, 1, 6, handle_delete_topics},   // DeleteTopics
@@ -32,7 +32,7 @@ constexpr ServedApi kServed[] = {
     {12, 0, 4, handle_heartbeat},   // Heartbeat
     {13, 0, 5, handle_leave_group},   // LeaveGroup
     {14, 0, 5, handle_sync_group},   // SyncGroup
-    {15, 0, 5, handle_describe_groups},   // DescribeGroups
+    {15, 0, 6, handle_describe_groups},   // DescribeGroups
     {16, 0, 5, handle_list_groups},   // ListGroups
     {42, 0, 2, handle_delete_groups},   // DeleteGroups
     {47, 0, 0, handle_offset_delete},   // OffsetDelete

@@ -444,7 +444,8 @@ void cell_list_offsets(int16_t v) {
   if (v >= 10) req.timeout_ms = 10000;
   bp::ListOffsetsRequest::ListOffsetsTopic t;
   t.name = kTopic;
-  int64_t third = v >= 7 ? -3 : 0;  // max timestamp, or by timestamp 0
+  // Earliest pending upload (nothing is tiered), max timestamp, or by timestamp 0.
+  int64_t third = v >= 11 ? -6 : v >= 7 ? -3 : 0;
   int32_t idx = 0;
   for (int64_t ts : {int64_t(-1), int64_t(-2), third}) {
     bp::ListOffsetsRequest::ListOffsetsPartition p;
@@ -459,6 +460,10 @@ void cell_list_offsets(int16_t v) {
   req.topics.push_back(t);
   auto resp = check_cell<bp::ListOffsetsResponse>(req, v);
   expect(resp.topics.size() == 1 && resp.topics[0].partitions.size() == 4, "ListOffsets: 4 partitions expected");
+  if (v >= 11) {
+    const auto& pending = resp.topics[0].partitions[2];
+    expect(pending.error_code == 0 && pending.offset == -1, "ListOffsets: no offset pending upload expected");
+  }
 }
 
 void cell_metadata(int16_t v) {
@@ -699,6 +704,9 @@ void cell_describe_groups(int16_t v) {
   auto resp = check_cell<bp::DescribeGroupsResponse>(req, v);
   expect(resp.groups.size() == 2, "DescribeGroups: 2 groups expected");
   expect(resp.groups[0].members.size() == 1, "DescribeGroups: 1 member expected");
+  // KIP-1043: from v6 an unknown group is an error, before it a Dead group.
+  if (v >= 6) expect(resp.groups[1].error_code == 69, "DescribeGroups: GROUP_ID_NOT_FOUND expected");
+  else expect(resp.groups[1].error_code == 0 && resp.groups[1].group_state == "Dead", "DescribeGroups: Dead expected");
 }
 
 void cell_list_groups(int16_t v) {

@@ -55,6 +55,9 @@ def test_metrics_follow_produce_and_fetch(broker_factory):
     assert value(after, "brokerd_produce_purgatory_size") == 0
     assert value(after, "process_resident_memory_bytes") > 0
     assert value(after, "process_open_fds") > 0
+    # Both partitions were just written and read: each holds its active segment open.
+    assert types["brokerd_open_partition_files"] == "gauge"
+    assert 2 <= value(after, "brokerd_open_partition_files") <= value(after, "process_open_fds")
     assert value(after, "process_cpu_seconds_total") > 0
     assert abs(value(after, "process_start_time_seconds") - time.time()) < 3600
     b.stop()

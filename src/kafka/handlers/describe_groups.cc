@@ -1,5 +1,5 @@
 // DescribeGroups: state, protocol and members of each group; a group this node does not know
-// is described as Dead, as Kafka does before v6.
+// is described as Dead before v6, and answered GROUP_ID_NOT_FOUND from v6 on (KIP-1043).
 #include "brokerd/group/group_coordinator.h"
 #include "brokerd/protocol/messages/describe_groups_request.h"
 #include "brokerd/protocol/messages/describe_groups_response.h"
@@ -22,6 +22,10 @@ boost::asio::awaitable<net::Response> handle_describe_groups(HandlerContext& ctx
     dg.error_code = protocol::code(d.error);
     dg.group_id = id;
     dg.group_state = std::string(group::state_name(d.state));
+    if (ctx.version >= 6 && d.error == protocol::ErrorCode::none && d.state == group::GroupState::dead) {
+      dg.error_code = protocol::code(protocol::ErrorCode::group_id_not_found);
+      dg.error_message = "Group " + id + " not found.";
+    }
     dg.protocol_type = d.protocol_type;
     dg.protocol_data = d.protocol_name;
     for (auto& m : d.members) {

@@ -14,7 +14,8 @@ using protocol::ErrorCode;
 using protocol::ListOffsetsRequest;
 using protocol::ListOffsetsResponse;
 
-constexpr int64_t kLatest = -1, kEarliest = -2, kMaxTimestamp = -3, kEarliestLocal = -4, kLatestTiered = -5;
+constexpr int64_t kLatest = -1, kEarliest = -2, kMaxTimestamp = -3, kEarliestLocal = -4, kLatestTiered = -5,
+                  kEarliestPendingUpload = -6;
 
 struct Answer {
   ErrorCode error = ErrorCode::none;
@@ -40,7 +41,9 @@ Answer lookup(cluster::Partition* p, int64_t ts) {
       a.offset = log.log_start_offset();
       break;
     case kLatestTiered:
-      // Nothing is tiered: no offset (as Kafka answers without remote storage).
+    case kEarliestPendingUpload:
+      // Nothing is tiered, nothing waits to be: no offset (as Kafka answers without remote
+      // storage).
       a.leader_epoch = -1;
       break;
     case kMaxTimestamp:
