@@ -6,7 +6,7 @@ namespace brokerctl {
 
 const std::vector<OptionSpec>& global_options() {
   static const std::vector<OptionSpec> kGlobal = {
-      {"bootstrap-server", "HOST:PORT", "broker to connect to (env BROKERCTL_BOOTSTRAP, default localhost:9092)"},
+      {"bootstrap-server", "HOST:PORT[,...]", "brokers to connect to, the first that answers (env BROKERCTL_BOOTSTRAP, default localhost:9092)"},
       {"output", "table|json", "output format (default table)"},
       {"timeout-ms", "MS", "network timeout per request (default 30000)"},
       {"help", "", "show this help"},

@@ -31,6 +31,20 @@ Endpoint parse_endpoint(const std::string& text) {
   return e;
 }
 
+std::vector<Endpoint> parse_endpoints(const std::string& text) {
+  std::vector<Endpoint> out;
+  size_t start = 0;
+  while (start <= text.size()) {
+    const size_t comma = text.find(',', start);
+    const std::string one = text.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+    if (!one.empty()) out.push_back(parse_endpoint(one));
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  if (out.empty()) throw UsageError("bootstrap server must be HOST:PORT[,HOST:PORT...], got '" + text + "'");
+  return out;
+}
+
 std::string describe_error(int16_t code, const std::optional<std::string>& message) {
   std::string name(proto::error_name(static_cast<proto::ErrorCode>(code)));
   if (name.empty()) name = "ERROR_" + std::to_string(code);
@@ -178,8 +192,16 @@ int16_t Connection::pick_version(int16_t api_key, int16_t client_min, int16_t cl
 }
 
 Connection& Client::any() {
-  if (!bootstrap_conn_) bootstrap_conn_ = std::make_unique<Connection>(bootstrap_, timeout_ms_);
-  return *bootstrap_conn_;
+  if (bootstrap_conn_) return *bootstrap_conn_;
+  for (size_t i = 0; i < bootstrap_.size(); ++i) {
+    try {
+      bootstrap_conn_ = std::make_unique<Connection>(bootstrap_[i], timeout_ms_);
+      return *bootstrap_conn_;
+    } catch (const CommandError&) {
+      if (i + 1 == bootstrap_.size()) throw;  // the last one's reason
+    }
+  }
+  throw CommandError("no bootstrap server");
 }
 
 proto::MetadataResponse Client::metadata(const std::optional<std::vector<std::string>>& topics) {

@@ -26,6 +26,8 @@ struct Endpoint {
 
 // "host:port" (or "[v6]:port"); a usage error when malformed.
 Endpoint parse_endpoint(const std::string& text);
+// A comma-separated list of HOST:PORT (Kafka's bootstrap.servers).
+std::vector<Endpoint> parse_endpoints(const std::string& text);
 
 // "UNKNOWN_TOPIC_OR_PARTITION: <message>" or just the name when the broker gave no message.
 std::string describe_error(int16_t code, const std::optional<std::string>& message = std::nullopt);
@@ -88,8 +90,9 @@ class Connection {
 // and a connection per broker opened on first use.
 class Client {
  public:
-  Client(Endpoint bootstrap, int timeout_ms) : bootstrap_(std::move(bootstrap)), timeout_ms_(timeout_ms) {}
+  Client(std::vector<Endpoint> bootstrap, int timeout_ms) : bootstrap_(std::move(bootstrap)), timeout_ms_(timeout_ms) {}
 
+  // The bootstrap connection: to the first of the bootstrap servers that answers.
   Connection& any();
   Connection& node(int32_t node_id);
   // Metadata for the named topics (all topics when nullopt); learns the brokers.
@@ -101,7 +104,7 @@ class Client {
   std::vector<int32_t> node_ids() const;
 
  private:
-  Endpoint bootstrap_;
+  std::vector<Endpoint> bootstrap_;
   int timeout_ms_;
   std::unique_ptr<Connection> bootstrap_conn_;
   std::map<int32_t, Endpoint> brokers_;

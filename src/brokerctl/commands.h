@@ -16,7 +16,7 @@ namespace brokerctl {
 struct Context {
   Args args;
   OutputFormat format = OutputFormat::table;
-  Endpoint bootstrap;
+  std::vector<Endpoint> bootstrap;
   int timeout_ms = 30000;
   std::unique_ptr<Client> client_;
 

@@ -137,7 +137,7 @@ int run(int argc, char** argv) {
   else if (output != "table") throw UsageError("--output must be table or json, got '" + output + "'");
   const char* env = std::getenv("BROKERCTL_BOOTSTRAP");
   std::string bootstrap = ctx.args.get("bootstrap-server").value_or(env && *env ? env : "localhost:9092");
-  ctx.bootstrap = parse_endpoint(bootstrap);
+  ctx.bootstrap = parse_endpoints(bootstrap);
   ctx.timeout_ms = static_cast<int>(ctx.args.get_int("timeout-ms", 1, 3'600'000).value_or(30000));
   try {
     cmd->run(ctx);

@@ -62,6 +62,8 @@ Bytes partition_record(const protocol::Uuid& topic_id, int32_t partition, const 
   r.leader_epoch = a.leader_epoch;
   r.partition_epoch = a.partition_epoch;
   if (!a.elr.empty()) r.eligible_leader_replicas = a.elr;
+  r.adding_replicas = a.adding;
+  r.removing_replicas = a.removing;
   return frame(kPartitionRecord, r, kPartitionRecordVersion);
 }
 
@@ -73,6 +75,8 @@ Bytes partition_change_record(const protocol::Uuid& topic_id, int32_t partition,
   if (change.leader) r.leader = *change.leader;
   r.replicas = change.replicas;
   r.eligible_leader_replicas = change.elr;
+  r.adding_replicas = change.adding;
+  r.removing_replicas = change.removing;
   return frame(kPartitionChangeRecord, r, kPartitionRecordVersion);
 }
 
@@ -175,6 +179,8 @@ void apply_record(protocol::Reader& rd, MetadataImage& image) {
       a.leader_epoch = std::max(r.leader_epoch, 0);
       a.partition_epoch = std::max(r.partition_epoch, 0);
       a.elr = r.eligible_leader_replicas.value_or(std::vector<int32_t>{});
+      a.adding = r.adding_replicas;
+      a.removing = r.removing_replicas;
       image.put_topic(std::move(t));
       break;
     }
@@ -187,6 +193,8 @@ void apply_record(protocol::Reader& rd, MetadataImage& image) {
       if (r.isr) a.isr = *r.isr;
       if (r.replicas) a.replicas = *r.replicas;
       if (r.eligible_leader_replicas) a.elr = *r.eligible_leader_replicas;
+      if (r.adding_replicas) a.adding = *r.adding_replicas;
+      if (r.removing_replicas) a.removing = *r.removing_replicas;
       if (r.leader != -2) {
         a.leader = r.leader;
         ++a.leader_epoch;

@@ -7,6 +7,7 @@
 #include <random>
 #include <set>
 
+#include "brokerd/cluster/partition_reassignment.h"
 #include "brokerd/cluster/placement.h"
 #include "brokerd/common/clock.h"
 #include "brokerd/common/logger.h"
@@ -468,6 +469,60 @@ size_t MetadataStore::rebalance_leaders(int32_t imbalance_percent) {
   return records.size();
 }
 
+MetadataStore::ReassignmentAnswer MetadataStore::reassign_partitions(const std::vector<ReassignmentTarget>& targets,
+                                                                    bool allow_replication_factor_change) {
+  ReassignmentAnswer answer;
+  if (!leads()) {
+    answer.error = ErrorCode::not_controller;
+    answer.message = "This node is not the active controller.";
+    return answer;
+  }
+  std::lock_guard lock(write_mutex_);
+  auto current = image();
+  // A partition named twice takes its last target; each entry is answered.
+  std::map<std::pair<std::string, int32_t>, size_t> last;
+  for (size_t i = 0; i < targets.size(); ++i) last[{targets[i].topic, targets[i].partition}] = i;
+  answer.results.resize(targets.size());
+  std::vector<PartitionUpdate> updates;
+  std::vector<size_t> changed;
+  for (size_t i = 0; i < targets.size(); ++i) {
+    const auto& target = targets[i];
+    const TopicMetadata* t = current->topic(target.topic);
+    const PartitionAssignment* a = t ? t->partition(target.partition) : nullptr;
+    if (!a) {
+      answer.results[i] = {ErrorCode::unknown_topic_or_partition, "The partition does not exist."};
+      continue;
+    }
+    auto r = reassign(*a, target.replicas, *current, allow_replication_factor_change);
+    answer.results[i] = {r.error, r.message};
+    if (r.error != ErrorCode::none || last[{target.topic, target.partition}] != i) continue;
+    PartitionChange change = change_between(*a, r.next);
+    if (change.replicas || change.isr || change.elr || change.adding || change.removing || change.leader) {
+      updates.push_back({t->id, target.partition, std::move(change)});
+      changed.push_back(i);
+    }
+  }
+  if (updates.empty()) return answer;
+  std::vector<Bytes> records;
+  add_change_records(records, updates);
+  std::string why;
+  if (ErrorCode e = commit(records, &why); e != ErrorCode::none) {
+    for (size_t i : changed) answer.results[i] = {e, why};
+    return answer;
+  }
+  for (size_t k = 0; k < updates.size(); ++k) {
+    const auto& target = targets[changed[k]];
+    const auto* a = image()->topic(target.topic);
+    const auto* p = a ? a->partition(target.partition) : nullptr;
+    if (!p) continue;
+    module_logger("cluster")->info("{}-{}: {} (replicas {}, adding {}, removing {})", target.topic, target.partition,
+                                   !target.replicas ? "reassignment cancelled"
+                                   : p->reassigning() ? "reassignment started" : "reassigned",
+                                   fmt::join(p->replicas, ","), fmt::join(p->adding, ","), fmt::join(p->removing, ","));
+  }
+  return answer;
+}
+
 AlterPartitionAnswer MetadataStore::alter_partition(const protocol::Uuid& topic_id, int32_t partition,
                                                     const replication::AlterPartitionRequest& request) {
   if (channel_ && !leads()) {
@@ -497,16 +552,22 @@ AlterPartitionAnswer MetadataStore::alter_partition(const protocol::Uuid& topic_
     if (!b.fenced) live.live.push_back(b.node_id);
   const auto result = replication::apply_alter_partition(state, request, live, 1);
   if (result.error != ErrorCode::none) return {result.error, *a};
-  PartitionChange change;
-  change.isr = result.state.isr;
-  std::string why;
-  if (ErrorCode e = commit({partition_change_record(topic_id, partition, change)}, &why); e != ErrorCode::none)
-    return {e, *a};
   PartitionAssignment next = *a;
   next.isr = result.state.isr;
+  // The ISR now holding every target replica completes a reassignment, in the same change.
+  const auto completed = complete_reassignment(next, *current);
+  if (completed) next = *completed;
+  std::string why;
+  if (ErrorCode e = commit({partition_change_record(topic_id, partition, change_between(*a, next))}, &why);
+      e != ErrorCode::none)
+    return {e, *a};
   ++next.partition_epoch;
+  if (next.leader != a->leader) ++next.leader_epoch;
   module_logger("cluster")->info("{}-{}: ISR {} -> {} (leader {}, epoch {})", t->name, partition, fmt::join(a->isr, ","),
                                  fmt::join(next.isr, ","), next.leader, next.leader_epoch);
+  if (completed)
+    module_logger("cluster")->info("{}-{}: reassignment complete, replicas {}", t->name, partition,
+                                   fmt::join(next.replicas, ","));
   return {ErrorCode::none, next};
 }
 

@@ -1,6 +1,7 @@
 #include "brokerd/controller/controller_dispatcher.h"
 
 #include "brokerd/cluster/elect_leaders_request.h"
+#include "brokerd/cluster/reassignment_requests.h"
 #include "brokerd/common/clock.h"
 #include "brokerd/common/logger.h"
 #include "brokerd/controller/broker_registry.h"
@@ -72,6 +73,7 @@ const std::vector<ControllerApi>& controller_apis() {
       {kAllocateProducerIds, kAllocateProducerIdsVersion, kAllocateProducerIdsVersion},
       {kAlterPartition, kAlterPartitionVersion, kAlterPartitionMaxVersion},
       {cluster::kElectLeaders, cluster::kElectLeadersMinVersion, cluster::kElectLeadersMaxVersion},
+      {cluster::kAlterPartitionReassignments, 0, cluster::kAlterPartitionReassignmentsMaxVersion},
   };
   return apis;
 }
@@ -150,6 +152,12 @@ boost::asio::awaitable<net::Response> ControllerDispatcher::dispatch(net::Reques
         const int16_t v = req.api_version;
         co_return co_await on_blocking_pool<protocol::ElectLeadersRequest>(
             req, body, [this, v](const auto& r) { return cluster::answer_elect_leaders(metadata_, r, v); });
+      }
+      case cluster::kAlterPartitionReassignments: {
+        const int16_t v = req.api_version;
+        co_return co_await on_blocking_pool<protocol::AlterPartitionReassignmentsRequest>(req, body, [this, v](const auto& r) {
+          return cluster::answer_alter_partition_reassignments(metadata_, r, v);
+        });
       }
       default:
         break;

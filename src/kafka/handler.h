@@ -4,6 +4,10 @@
 // and returns the encoded response with per-partition error codes.
 #include <boost/asio/awaitable.hpp>
 
+#include <optional>
+
+#include "brokerd/common/bytes.h"
+
 #include "brokerd/kafka/services.h"
 #include "brokerd/net/request.h"
 #include "brokerd/protocol/error_code.h"
@@ -38,6 +42,11 @@ using Handler = boost::asio::awaitable<net::Response> (*)(HandlerContext&);
 // up again: a client sent to a stale leader can keep retrying there.
 int32_t withheld_leader(const Services& services);
 
+// For the admin APIs only the active controller decides: sends the request (its encoded body)
+// to the controller's listener and returns the answer unchanged, or nullopt when no
+// controller answered in time.
+boost::asio::awaitable<std::optional<net::Response>> forward_to_controller(HandlerContext& ctx, Bytes body);
+
 boost::asio::awaitable<net::Response> handle_produce(HandlerContext& ctx);
 boost::asio::awaitable<net::Response> handle_fetch(HandlerContext& ctx);
 boost::asio::awaitable<net::Response> handle_list_offsets(HandlerContext& ctx);
@@ -50,6 +59,8 @@ boost::asio::awaitable<net::Response> handle_describe_configs(HandlerContext& ct
 boost::asio::awaitable<net::Response> handle_alter_configs(HandlerContext& ctx);
 boost::asio::awaitable<net::Response> handle_create_partitions(HandlerContext& ctx);
 boost::asio::awaitable<net::Response> handle_elect_leaders(HandlerContext& ctx);
+boost::asio::awaitable<net::Response> handle_alter_partition_reassignments(HandlerContext& ctx);
+boost::asio::awaitable<net::Response> handle_list_partition_reassignments(HandlerContext& ctx);
 boost::asio::awaitable<net::Response> handle_list_config_resources(HandlerContext& ctx);
 boost::asio::awaitable<net::Response> handle_incremental_alter_configs(HandlerContext& ctx);
 boost::asio::awaitable<net::Response> handle_describe_cluster(HandlerContext& ctx);

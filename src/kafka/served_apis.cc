@@ -23,6 +23,8 @@ constexpr ServedApi kServed[] = {
     {35, 1, 4, handle_describe_log_dirs},  // DescribeLogDirs
     {37, 0, 3, handle_create_partitions},   // CreatePartitions
     {43, 0, 2, handle_elect_leaders},   // ElectLeaders
+    {45, 0, 1, handle_alter_partition_reassignments},   // AlterPartitionReassignments
+    {46, 0, 0, handle_list_partition_reassignments},   // ListPartitionReassignments
     {44, 0, 1, handle_incremental_alter_configs},   // IncrementalAlterConfigs
     {60, 0, 2, handle_describe_cluster},   // DescribeCluster
     {8, 2, 9, handle_offset_commit},   // OffsetCommit

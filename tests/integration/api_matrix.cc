@@ -917,6 +917,46 @@ void cell_elect_leaders(int16_t v) {
          "ElectLeaders: partition 999 answered " + std::to_string(r[1].error_code));
 }
 
+void cell_alter_partition_reassignments(int16_t v) {
+  // One node: the only replica can stay where it is; an unregistered broker is refused, and
+  // there is nothing to cancel.
+  bp::AlterPartitionReassignmentsRequest req;
+  req.timeout_ms = 10000;
+  if (v >= 1) req.allow_replication_factor_change = false;
+  auto& t = req.topics.emplace_back();
+  t.name = kTopic;
+  auto& same = t.partitions.emplace_back();
+  same.partition_index = 0;
+  same.replicas = std::vector<int32_t>{g_node_id};
+  auto& elsewhere = t.partitions.emplace_back();
+  elsewhere.partition_index = 1;
+  elsewhere.replicas = std::vector<int32_t>{g_node_id + 100};
+  auto& cancel = t.partitions.emplace_back();
+  cancel.partition_index = 2;
+  auto resp = check_cell<bp::AlterPartitionReassignmentsResponse>(req, v);
+  expect(resp.error_code == 0, "AlterPartitionReassignments: error " + std::to_string(resp.error_code));
+  expect(resp.responses.size() == 1 && resp.responses[0].partitions.size() == 3,
+         "AlterPartitionReassignments: 3 partition results expected");
+  const auto& r = resp.responses[0].partitions;
+  expect(r[0].error_code == 0, "AlterPartitionReassignments: partition 0 answered " + std::to_string(r[0].error_code));
+  expect(r[1].error_code == bp::code(bp::ErrorCode::invalid_replica_assignment),
+         "AlterPartitionReassignments: partition 1 answered " + std::to_string(r[1].error_code));
+  expect(r[2].error_code == bp::code(bp::ErrorCode::no_reassignment_in_progress),
+         "AlterPartitionReassignments: partition 2 answered " + std::to_string(r[2].error_code));
+}
+
+void cell_list_partition_reassignments(int16_t v) {
+  bp::ListPartitionReassignmentsRequest all;
+  auto resp = check_cell<bp::ListPartitionReassignmentsResponse>(all, v);
+  expect(resp.error_code == 0 && resp.topics.empty(), "ListPartitionReassignments: none expected");
+  bp::ListPartitionReassignmentsRequest named;
+  auto& t = named.topics.emplace().emplace_back();
+  t.name = kTopic;
+  t.partition_indexes = {0, 999};
+  resp = check_cell<bp::ListPartitionReassignmentsResponse>(named, v);
+  expect(resp.error_code == 0 && resp.topics.empty(), "ListPartitionReassignments: none expected for named");
+}
+
 void cell_list_config_resources(int16_t v) {
   bp::ListConfigResourcesRequest req;
   auto resp = check_cell<bp::ListConfigResourcesResponse>(req, v);
@@ -1140,7 +1180,7 @@ const std::map<int16_t, Cell>& cells() {
       {32, cell_describe_configs}, {33, cell_alter_configs},
       {35, cell_describe_log_dirs},
       {37, cell_create_partitions}, {42, cell_delete_groups},
-      {43, cell_elect_leaders},
+      {43, cell_elect_leaders}, {45, cell_alter_partition_reassignments}, {46, cell_list_partition_reassignments},
       {44, cell_incremental_alter_configs}, {47, cell_offset_delete},
       {55, cell_describe_quorum},
       {60, cell_describe_cluster}, {61, cell_describe_producers},

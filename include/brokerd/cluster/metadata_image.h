@@ -41,11 +41,17 @@ struct PartitionAssignment {
   // Eligible leader replicas (KIP-966): out of an ISR that was below min.insync.replicas,
   // yet holding everything committed; one may lead when no ISR member is live.
   std::vector<int32_t> elr;
+  // A reassignment in progress (KIP-455): `replicas` holds the target's replicas followed by
+  // those leaving; `adding` are target replicas catching up, `removing` those that leave
+  // once every target replica is in the ISR.
+  std::vector<int32_t> adding;
+  std::vector<int32_t> removing;
   int32_t leader = -1;            // -1: no leader (every in-sync replica is offline)
   int32_t leader_epoch = 0;       // bumped on every leader change
   int32_t partition_epoch = 0;    // bumped on every change of the partition
 
   bool hosted_by(int32_t node_id) const;
+  bool reassigning() const { return !adding.empty() || !removing.empty(); }
   bool operator==(const PartitionAssignment&) const = default;
 };
 

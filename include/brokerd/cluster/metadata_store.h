@@ -115,6 +115,23 @@ class MetadataStore final : public quorum::QuorumListener {
   // commits rebalance_leaders' elections and returns how many partitions changed leader.
   size_t rebalance_leaders(int32_t imbalance_percent);
 
+  // AlterPartitionReassignments on the controller (partition_reassignment.h): starts, replaces
+  // or (replicas unset) cancels each named partition's reassignment, committed together, one
+  // answer per target; NOT_CONTROLLER (in `error`) on any other node, which forwards the
+  // request instead. Blocks until committed.
+  struct ReassignmentTarget {
+    std::string topic;
+    int32_t partition = 0;
+    std::optional<std::vector<int32_t>> replicas;
+  };
+  struct ReassignmentAnswer {
+    protocol::ErrorCode error = protocol::ErrorCode::none;
+    std::string message;
+    std::vector<std::pair<protocol::ErrorCode, std::string>> results;  // per target, in order
+  };
+  ReassignmentAnswer reassign_partitions(const std::vector<ReassignmentTarget>& targets,
+                                         bool allow_replication_factor_change);
+
   // Kafka's AllocateProducerIds: the next block of producer ids for `broker_id`, committed by
   // a ProducerIdsRecord before it is returned, so blocks never overlap across restarts.
   // Blocks; throws std::runtime_error when the quorum does not commit it.

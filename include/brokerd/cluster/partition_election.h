@@ -19,6 +19,8 @@ struct PartitionChange {
   std::optional<std::vector<int32_t>> elr;
   std::optional<int32_t> leader;
   std::optional<std::vector<int32_t>> replicas;
+  std::optional<std::vector<int32_t>> adding;    // a reassignment's (empty: none)
+  std::optional<std::vector<int32_t>> removing;
 };
 
 struct PartitionUpdate {

@@ -1,7 +1,6 @@
 // ElectLeaders (API 43): preferred or unclean leader elections an operator asks for. The node
 // leading the metadata quorum elects and commits them itself; any other node sends the
 // request to the controller's listener and returns its answer unchanged.
-#include "brokerd/cluster/controller_channel.h"
 #include "brokerd/cluster/elect_leaders_request.h"
 #include "brokerd/cluster/metadata_store.h"
 #include "brokerd/cluster/partition_manager.h"
@@ -20,22 +19,10 @@ boost::asio::awaitable<net::Response> handle_elect_leaders(HandlerContext& ctx) 
     co_await svc.partitions.reconcile(svc.metadata.image());  // this node's leaderships move at once
     co_return ctx.respond(resp);
   }
-  // Named variables, not temporaries of the co_await expression (GCC 12 destroys those twice).
-  auto* channel = svc.metadata.channel();
   protocol::Writer w;
   req.encode(w, version);
-  auto body = std::make_shared<const Bytes>(std::move(w).finish_bytes());
-  auto forward = [channel, body, version]() -> std::optional<Bytes> {
-    if (!channel) return std::nullopt;
-    return channel->forward(cluster::kElectLeaders, version, *body);
-  };
-  std::optional<Bytes> answer = co_await svc.blocking.run(std::move(forward));
-  if (answer) {
-    protocol::Writer out;
-    protocol::encode_response_header(out, ctx.request.api_key, version, ctx.request.correlation_id);
-    out.raw(*answer);
-    co_return net::Response{std::move(out).finish()};
-  }
+  std::optional<net::Response> forwarded = co_await forward_to_controller(ctx, std::move(w).finish_bytes());
+  if (forwarded) co_return std::move(*forwarded);
   protocol::ElectLeadersResponse resp;
   resp.error_code = protocol::code(protocol::ErrorCode::request_timed_out);
   if (req.topic_partitions) {

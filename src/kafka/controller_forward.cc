@@ -1,0 +1,25 @@
+#include "brokerd/cluster/controller_channel.h"
+#include "brokerd/cluster/metadata_store.h"
+#include "brokerd/net/blocking_pool.h"
+#include "kafka/handler.h"
+
+namespace brokerd::kafka {
+
+boost::asio::awaitable<std::optional<net::Response>> forward_to_controller(HandlerContext& ctx, Bytes body) {
+  // Named variables, not temporaries of the co_await expression (GCC 12 destroys those twice).
+  auto* channel = ctx.services.metadata.channel();
+  auto shared = std::make_shared<const Bytes>(std::move(body));
+  const int16_t api_key = ctx.request.api_key, version = ctx.version;
+  auto forward = [channel, shared, api_key, version]() -> std::optional<Bytes> {
+    if (!channel) return std::nullopt;
+    return channel->forward(api_key, version, *shared);
+  };
+  std::optional<Bytes> answer = co_await ctx.services.blocking.run(std::move(forward));
+  if (!answer) co_return std::nullopt;
+  protocol::Writer out;
+  protocol::encode_response_header(out, api_key, version, ctx.request.correlation_id);
+  out.raw(*answer);
+  co_return net::Response{std::move(out).finish()};
+}
+
+}  // namespace brokerd::kafka

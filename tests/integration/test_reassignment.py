@@ -1,0 +1,134 @@
+"""Partition reassignment on three real brokerd processes, through brokerctl: a partition's
+replicas move from one pair of brokers to another while an idempotent acks=all producer keeps
+writing. The new replica copies the log, the old one leaves (and deletes its copy), the
+leader hands over when it is the one leaving, and every acknowledged record is read back
+once, in order, from the new replicas alone."""
+import json
+import signal
+import subprocess
+import time
+
+import pytest
+
+import clients
+from brokerd_harness import brokerctl_binary
+from cluster_harness import QuorumCluster
+from keyed_workload import KeyedWriter, check_read_back
+
+OVERRIDES = {"replica.lag.time.max.ms": "2000", "offsets.topic.replication.factor": "3"}
+
+
+@pytest.fixture
+def cluster(tmp_path):
+    c = QuorumCluster(tmp_path, overrides=OVERRIDES,
+                      per_node={i: {"broker.rack": f"zone-{i}"} for i in (1, 2, 3)})
+    try:
+        yield c.start()
+    finally:
+        c.tear_down()
+
+
+def everyone(cluster):
+    return ",".join(n.bootstrap for n in cluster.nodes.values() if n.running())
+
+
+def partition_view(cluster, topic, partition=0):
+    md = clients.admin(everyone(cluster)).list_topics(topic=topic, timeout=5).topics[topic]
+    p = md.partitions[partition]
+    return p.leader, list(p.replicas), sorted(p.isrs)
+
+
+def eventually(check, timeout):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if check():
+            return True
+        time.sleep(0.1)
+    return check()
+
+
+def brokerctl(cluster, *args, via=None, timeout=120):
+    """brokerctl with `via` (default: every running node) as its bootstrap servers."""
+    return subprocess.run([brokerctl_binary(), "--bootstrap-server", via or everyone(cluster), *args],
+                          capture_output=True, text=True, timeout=timeout)
+
+
+def test_a_partition_moves_to_another_broker_while_written(cluster, tmp_path):
+    from confluent_kafka.admin import NewTopic
+    a = clients.admin(everyone(cluster))
+    a.create_topics([NewTopic("moving", num_partitions=1, replica_assignment=[[1, 2]])],
+                    operation_timeout=30)["moving"].result(timeout=30)
+    assert eventually(lambda: partition_view(cluster, "moving") == (1, [1, 2], [1, 2]), 30)
+    writer = KeyedWriter(everyone(cluster), "moving").start()
+    time.sleep(2)
+
+    plan = tmp_path / "plan.json"
+    plan.write_text(json.dumps({"version": 1, "partitions": [{"topic": "moving", "partition": 0, "replicas": [3, 2]}]}))
+    proc = brokerctl(cluster, "partitions", "reassign", "--plan", str(plan), "--wait-ms", "60000")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "accepted" in proc.stdout and "complete" in proc.stdout, proc.stdout
+
+    # Node 1, the leader, left: node 3 (first in the new list and in sync) leads.
+    assert eventually(lambda: partition_view(cluster, "moving") == (3, [3, 2], [2, 3]), 30), \
+        partition_view(cluster, "moving")
+    listed = brokerctl(cluster, "partitions", "reassignments")
+    assert listed.returncode == 0 and "No reassignment is in progress" in listed.stdout, listed.stdout
+    assert eventually(lambda: not cluster.nodes[1].partition_dir("moving", 0).exists(), 30), \
+        "the replica that left deletes its copy"
+    assert cluster.nodes[3].partition_dir("moving", 0).exists()
+    time.sleep(1)
+    writer.stop()
+    acked_before = len(writer.acked)
+
+    # Everything acknowledged is on node 3, which alone stays in sync once 2 is gone.
+    cluster.nodes[2].kill()
+    assert eventually(lambda: partition_view(cluster, "moving")[0] == 3, 30)
+    acked, read, lost, dups, reorders = check_read_back(everyone(cluster), writer, 1)
+    print(f"reassignment under writes: acknowledged {acked}, read back {read}, lost {len(lost)}, "
+          f"duplicates {dups}, reordered {reorders}")
+    assert acked == acked_before and acked > 100
+    assert not lost and dups == 0 and reorders == 0
+
+
+def test_bad_plans_are_refused_and_a_cancel_goes_back(cluster, tmp_path):
+    from confluent_kafka.admin import NewTopic
+    # A broker that is not the controller will be paused (a forwarded request would wait for
+    # a paused controller); the partition starts on the other two.
+    controller = cluster.wait_for_leader()[0]
+    paused = next(i for i in (1, 2, 3) if i != controller)
+    other = next(i for i in (1, 2, 3) if i not in (controller, paused))
+    a = clients.admin(everyone(cluster))
+    a.create_topics([NewTopic("planned", num_partitions=2, replica_assignment=[[controller, other], [other, paused]])],
+                    operation_timeout=30)["planned"].result(timeout=30)
+    plan = tmp_path / "bad.json"
+    plan.write_text(json.dumps({"version": 1, "partitions": [
+        {"topic": "planned", "partition": 0, "replicas": [controller, 9]},
+        {"topic": "planned", "partition": 1, "replicas": [paused, paused]},
+        {"topic": "planned", "partition": 7, "replicas": [1]}]}))
+    proc = brokerctl(cluster, "partitions", "reassign", "--plan", str(plan), "--output", "json")
+    assert proc.returncode != 0
+    errors = {(r["partition"], r["error"]) for r in json.loads(proc.stdout)}
+    assert errors == {(0, "INVALID_REPLICA_ASSIGNMENT"), (1, "INVALID_REPLICA_ASSIGNMENT"),
+                      (7, "UNKNOWN_TOPIC_OR_PARTITION")}, proc.stdout
+    proc = brokerctl(cluster, "partitions", "reassign", "--plan", str(plan), "--cancel", "--output", "json")
+    assert proc.returncode != 0
+    assert {r["error"] for r in json.loads(proc.stdout)} >= {"NO_REASSIGNMENT_IN_PROGRESS"}, proc.stdout
+    assert partition_view(cluster, "planned")[1] == [controller, other]
+
+    # A reassignment to a paused broker cannot complete; cancelling it goes back.
+    cluster.nodes[paused].proc.send_signal(signal.SIGSTOP)
+    try:
+        plan.write_text(json.dumps({"version": 1, "partitions": [
+            {"topic": "planned", "partition": 0, "replicas": [paused, other]}]}))
+        up = ",".join(n.bootstrap for i, n in cluster.nodes.items() if i != paused)
+        proc = brokerctl(cluster, "partitions", "reassign", "--plan", str(plan), "--no-wait", via=up)
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+        listed = brokerctl(cluster, "partitions", "reassignments", "--output", "json", via=up)
+        assert json.loads(listed.stdout) == [{"topic": "planned", "partition": 0, "replicas": [paused, other, controller],
+                                               "adding": [paused], "removing": [controller]}], listed.stdout
+        proc = brokerctl(cluster, "partitions", "reassign", "--plan", str(plan), "--cancel", via=up)
+        assert proc.returncode == 0 and "cancelled" in proc.stdout, proc.stdout + proc.stderr
+        # The replicas before it (in the order that leaves them, as Kafka's revert does).
+        assert eventually(lambda: sorted(partition_view(cluster, "planned")[1]) == sorted([controller, other]), 10)
+    finally:
+        cluster.nodes[paused].proc.send_signal(signal.SIGCONT)
