@@ -307,7 +307,8 @@ int run(const brokerd::config::BrokerConfig& cfg) {
        cluster::PartitionManager::cleaner_settings_from(cfg), cfg.integer("replica.lag.time.max.ms"),
        bugs,
        [&metadata, session = cfg.integer("broker.session.timeout.ms")] { return metadata.image_current(session); },
-       cfg.integer("broker.session.timeout.ms"), cfg.integer("replica.high.watermark.checkpoint.interval.ms")});
+       cfg.integer("broker.session.timeout.ms"), cfg.integer("replica.high.watermark.checkpoint.interval.ms"),
+       cfg.integer("leader.replication.throttled.rate"), cfg.integer("follower.replication.throttled.rate")});
   auto group_settings = group::settings_from(cfg);
   // A node alone creates __consumer_offsets at once; a cluster on the first FindCoordinator,
   // when the brokers have registered, so that its partitions spread over all of them.

@@ -111,7 +111,11 @@ struct PartitionManager::Shard {
 };
 
 PartitionManager::PartitionManager(net::ReactorPool& reactors, net::BlockingPool& blocking, Options options)
-    : reactors_(reactors), blocking_(blocking), options_(std::move(options)) {
+    : reactors_(reactors),
+      blocking_(blocking),
+      options_(std::move(options)),
+      leader_quota_(options_.leader_throttle_rate),
+      follower_quota_(options_.follower_throttle_rate) {
   for (size_t i = 0; i < reactors_.size(); ++i) shards_.push_back(std::make_unique<Shard>());
   storage::set_open_files_shares(shards_.size());
 }
@@ -428,6 +432,12 @@ void PartitionManager::reconcile_topic(Shard& shard, const TopicPtr& before, con
   // The topic's settings, once for all its partitions.
   const auto effective = effective_topic_config(options_.topic_defaults, after->configs);
   const auto min_isr = static_cast<int32_t>(std::stoll(effective.at("min.insync.replicas")));
+  auto setting = [&effective](const char* name) {
+    auto it = effective.find(name);
+    return it == effective.end() ? std::string_view() : std::string_view(it->second);
+  };
+  const std::string_view leader_throttled = setting("leader.replication.throttled.replicas");
+  const std::string_view follower_throttled = setting("follower.replication.throttled.replicas");
   for (int32_t p = 0; p < after->partition_count(); ++p) {
     TopicPartition tp{after->name, p};
     const PartitionAssignment& a = *after->partition(p);
@@ -452,6 +462,8 @@ void PartitionManager::reconcile_topic(Shard& shard, const TopicPtr& before, con
     const bool was_leader = it->second->is_leader();
     Partition& part = *it->second;
     part.apply_assignment(a, min_isr, wall_clock_ms());
+    part.leader_throttled = throttles(leader_throttled, p, self);
+    part.follower_throttled = throttles(follower_throttled, p, self);
     after_replica_input(tp, part);
     if (was_leader != part.is_leader()) shard.leadership_changed(tp, !was_leader);
     set_followed(tp, part.is_leader() || part.leader() < 0 ? -1 : part.leader());

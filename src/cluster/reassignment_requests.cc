@@ -37,7 +37,9 @@ protocol::AlterPartitionReassignmentsResponse answer_alter_partition_reassignmen
 }
 
 protocol::ListPartitionReassignmentsResponse answer_list_partition_reassignments(
-    const MetadataImage& image, const protocol::ListPartitionReassignmentsRequest& req) {
+    const MetadataStore& store, const protocol::ListPartitionReassignmentsRequest& req) {
+  const auto snapshot = store.image();
+  const MetadataImage& image = *snapshot;
   protocol::ListPartitionReassignmentsResponse resp;
   auto add = [&resp](const TopicMetadata& t, int32_t p) {
     const PartitionAssignment* a = t.partition(p);

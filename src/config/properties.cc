@@ -47,6 +47,8 @@ constexpr PropertyDef kBroker[] = {
   {"replica.lag.time.max.ms", T::int64, "10000", 100, INT64_MAX, {}, {}, true, "A follower in the ISR that has not caught up with the leader's log end for this long is dropped from it."},
   {"replica.high.watermark.checkpoint.interval.ms", T::int64, "5000", 100, INT64_MAX, {}, {}, true, "How often each log dir's replication-offset-checkpoint records the partitions' high watermarks (a restarted node starts from them)."},
   {"replica.selector.class", T::choice, "", INT64_MIN, INT64_MAX, ",org.apache.kafka.common.replica.RackAwareReplicaSelector,org.apache.kafka.common.replica.LeaderSelector", {}, true, "Where consumers that name their rack (client.rack) read: the rack-aware selector points them to an in-sync replica in their own rack (fetch from follower, KIP-392); empty or the leader selector keeps every read on the leader."},
+  {"leader.replication.throttled.rate", T::int64, "9223372036854775807", 1, INT64_MAX, {}, {}, true, "Bytes per second this node sends to followers of the partitions its topics list in leader.replication.throttled.replicas, while they are out of the ISR (a reassignment's copies)."},
+  {"follower.replication.throttled.rate", T::int64, "9223372036854775807", 1, INT64_MAX, {}, {}, true, "Bytes per second this node fetches as a follower out of the ISR for the partitions its topics list in follower.replication.throttled.replicas."},
   {"num.replica.fetchers", T::int32, "1", 1, 64, {}, {}, true, "Fetch connections to each leader this node follows partitions of."},
   {"replica.fetch.max.bytes", T::int32, "1048576", 1024, kInt32Max, {}, {}, true, "Bytes a follower asks for per partition in one fetch (a larger first batch still comes whole)."},
   {"replica.fetch.response.max.bytes", T::int32, "10485760", 1024, kInt32Max, {}, {}, true, "Bytes a follower asks for in one fetch over all its partitions."},
@@ -131,6 +133,9 @@ constexpr PropertyDef kTopic[] = {
   {"segment.jitter.ms", T::int64, "0", 0, INT64_MAX},
   {"preallocate", T::boolean, "false", INT64_MIN, INT64_MAX},
   {"unclean.leader.election.enable", T::boolean, "false", INT64_MIN, INT64_MAX},
+  // Kafka's replication throttle: "*" or partition:broker entries (replication_throttle.h).
+  {"leader.replication.throttled.replicas", T::list, "", INT64_MIN, INT64_MAX},
+  {"follower.replication.throttled.replicas", T::list, "", INT64_MIN, INT64_MAX},
   {"message.timestamp.before.max.ms", T::int64, "9223372036854775807", 0, INT64_MAX},
   {"message.timestamp.after.max.ms", T::int64, "3600000", 0, INT64_MAX},
   {"message.timestamp.difference.max.ms", T::int64, "9223372036854775807", 0, INT64_MAX},
@@ -154,6 +159,17 @@ std::string_view trim(std::string_view s) {
   while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
   while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
   return s;
+}
+
+// An entry of a throttled-replicas list: "*" or "<partition>:<broker>".
+bool is_throttled_replica(std::string_view item) {
+  if (item == "*") return true;
+  const auto colon = item.find(':');
+  if (colon == std::string_view::npos) return false;
+  auto number = [](std::string_view s) {
+    return !s.empty() && s.size() <= 10 && std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
+  };
+  return number(item.substr(0, colon)) && number(item.substr(colon + 1));
 }
 
 bool in_choices(std::string_view choices, std::string_view v) {
@@ -215,6 +231,8 @@ std::optional<std::string> validate_value(const PropertyDef& def, std::string_vi
         if (!item.empty()) {
           if (!def.choices.empty() && !in_choices(def.choices, item))
             return fmt::format("{} entries must be among [{}], not '{}'", def.name, def.choices, item);
+          if (def.name.ends_with(".throttled.replicas") && !is_throttled_replica(item))
+            return fmt::format("{} entries must be * or PARTITION:BROKER, not '{}'", def.name, item);
           if (!out.empty()) out += ',';
           out += item;
         }

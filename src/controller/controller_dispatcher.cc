@@ -74,6 +74,7 @@ const std::vector<ControllerApi>& controller_apis() {
       {kAlterPartition, kAlterPartitionVersion, kAlterPartitionMaxVersion},
       {cluster::kElectLeaders, cluster::kElectLeadersMinVersion, cluster::kElectLeadersMaxVersion},
       {cluster::kAlterPartitionReassignments, 0, cluster::kAlterPartitionReassignmentsMaxVersion},
+      {cluster::kListPartitionReassignments, 0, 0},
   };
   return apis;
 }
@@ -159,6 +160,9 @@ boost::asio::awaitable<net::Response> ControllerDispatcher::dispatch(net::Reques
           return cluster::answer_alter_partition_reassignments(metadata_, r, v);
         });
       }
+      case cluster::kListPartitionReassignments:
+        co_return co_await on_blocking_pool<protocol::ListPartitionReassignmentsRequest>(
+            req, body, [this](const auto& r) { return cluster::answer_list_partition_reassignments(metadata_, r); });
       default:
         break;
     }

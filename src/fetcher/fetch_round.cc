@@ -199,7 +199,8 @@ bool fetch(const FetcherOptions& options, PartitionManager& pm, const quorum::Vo
       if (options.bytes_replicated && bytes.size() > 0) options.bytes_replicated->add(bytes.size());
     }
     any_error = any_error || r.error != ErrorCode::none;
-    done.push_back(on_shard(pm, a.tp, [r = std::move(r), bytes, now](Partition& p) mutable {
+    done.push_back(on_shard(pm, a.tp, [&pm, self = options.node_id, r = std::move(r), bytes, now](Partition& p) mutable {
+      if (p.follower_throttled && !p.in_isr(self)) pm.follower_quota().record(bytes.size(), now);
       r.batches = split_batches(bytes.data);
       p.replica().handle_fetch_response(r, now);
       return true;
@@ -215,8 +216,13 @@ RoundResult fetch_round(const FetcherOptions& options, PartitionManager& pm, con
                         const std::vector<TopicPartition>& followed, controller::ControllerClient& client) {
   const int64_t now = wall_clock_ms();
   std::vector<std::pair<TopicPartition, std::future<std::optional<std::optional<replication::FollowerRequest>>>>> wanted;
+  const int32_t self = options.node_id;
   for (const auto& tp : followed)
-    wanted.emplace_back(tp, on_shard(pm, tp, [now](Partition& p) { return p.replica().next_request(now); }));
+    wanted.emplace_back(tp, on_shard(pm, tp, [&pm, now, self](Partition& p) -> std::optional<replication::FollowerRequest> {
+      // A throttled copy (cluster/replication_throttle.h) waits while the rate is spent.
+      if (p.follower_throttled && !p.in_isr(self) && pm.follower_quota().exceeded(now)) return std::nullopt;
+      return p.replica().next_request(now);
+    }));
   std::vector<Ask<replication::EpochEndRequest>> epoch_asks;
   std::vector<Ask<replication::FetchRequest>> fetches;
   for (auto& [tp, f] : wanted) {

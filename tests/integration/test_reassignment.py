@@ -132,3 +132,49 @@ def test_bad_plans_are_refused_and_a_cancel_goes_back(cluster, tmp_path):
         assert eventually(lambda: sorted(partition_view(cluster, "planned")[1]) == sorted([controller, other]), 10)
     finally:
         cluster.nodes[paused].proc.send_signal(signal.SIGCONT)
+
+
+@pytest.fixture
+def throttled_cluster(tmp_path):
+    rate = {"leader.replication.throttled.rate": "200000", "follower.replication.throttled.rate": "200000"}
+    c = QuorumCluster(tmp_path, overrides={**OVERRIDES, **rate},
+                      per_node={i: {"broker.rack": f"zone-{i}"} for i in (1, 2, 3)})
+    try:
+        yield c.start()
+    finally:
+        c.tear_down()
+
+
+def reassign_and_time(cluster, tmp_path, replicas):
+    plan = tmp_path / "plan.json"
+    plan.write_text(json.dumps({"version": 1, "partitions": [{"topic": "copied", "partition": 0, "replicas": replicas}]}))
+    started = time.monotonic()
+    proc = brokerctl(cluster, "partitions", "reassign", "--plan", str(plan), "--wait-ms", "60000")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    return time.monotonic() - started
+
+
+def test_a_throttled_copy_goes_at_the_throttled_rate(throttled_cluster, tmp_path):
+    """1 MB copied to a new replica at 200 KB/s takes about 4 s (after a second's burst); the same
+    copy without the topic naming the replicas goes at full speed."""
+    from confluent_kafka.admin import ConfigResource, NewTopic
+    cluster = throttled_cluster
+    a = clients.admin(everyone(cluster))
+    a.create_topics([NewTopic("copied", num_partitions=1, replica_assignment=[[1]])],
+                    operation_timeout=30)["copied"].result(timeout=30)
+    p = clients.producer(everyone(cluster), linger_ms=20)
+    clients.produce_and_confirm(p, "copied", [{"value": b"%05d" % i + b"x" * 1000} for i in range(1000)])
+    throttle = ConfigResource("topic", "copied", set_config={"leader.replication.throttled.replicas": "0:1",
+                                                            "follower.replication.throttled.replicas": "0:2"})
+    a.alter_configs([throttle])[throttle].result(timeout=30)
+    time.sleep(1)  # every broker has the topic's new settings
+    throttled = reassign_and_time(cluster, tmp_path, [1, 2])
+    assert partition_view(cluster, "copied")[1:] == ([1, 2], [1, 2])
+    plain = ConfigResource("topic", "copied", set_config={})
+    a.alter_configs([plain])[plain].result(timeout=30)
+    time.sleep(1)
+    unthrottled = reassign_and_time(cluster, tmp_path, [2, 3])
+    print(f"1 MB copied to a new replica: {throttled:.1f} s throttled at 200 KB/s, {unthrottled:.1f} s without")
+    assert throttled >= 3.0, throttled
+    assert unthrottled < throttled
+    assert eventually(lambda: partition_view(cluster, "copied")[1:] == ([2, 3], [2, 3]), 10)

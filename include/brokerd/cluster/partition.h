@@ -89,6 +89,11 @@ class Partition {
   // partitions whose topic changed.
   std::map<std::string, std::string> applied_configs;
   bool flush_in_progress = false;
+  // Its topic lists this replica in leader/follower.replication.throttled.replicas.
+  bool leader_throttled = false;
+  bool follower_throttled = false;
+  // `broker` is in the controller's ISR as this replica knows it.
+  bool in_isr(int32_t broker) const { return replica_->state().in_isr(broker); }
 
   std::unique_ptr<storage::Log> release_log();
 

@@ -18,6 +18,7 @@
 #include "brokerd/cluster/fetch_purgatory.h"
 #include "brokerd/cluster/metadata_image.h"
 #include "brokerd/cluster/partition.h"
+#include "brokerd/cluster/replication_throttle.h"
 #include "brokerd/cluster/topic_config.h"
 #include "brokerd/cluster/topic_partition.h"
 #include "brokerd/storage/offset_checkpoint.h"
@@ -73,6 +74,9 @@ class PartitionManager {
     // replica.high.watermark.checkpoint.interval.ms: how often each log dir's
     // replication-offset-checkpoint records the high watermarks (also written at shutdown).
     int64_t hw_checkpoint_interval_ms = 5000;
+    // leader/follower.replication.throttled.rate (replication_throttle.h).
+    int64_t leader_throttle_rate = INT64_MAX;
+    int64_t follower_throttle_rate = INT64_MAX;
   };
   static Options::Cleaner cleaner_settings_from(const config::BrokerConfig& cfg);
 
@@ -156,6 +160,10 @@ class PartitionManager {
   // The partitions this node follows, by leader (for the replica fetchers; any thread).
   std::map<int32_t, std::vector<TopicPartition>> followed_by_leader() const;
 
+  // The replication throttle's rates, for the replicas the topics list (replication_throttle.h).
+  ReplicationQuota& leader_quota() { return leader_quota_; }
+  ReplicationQuota& follower_quota() { return follower_quota_; }
+
   // The fetches parked on this node's partitions.
   FetchPurgatory& purgatory() { return purgatory_; }
 
@@ -214,6 +222,8 @@ class PartitionManager {
   std::atomic<bool> stopping_{false};
   std::atomic<int> cleaner_passes_{0};
   FetchPurgatory purgatory_;
+  ReplicationQuota leader_quota_;
+  ReplicationQuota follower_quota_;
   std::atomic<uint64_t> next_ack_id_{1};
   AlterPartitionSender alter_sender_;
   mutable std::mutex followed_mu_;

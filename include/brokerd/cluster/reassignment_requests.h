@@ -1,10 +1,8 @@
 #pragma once
-// AlterPartitionReassignments (API 45) and ListPartitionReassignments (API 46) as a node
-// answers them. The active controller commits reassignments itself (other brokers forward
-// the request to it); any node lists the reassignments its image holds.
+// AlterPartitionReassignments (API 45) and ListPartitionReassignments (API 46) as the active
+// controller answers them (other brokers forward both to it).
 #include <cstdint>
 
-#include "brokerd/cluster/metadata_image.h"
 #include "brokerd/protocol/messages/alter_partition_reassignments_request.h"
 #include "brokerd/protocol/messages/alter_partition_reassignments_response.h"
 #include "brokerd/protocol/messages/list_partition_reassignments_request.h"
@@ -22,7 +20,8 @@ inline constexpr int16_t kListPartitionReassignments = 46;
 protocol::AlterPartitionReassignmentsResponse answer_alter_partition_reassignments(
     MetadataStore& store, const protocol::AlterPartitionReassignmentsRequest& req, int16_t version);
 
+// From the store's image (the controller's is the one that knows the latest).
 protocol::ListPartitionReassignmentsResponse answer_list_partition_reassignments(
-    const MetadataImage& image, const protocol::ListPartitionReassignmentsRequest& req);
+    const MetadataStore& store, const protocol::ListPartitionReassignmentsRequest& req);
 
 }  // namespace brokerd::cluster

@@ -112,7 +112,8 @@ ReadOutcome read_for_follower(cluster::PartitionManager& pm, const Wanted& w) {
     out.error = pm.not_served(w.tp);
     return out;
   }
-  auto d = p->replica().handle_fetch({w.replica, w.current_leader_epoch, w.offset, w.replica_log_start}, wall_clock_ms());
+  const int64_t now = wall_clock_ms();
+  auto d = p->replica().handle_fetch({w.replica, w.current_leader_epoch, w.offset, w.replica_log_start}, now);
   pm.after_replica_input(w.tp, *p);
   out.error = d.error;
   out.high_watermark = d.high_watermark;
@@ -120,9 +121,13 @@ ReadOutcome read_for_follower(cluster::PartitionManager& pm, const Wanted& w) {
   if (d.error != ErrorCode::none) return out;
   auto& log = p->log();
   if (w.offset == log.log_end_offset()) return out;
+  // A throttled copy (cluster/replication_throttle.h) gets nothing while the rate is spent.
+  const bool throttled = p->leader_throttled && !p->in_isr(w.replica);
+  if (throttled && pm.leader_quota().exceeded(now)) return out;
   auto rr = log.read(w.offset, std::max(w.max_bytes, 1), w.min_one_batch, log.log_end_offset());
   out.error = rr.error;
   out.records = std::move(rr.records);
+  if (throttled) pm.leader_quota().record(out.records.size(), now);
   return out;
 }
 

@@ -1,7 +1,9 @@
 // AlterPartitionReassignments (API 45) and ListPartitionReassignments (API 46): moving a
 // partition's replicas between brokers (cluster/partition_reassignment.h). The node leading
-// the metadata quorum commits reassignments itself; any other node sends the request to the
-// controller's listener and returns its answer unchanged. Any node lists them from its image.
+// the metadata quorum commits and lists reassignments itself; any other node sends the request
+// to the controller's listener and returns its answer unchanged (its own image may not have a
+// change the controller just committed, which a tool polling for progress would take for the
+// end).
 #include "brokerd/cluster/metadata_store.h"
 #include "brokerd/cluster/partition_manager.h"
 #include "brokerd/cluster/reassignment_requests.h"
@@ -42,7 +44,16 @@ boost::asio::awaitable<net::Response> handle_alter_partition_reassignments(Handl
 
 boost::asio::awaitable<net::Response> handle_list_partition_reassignments(HandlerContext& ctx) {
   auto req = ctx.decode<protocol::ListPartitionReassignmentsRequest>();
-  co_return ctx.respond(cluster::answer_list_partition_reassignments(*ctx.services.metadata.image(), req));
+  auto& svc = ctx.services;
+  if (svc.metadata.leads()) co_return ctx.respond(cluster::answer_list_partition_reassignments(svc.metadata, req));
+  protocol::Writer w;
+  req.encode(w, ctx.version);
+  std::optional<net::Response> forwarded = co_await forward_to_controller(ctx, std::move(w).finish_bytes());
+  if (forwarded) co_return std::move(*forwarded);
+  protocol::ListPartitionReassignmentsResponse resp;
+  resp.error_code = protocol::code(protocol::ErrorCode::request_timed_out);
+  resp.error_message = "no controller answered in time";
+  co_return ctx.respond(resp);
 }
 
 }  // namespace brokerd::kafka

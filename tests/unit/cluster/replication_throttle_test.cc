@@ -1,0 +1,50 @@
+// The replication throttle: which replicas a topic's list names, and the rate.
+#include "brokerd/cluster/replication_throttle.h"
+
+#include <gtest/gtest.h>
+
+#include "brokerd/config/properties.h"
+
+namespace {
+
+using namespace brokerd::cluster;
+
+TEST(ReplicationThrottle, ListsNamePartitionsOnBrokers) {
+  EXPECT_TRUE(throttles("*", 7, 3));
+  EXPECT_TRUE(throttles("0:1,1:2", 1, 2));
+  EXPECT_TRUE(throttles("0:1, 1:2", 0, 1));
+  EXPECT_FALSE(throttles("0:1,1:2", 1, 1));
+  EXPECT_FALSE(throttles("", 0, 1));
+  EXPECT_FALSE(throttles("10:1", 1, 1));
+}
+
+TEST(ReplicationThrottle, TopicConfigsTakeKafkasForm) {
+  const auto* def = brokerd::config::find_topic_property("follower.replication.throttled.replicas");
+  ASSERT_NE(def, nullptr);
+  std::string out;
+  EXPECT_FALSE(brokerd::config::validate_value(*def, "0:1,1:2", &out));
+  EXPECT_FALSE(brokerd::config::validate_value(*def, "*", &out));
+  EXPECT_FALSE(brokerd::config::validate_value(*def, "", &out));
+  EXPECT_TRUE(brokerd::config::validate_value(*def, "0-1", &out));
+  EXPECT_TRUE(brokerd::config::validate_value(*def, "a:b", &out));
+  EXPECT_TRUE(brokerd::config::validate_value(*def, "0:", &out));
+}
+
+TEST(ReplicationThrottle, ARateLetsOneSecondsWorthThroughThenWaits) {
+  ReplicationQuota q(1000);
+  EXPECT_FALSE(q.exceeded(0));
+  q.record(600, 0);
+  EXPECT_FALSE(q.exceeded(0));
+  q.record(600, 0);
+  EXPECT_TRUE(q.exceeded(0)) << "1,200 bytes of a 1,000 byte bucket";
+  EXPECT_TRUE(q.exceeded(100));
+  EXPECT_FALSE(q.exceeded(300)) << "refilled 300 bytes after 300 ms";
+  q.record(10'000, 300);
+  EXPECT_TRUE(q.exceeded(5'000));
+  EXPECT_FALSE(q.exceeded(11'000));
+  ReplicationQuota unlimited(INT64_MAX);
+  unlimited.record(UINT32_MAX, 0);
+  EXPECT_FALSE(unlimited.exceeded(0));
+}
+
+}  // namespace
