@@ -25,33 +25,23 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "tests" / "utils"))
 import clients  # noqa: E402
 from cluster_harness import QuorumCluster  # noqa: E402
 from keyed_workload import KeyedWriter, check_read_back  # noqa: E402
+from waiting import wait_until  # noqa: E402
 
 RACKS = {1: "zone-a", 2: "zone-b", 3: "zone-c"}
 TOPIC = "failover"
 
 
-def everyone(cluster):
-    return ",".join(n.bootstrap for n in cluster.nodes.values() if n.running())
-
 
 def view(cluster):
     """{partition: (leader, sorted ISR)}, or None while it cannot be read."""
     try:
-        md = clients.admin(everyone(cluster)).list_topics(topic=TOPIC, timeout=5).topics.get(TOPIC)
+        md = clients.admin(cluster.bootstrap()).list_topics(topic=TOPIC, timeout=5).topics.get(TOPIC)
     except Exception:
         return None
     if not md or md.error is not None:
         return None
     return {p.id: (p.leader, sorted(p.isrs)) for p in md.partitions.values()}
 
-
-def wait_until(check, timeout, what):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if check():
-            return
-        time.sleep(0.05)
-    raise TimeoutError(what)
 
 
 def main():
@@ -72,13 +62,13 @@ def main():
         try:
             cluster.start()
             from confluent_kafka.admin import NewTopic
-            a = clients.admin(everyone(cluster))
+            a = clients.admin(cluster.bootstrap())
             a.create_topics([NewTopic(TOPIC, num_partitions=args.partitions, replication_factor=3)],
                             operation_timeout=30)[TOPIC].result(timeout=30)
             whole = lambda: (v := view(cluster)) and len(v) == args.partitions and all(  # noqa: E731
                 leader >= 0 and isr == [1, 2, 3] for leader, isr in v.values())
             wait_until(whole, 60, "the topic's ISRs")
-            writer = KeyedWriter(everyone(cluster), TOPIC, keys=4 * args.partitions).start()
+            writer = KeyedWriter(cluster.bootstrap(), TOPIC, keys=4 * args.partitions).start()
             times = []
             for k in range(args.kills):
                 time.sleep(args.settle)
@@ -98,7 +88,7 @@ def main():
                 cluster.nodes[victim].start(timeout=120)
                 wait_until(whole, 120, "the ISRs after the restart")
             writer.stop()
-            acked, read, lost, dups, reorders = check_read_back(everyone(cluster), writer, args.partitions)
+            acked, read, lost, dups, reorders = check_read_back(cluster.bootstrap(), writer, args.partitions)
             print(f"records: acknowledged {acked}, read back {read}, lost {len(lost)}, duplicates {dups}, "
                   f"reordered {reorders}, failed (not acknowledged) {len(writer.failed)}")
             print(f"failover over {len(times)} kills: median {statistics.median(times):.3f} s, "

@@ -13,6 +13,7 @@ from confluent_kafka.admin import ConfigResource, NewPartitions, NewTopic
 import clients
 import kafka_wire as kw
 from cluster_harness import QuorumCluster
+from waiting import eventually
 
 RACKS = {1: "zone-a", 2: "zone-b", 3: "zone-c"}
 NOT_LEADER_OR_FOLLOWER = 6
@@ -30,9 +31,6 @@ def cluster(tmp_path_factory):
 def bootstrap(cluster, node_id):
     return cluster.nodes[node_id].bootstrap
 
-
-def everyone(cluster):
-    return ",".join(n.bootstrap for n in cluster.nodes.values())
 
 
 def create(cluster, via, name, partitions, rf, config=None, timeout=30.0):
@@ -53,14 +51,6 @@ def describe(cluster, node_id, name, timeout=15.0):
         time.sleep(0.1)
     raise TimeoutError(f"node {node_id} does not describe {name}")
 
-
-def eventually(check, timeout=10.0):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if check():
-            return True
-        time.sleep(0.05)
-    return check()
 
 
 def test_every_node_lists_every_broker_with_its_rack(cluster):
@@ -103,7 +93,7 @@ def test_rf3_topic_puts_replicas_on_three_racks_and_leaders_on_three_brokers(clu
         assert sorted(isr) == [1, 2, 3], "every replica of a new partition is in sync"
     assert sorted({leader for leader, _, _ in view.values()}) == [1, 2, 3]
     # Routed to the leaders; acks=all answers once every in-sync replica has the batch.
-    p = clients.producer(everyone(cluster), acks="all")
+    p = clients.producer(cluster.bootstrap(), acks="all")
     clients.produce_and_confirm(p, "rf3", [{"value": b"x" * 100, "partition": i % 6} for i in range(60)])
     got = clients.read_all(bootstrap(cluster, 2), "rf3", 6)
     assert sum(len(v) for v in got.values()) == 60
@@ -140,7 +130,7 @@ def test_a_node_that_does_not_lead_a_partition_refuses_it(cluster):
 
 def test_consumer_groups_are_coordinated_by_their_offsets_partition_leader(cluster):
     create(cluster, 2, "grouped", partitions=3, rf=1)
-    p = clients.producer(everyone(cluster))
+    p = clients.producer(cluster.bootstrap())
     clients.produce_and_confirm(p, "grouped", [{"value": f"{i}".encode(), "partition": i % 3} for i in range(90)])
     seen = set()
     # Several groups land on offsets partitions led by different nodes.
@@ -213,7 +203,7 @@ def test_a_dead_brokers_partitions_go_offline_and_come_back_with_their_data(clus
     victim = next(i for i in (1, 2, 3) if i != clients.admin(bootstrap(cluster, 1)).list_topics(timeout=10).controller_id)
     mine = [p for p, (leader, _, _) in view.items() if leader == victim]
     assert mine, view
-    p = clients.producer(everyone(cluster))
+    p = clients.producer(cluster.bootstrap())
     clients.produce_and_confirm(p, "offline", [{"value": f"{i}".encode(), "partition": i % 3} for i in range(30)])
     cluster.nodes[victim].kill()
     observer = next(i for i in cluster.nodes if i != victim)
@@ -228,5 +218,5 @@ def test_a_dead_brokers_partitions_go_offline_and_come_back_with_their_data(clus
     assert all(leaders()[q] == view[q][0] for q in view if q not in mine)
     cluster.restart(victim)
     assert eventually(lambda: all(leaders()[q] == victim for q in mine), timeout=30), leaders()
-    got = clients.read_all(everyone(cluster), "offline", 3)
+    got = clients.read_all(cluster.bootstrap(), "offline", 3)
     assert sorted(int(m.value()) for msgs in got.values() for m in msgs) == list(range(30))

@@ -27,13 +27,10 @@ def start_cluster(tmp_path, **overrides):
     return c
 
 
-def everyone(cluster):
-    return ",".join(n.bootstrap for n in cluster.nodes.values() if n.running())
-
 
 def partitions(cluster):
     """{partition: (leader, replicas, isr)} as the cluster answers Metadata."""
-    md = clients.admin(everyone(cluster)).list_topics(topic=TOPIC, timeout=5).topics[TOPIC]
+    md = clients.admin(cluster.bootstrap()).list_topics(topic=TOPIC, timeout=5).topics[TOPIC]
     return {p.id: (p.leader, list(p.replicas), sorted(p.isrs)) for p in md.partitions.values()}
 
 
@@ -53,7 +50,7 @@ def wait_until(what, check, timeout=30.0):
 
 def create_topic(cluster):
     from confluent_kafka.admin import NewTopic
-    a = clients.admin(everyone(cluster))  # must outlive the future
+    a = clients.admin(cluster.bootstrap())  # must outlive the future
     a.create_topics([NewTopic(TOPIC, num_partitions=PARTITIONS, replication_factor=3)],
                     operation_timeout=30)[TOPIC].result(30)
     return wait_until("leaders", lambda: (lambda ps: ps if len(ps) == PARTITIONS and all(
@@ -69,7 +66,7 @@ def restart_away(cluster, node):
     wait_until(f"node {node}'s partitions led elsewhere",
                lambda: all(partitions(cluster)[p][0] not in (node, -1) for p in preferred))
     # Stopped cleanly, it stays registered, fenced (DescribeCluster v2 lists it so).
-    rc, out, err = brokerctl(everyone(cluster).split(",")[0], "cluster", "describe")
+    rc, out, err = brokerctl(cluster.bootstrap().split(",")[0], "cluster", "describe")
     assert rc == 0, err
     assert {b["id"]: b["fenced"] for b in json.loads(out)["brokers"]}[node] is True
     cluster.restart(node)
@@ -104,7 +101,7 @@ def test_elect_leaders_gives_partitions_back_to_their_preferred_replicas(tmp_pat
             leader == replicas[0] for leader, replicas, _ in partitions(cluster).values()))
 
         # The new leaders take writes.
-        p = clients.producer(everyone(cluster), enable_idempotence=True)
+        p = clients.producer(cluster.bootstrap(), enable_idempotence=True)
         delivered = []
         for part in preferred:
             p.produce(TOPIC, value=b"after", partition=part, on_delivery=lambda e, m: delivered.append(e))

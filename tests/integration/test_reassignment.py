@@ -14,6 +14,7 @@ import clients
 from brokerd_harness import brokerctl_binary
 from cluster_harness import QuorumCluster
 from keyed_workload import KeyedWriter, check_read_back
+from waiting import eventually
 
 OVERRIDES = {"replica.lag.time.max.ms": "2000", "offsets.topic.replication.factor": "3"}
 
@@ -28,38 +29,27 @@ def cluster(tmp_path):
         c.tear_down()
 
 
-def everyone(cluster):
-    return ",".join(n.bootstrap for n in cluster.nodes.values() if n.running())
-
 
 def partition_view(cluster, topic, partition=0):
-    md = clients.admin(everyone(cluster)).list_topics(topic=topic, timeout=5).topics[topic]
+    md = clients.admin(cluster.bootstrap()).list_topics(topic=topic, timeout=5).topics[topic]
     p = md.partitions[partition]
     return p.leader, list(p.replicas), sorted(p.isrs)
 
 
-def eventually(check, timeout):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if check():
-            return True
-        time.sleep(0.1)
-    return check()
-
 
 def brokerctl(cluster, *args, via=None, timeout=120):
     """brokerctl with `via` (default: every running node) as its bootstrap servers."""
-    return subprocess.run([brokerctl_binary(), "--bootstrap-server", via or everyone(cluster), *args],
+    return subprocess.run([brokerctl_binary(), "--bootstrap-server", via or cluster.bootstrap(), *args],
                           capture_output=True, text=True, timeout=timeout)
 
 
 def test_a_partition_moves_to_another_broker_while_written(cluster, tmp_path):
     from confluent_kafka.admin import NewTopic
-    a = clients.admin(everyone(cluster))
+    a = clients.admin(cluster.bootstrap())
     a.create_topics([NewTopic("moving", num_partitions=1, replica_assignment=[[1, 2]])],
                     operation_timeout=30)["moving"].result(timeout=30)
     assert eventually(lambda: partition_view(cluster, "moving") == (1, [1, 2], [1, 2]), 30)
-    writer = KeyedWriter(everyone(cluster), "moving").start()
+    writer = KeyedWriter(cluster.bootstrap(), "moving").start()
     time.sleep(2)
 
     plan = tmp_path / "plan.json"
@@ -83,7 +73,7 @@ def test_a_partition_moves_to_another_broker_while_written(cluster, tmp_path):
     # Everything acknowledged is on node 3, which alone stays in sync once 2 is gone.
     cluster.nodes[2].kill()
     assert eventually(lambda: partition_view(cluster, "moving")[0] == 3, 30)
-    acked, read, lost, dups, reorders = check_read_back(everyone(cluster), writer, 1)
+    acked, read, lost, dups, reorders = check_read_back(cluster.bootstrap(), writer, 1)
     print(f"reassignment under writes: acknowledged {acked}, read back {read}, lost {len(lost)}, "
           f"duplicates {dups}, reordered {reorders}")
     assert acked == acked_before and acked > 100
@@ -97,7 +87,7 @@ def test_bad_plans_are_refused_and_a_cancel_goes_back(cluster, tmp_path):
     controller = cluster.wait_for_leader()[0]
     paused = next(i for i in (1, 2, 3) if i != controller)
     other = next(i for i in (1, 2, 3) if i not in (controller, paused))
-    a = clients.admin(everyone(cluster))
+    a = clients.admin(cluster.bootstrap())
     a.create_topics([NewTopic("planned", num_partitions=2, replica_assignment=[[controller, other], [other, paused]])],
                     operation_timeout=30)["planned"].result(timeout=30)
     plan = tmp_path / "bad.json"
@@ -159,10 +149,10 @@ def test_a_throttled_copy_goes_at_the_throttled_rate(throttled_cluster, tmp_path
     copy without the topic naming the replicas goes at full speed."""
     from confluent_kafka.admin import ConfigResource, NewTopic
     cluster = throttled_cluster
-    a = clients.admin(everyone(cluster))
+    a = clients.admin(cluster.bootstrap())
     a.create_topics([NewTopic("copied", num_partitions=1, replica_assignment=[[1]])],
                     operation_timeout=30)["copied"].result(timeout=30)
-    p = clients.producer(everyone(cluster), linger_ms=20)
+    p = clients.producer(cluster.bootstrap(), linger_ms=20)
     clients.produce_and_confirm(p, "copied", [{"value": b"%05d" % i + b"x" * 1000} for i in range(1000)])
     throttle = ConfigResource("topic", "copied", set_config={"leader.replication.throttled.replicas": "0:1",
                                                             "follower.replication.throttled.replicas": "0:2"})

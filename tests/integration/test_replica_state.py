@@ -12,6 +12,7 @@ import kafka_wire as kw
 from brokerd_harness import free_port
 from cluster_harness import QuorumCluster
 from prometheus_text import scrape, value
+from waiting import eventually
 
 RACKS = {1: "zone-a", 2: "zone-b", 3: "zone-c"}
 OVERRIDES = {"replica.lag.time.max.ms": "2000", "min.insync.replicas": "2",
@@ -31,24 +32,13 @@ def cluster(tmp_path):
         c.tear_down()
 
 
-def everyone(cluster):
-    return ",".join(n.bootstrap for n in cluster.nodes.values() if n.running())
-
-
-def eventually(check, timeout):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if check():
-            return True
-        time.sleep(0.1)
-    return check()
 
 
 def partitions_of(cluster, name, excluding=()):
     """{partition: (leader, sorted ISR)} once every partition has a leader not in `excluding`."""
     def view():
         try:
-            md = clients.admin(everyone(cluster)).list_topics(topic=name, timeout=5).topics.get(name)
+            md = clients.admin(cluster.bootstrap()).list_topics(topic=name, timeout=5).topics.get(name)
         except Exception:
             return None
         if not md or md.error is not None or not md.partitions:
@@ -62,7 +52,7 @@ def partitions_of(cluster, name, excluding=()):
 
 def create(cluster, name, partitions):
     from confluent_kafka.admin import NewTopic
-    a = clients.admin(everyone(cluster))
+    a = clients.admin(cluster.bootstrap())
     a.create_topics([NewTopic(name, num_partitions=partitions, replication_factor=3)],
                     operation_timeout=30)[name].result(timeout=30)
     assert eventually(lambda: all(isr == [1, 2, 3] for _, isr in partitions_of(cluster, name).values()), 30)
@@ -70,7 +60,7 @@ def create(cluster, name, partitions):
 
 
 def produce(cluster, topic, count, partition=0, first=0):
-    p = clients.producer(everyone(cluster))
+    p = clients.producer(cluster.bootstrap())
     clients.produce_and_confirm(p, topic, [{"value": b"%05d" % i, "partition": partition}
                                            for i in range(first, first + count)])
 
@@ -158,17 +148,17 @@ def test_a_consumer_reads_from_the_replica_in_its_rack(cluster):
     near = next(i for i in RACKS if i != leader)
     produce(cluster, "nearby", 200)
     before = {i: bytes_out(cluster, i, "nearby") for i in RACKS}
-    assert consume_all(everyone(cluster), "nearby", 200, RACKS[near]) == list(range(200))
+    assert consume_all(cluster.bootstrap(), "nearby", 200, RACKS[near]) == list(range(200))
     after = {i: bytes_out(cluster, i, "nearby") for i in RACKS}
     assert after[near] - before[near] >= 200 * 5, after
     assert after[leader] == before[leader], "the leader only pointed the consumer to its rack's replica"
     # A consumer in the leader's rack, or in a rack without a replica, reads from the leader.
     for rack in (RACKS[leader], "zone-elsewhere"):
-        assert consume_all(everyone(cluster), "nearby", 200, rack) == list(range(200))
+        assert consume_all(cluster.bootstrap(), "nearby", 200, rack) == list(range(200))
         now = bytes_out(cluster, leader, "nearby")
         assert now > after[leader], rack
         after[leader] = now
     # A consumer at the end sees new records through the follower, within the follower's
     # high watermark.
     produce(cluster, "nearby", 10, first=200)
-    assert consume_all(everyone(cluster), "nearby", 210, RACKS[near])[-10:] == list(range(200, 210))
+    assert consume_all(cluster.bootstrap(), "nearby", 210, RACKS[near])[-10:] == list(range(200, 210))

@@ -13,6 +13,7 @@ from brokerd_harness import free_port
 from cluster_harness import QuorumCluster
 from keyed_workload import KeyedWriter, check_read_back
 from prometheus_text import scrape, value
+from waiting import eventually
 
 RACKS = {1: "zone-a", 2: "zone-b", 3: "zone-c"}
 # Quick ISR changes for the tests; the shipped default is 10 s.
@@ -30,12 +31,9 @@ def cluster(tmp_path):
         c.tear_down()
 
 
-def everyone(cluster):
-    return ",".join(n.bootstrap for n in cluster.nodes.values() if n.running())
-
 
 def create(cluster, name, partitions):
-    a = clients.admin(everyone(cluster))
+    a = clients.admin(cluster.bootstrap())
     from confluent_kafka.admin import NewTopic
     a.create_topics([NewTopic(name, num_partitions=partitions, replication_factor=3)],
                     operation_timeout=30)[name].result(timeout=30)
@@ -46,7 +44,7 @@ def wait_for_leaders(cluster, name, partitions, timeout=30.0, excluding=()):
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         try:
-            md = clients.admin(everyone(cluster)).list_topics(topic=name, timeout=5).topics.get(name)
+            md = clients.admin(cluster.bootstrap()).list_topics(topic=name, timeout=5).topics.get(name)
         except Exception:
             md = None
         if md and md.error is None and len(md.partitions) == partitions and all(
@@ -64,18 +62,10 @@ def isr_of(cluster, name, partition, excluding=()):
     return sorted(md.topics[name].partitions[partition].isrs)
 
 
-def eventually(check, timeout):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if check():
-            return True
-        time.sleep(0.1)
-    return check()
-
 
 def run_and_check(cluster, writer, partitions, report, require_delivery=True):
     writer.stop(require_delivery=require_delivery)
-    acked, read, lost, dups, reorders = check_read_back(everyone(cluster), writer, partitions)
+    acked, read, lost, dups, reorders = check_read_back(cluster.bootstrap(), writer, partitions)
     print(f"{report}: acknowledged {acked}, read back {read}, lost {len(lost)}, duplicates {dups}, "
           f"reordered {reorders}, failed (not acknowledged) {len(writer.failed)}")
     assert not lost, f"{len(lost)} acknowledged records lost: {lost[:5]}"
@@ -85,7 +75,7 @@ def run_and_check(cluster, writer, partitions, report, require_delivery=True):
 
 def test_kill9_of_a_leader_loses_no_acknowledged_record(cluster):
     view = create(cluster, "killed", 3)
-    writer = KeyedWriter(everyone(cluster), "killed").start()
+    writer = KeyedWriter(cluster.bootstrap(), "killed").start()
     time.sleep(2)
     victim = view[0][0]
     killed_at = time.monotonic()
@@ -110,7 +100,7 @@ def test_kill9_of_a_leader_loses_no_acknowledged_record(cluster):
 
 def test_a_paused_leader_is_replaced_and_rejoins_as_a_follower(cluster):
     view = create(cluster, "paused", 2)
-    writer = KeyedWriter(everyone(cluster), "paused").start()
+    writer = KeyedWriter(cluster.bootstrap(), "paused").start()
     time.sleep(2)
     victim = view[0][0]
     cluster.nodes[victim].proc.send_signal(signal.SIGSTOP)
@@ -132,7 +122,7 @@ def test_a_lagging_follower_leaves_the_isr_and_writes_go_on(cluster):
     view = create(cluster, "lagging", 1)
     leader = view[0][0]
     follower = next(i for i in (1, 2, 3) if i != leader)
-    writer = KeyedWriter(everyone(cluster), "lagging").start()
+    writer = KeyedWriter(cluster.bootstrap(), "lagging").start()
     time.sleep(1)
     # Stopped but not killed: its heartbeats stop too, so the controller fences it after the
     # session timeout and the leader's lag check agrees; either way it leaves the ISR.
@@ -165,7 +155,7 @@ def test_with_two_of_three_nodes_down_writes_are_refused_then_resume(cluster):
     view = create(cluster, "quorumless", 1)
     leader = view[0][0]
     others = [i for i in (1, 2, 3) if i != leader]
-    writer = KeyedWriter(everyone(cluster), "quorumless", **{"message.timeout.ms": 120000}).start()
+    writer = KeyedWriter(cluster.bootstrap(), "quorumless", **{"message.timeout.ms": 120000}).start()
     time.sleep(1)
     # One follower down: still two in sync, writes go on.
     cluster.nodes[others[0]].kill()
@@ -192,7 +182,7 @@ def offsets_leader(cluster, group):
     for ch in group:
         h = (31 * h + ord(ch)) & 0xFFFFFFFF
     h = h - (1 << 32) if h >= 1 << 31 else h
-    md = clients.admin(everyone(cluster)).list_topics(topic="__consumer_offsets", timeout=10)
+    md = clients.admin(cluster.bootstrap()).list_topics(topic="__consumer_offsets", timeout=10)
     partitions = md.topics["__consumer_offsets"].partitions
     return partitions[abs(h) % len(partitions)].leader
 
@@ -207,7 +197,7 @@ def test_an_offset_commit_is_answered_only_once_the_isr_has_it(cluster):
     group = "isr-commits"
 
     def consumer():
-        return Consumer({"bootstrap.servers": everyone(cluster), "group.id": group, "enable.auto.commit": False})
+        return Consumer({"bootstrap.servers": cluster.bootstrap(), "group.id": group, "enable.auto.commit": False})
 
     c = consumer()
     c.commit(offsets=[TopicPartition("committed", 0, 5)], asynchronous=False)  # the group exists

@@ -40,6 +40,10 @@ class QuorumCluster:
         self.wait_until_every_broker_listed(self.START_TIMEOUT_S)
         return self
 
+    def bootstrap(self):
+        """bootstrap.servers naming every running node."""
+        return ",".join(n.bootstrap for n in self.nodes.values() if n.running())
+
     def broker_nodes(self):
         return {i: n for i, n in self.nodes.items()
                 if n.overrides.get("process.roles", "broker,controller") != "controller"}
