@@ -1,6 +1,7 @@
 // cluster describe, cluster quorum
 #include <algorithm>
 #include <chrono>
+#include <tuple>
 
 #include "brokerd/protocol/messages/describe_quorum_request.h"
 #include "brokerd/protocol/messages/describe_quorum_response.h"
@@ -38,6 +39,28 @@ void describe(Context& ctx) {
     for (const auto& b : md.brokers) brokers.push_back({b.node_id, b.host, b.port, b.rack});
   }
   std::sort(brokers.begin(), brokers.end(), [](const auto& a, const auto& b) { return a.id < b.id; });
+  // Partitions without a leader, and with fewer in-sync replicas than replicas.
+  struct Degraded {
+    std::string topic;
+    int32_t partition;
+    std::vector<int32_t> replicas, isr;
+  };
+  std::vector<Degraded> offline, under_replicated;
+  for (const auto& t : ctx.client().metadata(std::nullopt).topics) {
+    for (const auto& p : t.partitions) {
+      Degraded d{t.name.value_or(""), p.partition_index, p.replica_nodes, p.isr_nodes};
+      if (p.leader_id < 0) offline.push_back(std::move(d));
+      else if (p.isr_nodes.size() < p.replica_nodes.size()) under_replicated.push_back(std::move(d));
+    }
+  }
+  auto by_name = [](const Degraded& a, const Degraded& b) { return std::tie(a.topic, a.partition) < std::tie(b.topic, b.partition); };
+  std::sort(offline.begin(), offline.end(), by_name);
+  std::sort(under_replicated.begin(), under_replicated.end(), by_name);
+  auto ids = [](const std::vector<int32_t>& v) {
+    std::string out;
+    for (int32_t id : v) out += (out.empty() ? "" : ",") + std::to_string(id);
+    return out;
+  };
   if (ctx.json()) {
     Json arr = Json::array();
     for (const auto& b : brokers) {
@@ -47,6 +70,20 @@ void describe(Context& ctx) {
     }
     Json out = Json::object();
     out.set("cluster_id", cluster_id).set("controller", controller).set("brokers", std::move(arr));
+    const std::pair<const char*, const std::vector<Degraded>*> lists[] = {{"offline_partitions", &offline},
+                                                                          {"under_replicated_partitions", &under_replicated}};
+    for (const auto& [key, list] : lists) {
+      Json parts = Json::array();
+      for (const auto& d : *list) {
+        Json j = Json::object();
+        Json replicas = Json::array(), isr = Json::array();
+        for (int32_t r : d.replicas) replicas.push(r);
+        for (int32_t r : d.isr) isr.push(r);
+        j.set("topic", d.topic).set("partition", d.partition).set("replicas", std::move(replicas)).set("isr", std::move(isr));
+        parts.push(std::move(j));
+      }
+      out.set(key, std::move(parts));
+    }
     print_json(out);
     return;
   }
@@ -55,7 +92,17 @@ void describe(Context& ctx) {
     table.add({std::to_string(b.id), b.host + ":" + std::to_string(b.port), b.rack.value_or("-"),
                b.id == controller ? "yes" : "", b.fenced ? "yes" : ""});
   }
-  print_text("Cluster ID: " + cluster_id + "\nController: " + std::to_string(controller) + "\n\n" + table.render());
+  std::string text = "Cluster ID: " + cluster_id + "\nController: " + std::to_string(controller) + "\n\n" + table.render();
+  text += "\nOffline partitions: " + std::to_string(offline.size()) +
+          "\nUnder-replicated partitions: " + std::to_string(under_replicated.size()) + "\n";
+  if (!offline.empty() || !under_replicated.empty()) {
+    Table parts({"TOPIC", "PARTITION", "STATE", "REPLICAS", "ISR"});
+    for (const auto& d : offline) parts.add({d.topic, std::to_string(d.partition), "offline", ids(d.replicas), ids(d.isr)});
+    for (const auto& d : under_replicated)
+      parts.add({d.topic, std::to_string(d.partition), "under-replicated", ids(d.replicas), ids(d.isr)});
+    text += "\n" + parts.render();
+  }
+  print_text(text);
 }
 
 const char* kMetadataTopic = "__cluster_metadata";

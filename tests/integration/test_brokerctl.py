@@ -204,8 +204,10 @@ def test_configs_and_cluster(srv):
     assert c["cluster_id"] and c["controller"] >= 0
     [b] = c["brokers"]
     assert (b["host"], b["port"]) == ("127.0.0.1", srv.port) and "rack" in b
+    assert c["offline_partitions"] == [] and c["under_replicated_partitions"] == []
     text = ok(ctl(srv, "cluster", "describe")).out
     assert c["cluster_id"] in text and f"127.0.0.1:{srv.port}" in text
+    assert "Offline partitions: 0" in text and "Under-replicated partitions: 0" in text
 
     node = str(b["id"])
     bc = ok(ctl(srv, "configs", "describe", "--entity-type", "brokers", "--entity-name", node, "--output", "json")).json()

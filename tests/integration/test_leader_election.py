@@ -68,7 +68,12 @@ def restart_away(cluster, node):
     # Stopped cleanly, it stays registered, fenced (DescribeCluster v2 lists it so).
     rc, out, err = brokerctl(cluster.bootstrap().split(",")[0], "cluster", "describe")
     assert rc == 0, err
-    assert {b["id"]: b["fenced"] for b in json.loads(out)["brokers"]}[node] is True
+    described = json.loads(out)
+    assert {b["id"]: b["fenced"] for b in described["brokers"]}[node] is True
+    # Every partition with a replica on the stopped node is under-replicated, none offline.
+    assert described["offline_partitions"] == []
+    assert described["under_replicated_partitions"] and all(
+        node in p["replicas"] and node not in p["isr"] for p in described["under_replicated_partitions"]), described
     cluster.restart(node)
     wait_until(f"node {node} back in every ISR",
                lambda: all(node in isr for _, _, isr in partitions(cluster).values()))

@@ -162,3 +162,44 @@ def test_a_consumer_reads_from_the_replica_in_its_rack(cluster):
     # high watermark.
     produce(cluster, "nearby", 10, first=200)
     assert consume_all(cluster.bootstrap(), "nearby", 210, RACKS[near])[-10:] == list(range(200, 210))
+
+
+def test_a_follower_with_a_full_disk_leaves_the_isr_until_it_has_room(tmp_path):
+    """Node 3 keeps its partitions on a small file system (its metadata log elsewhere). When it
+    fills, node 3 cannot take the leader's batches: it drops out of the ISR while writes go on
+    (min.insync.replicas 2), stays out while it has no room, and catches up and rejoins once
+    space is freed. Every acknowledged record is there."""
+    import subprocess
+    small = tmp_path / "small"
+    small.mkdir()
+    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=12m", "tmpfs", str(small)], capture_output=True)
+    if mounted.returncode != 0:
+        pytest.skip(f"cannot mount a small tmpfs here: {mounted.stderr.decode().strip()}")
+    c = None
+    try:
+        (small / "ballast").write_bytes(b"\0" * (9 << 20))
+        per_node = {i: {"broker.rack": r} for i, r in RACKS.items()}
+        per_node[3].update({"log.dirs": str(small), "metadata.log.dir": str(tmp_path / "node3-metadata")})
+        c = QuorumCluster(tmp_path, overrides=OVERRIDES, per_node=per_node).start()
+        from confluent_kafka.admin import NewTopic
+        a = clients.admin(c.bootstrap())
+        a.create_topics([NewTopic("filling", num_partitions=1, replica_assignment=[[1, 2, 3]],
+                                  config={"segment.bytes": "1048576", "segment.index.bytes": "65536"})],
+                        operation_timeout=30)["filling"].result(timeout=30)
+        assert eventually(lambda: partitions_of(c, "filling")[0][1] == [1, 2, 3], 30)
+        # 6 MB: twice what node 3 has room for.
+        p = clients.producer(c.bootstrap(), linger_ms=20)
+        clients.produce_and_confirm(p, "filling", [{"value": b"%06d" % i + b"x" * 1000} for i in range(6000)])
+        assert eventually(lambda: partitions_of(c, "filling")[0][1] == [1, 2], 20), "node 3 left the ISR"
+        time.sleep(3)
+        assert partitions_of(c, "filling")[0][1] == [1, 2], "node 3 does not rejoin without room"
+        clients.produce_and_confirm(p, "filling", [{"value": b"%06d" % i} for i in range(6000, 6100)])
+        assert "not written" in c.nodes[3].log_text()
+        (small / "ballast").unlink()
+        assert eventually(lambda: partitions_of(c, "filling")[0][1] == [1, 2, 3], 30), "node 3 rejoins with room"
+        got = clients.read_all(c.bootstrap(), "filling", 1, timeout=60)[0]
+        assert [int(m.value()[:6]) for m in got] == list(range(6100))
+    finally:
+        if c:
+            c.tear_down()
+        subprocess.run(["umount", "-l", str(small)], capture_output=True)
