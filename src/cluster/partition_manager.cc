@@ -321,10 +321,14 @@ bool PartitionManager::write_hw_checkpoints(const HwByDir& hws, std::map<fs::pat
 boost::asio::awaitable<void> PartitionManager::hw_checkpoint_loop() {
   boost::asio::steady_timer timer(co_await boost::asio::this_coro::executor);
   std::map<fs::path, std::string> written;
+  int64_t next_write = wall_clock_ms() + options_.hw_checkpoint_interval_ms;
   while (!stopping_) {
-    timer.expires_after(std::chrono::milliseconds(options_.hw_checkpoint_interval_ms));
+    // Short waits, so that a stop is not held up by a long one (the reactors drain first).
+    timer.expires_after(std::chrono::milliseconds(std::min<int64_t>(options_.hw_checkpoint_interval_ms, 100)));
     co_await timer.async_wait(boost::asio::as_tuple(boost::asio::use_awaitable));
     if (stopping_) break;
+    if (wall_clock_ms() < next_write) continue;
+    next_write = wall_clock_ms() + options_.hw_checkpoint_interval_ms;
     std::vector<FanOutTask<HwByDir>> tasks;
     for (size_t i = 0; i < shards_.size(); ++i)
       tasks.push_back({reactors_.executor(i), [this, i] { return high_watermarks(shards_[i].get()); }});
