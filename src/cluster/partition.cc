@@ -120,11 +120,17 @@ void Partition::drain_replica() {
     acks_.erase(it);
   }
   if (out.epoch_cache_changed && !abandoned_) write_epoch_checkpoint();
-  const int64_t low = replica_->low_watermark();
-  if (high_watermark() != last_hw_ || low != last_low_watermark_) {
+  if (high_watermark() != last_hw_) {
     last_hw_ = high_watermark();
-    last_low_watermark_ = low;
     wake_waiters();
+  }
+  if (!low_watermark_waiters_.empty()) {
+    const int64_t low = replica_->low_watermark();
+    if (low != last_low_watermark_) {
+      last_low_watermark_ = low;
+      for (auto& w : std::exchange(low_watermark_waiters_, {}))
+        if (auto waiter = w.lock()) waiter->wake();
+    }
   }
   if (out.alter_partition) alter_out_ = std::move(out.alter_partition);
 }
@@ -135,6 +141,15 @@ void Partition::wake_waiters() {
   for (auto& w : waiters_)
     if (auto waiter = w.lock()) waiter->wake();
   waiters_.clear();
+  for (auto& w : low_watermark_waiters_)
+    if (auto waiter = w.lock()) waiter->wake();
+  low_watermark_waiters_.clear();
+}
+
+void Partition::watch_low_watermark(const std::shared_ptr<FetchWaiter>& w) {
+  last_low_watermark_ = replica_->low_watermark();  // what the waiter saw
+  std::erase_if(low_watermark_waiters_, [](const std::weak_ptr<FetchWaiter>& x) { return x.expired(); });
+  low_watermark_waiters_.push_back(w);
 }
 
 void Partition::watch(const std::shared_ptr<FetchWaiter>& w, int64_t seen_end, bool follower) {

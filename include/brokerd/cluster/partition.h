@@ -76,8 +76,8 @@ class Partition {
   // Parks a fetch until data beyond `seen_end` arrives (woken at once if it already has):
   // past the high watermark for consumers, past the log end for a follower.
   void watch(const std::shared_ptr<FetchWaiter>& w, int64_t seen_end, bool follower = false);
-  // Parks a DeleteRecords until the low watermark moves (or anything else wakes the waiters).
-  void watch_low_watermark(const std::shared_ptr<FetchWaiter>& w) { waiters_.push_back(w); }
+  // Parks a DeleteRecords until the low watermark moves (or the partition changes leader).
+  void watch_low_watermark(const std::shared_ptr<FetchWaiter>& w);
 
   // Flush bookkeeping (home shard only).
   int64_t last_flush_ms = 0;
@@ -109,6 +109,7 @@ class Partition {
   replication::LeaderEpochCache epochs_;
   std::unique_ptr<replication::Replica> replica_;
   std::vector<std::weak_ptr<FetchWaiter>> waiters_;
+  std::vector<std::weak_ptr<FetchWaiter>> low_watermark_waiters_;  // computed only while any wait
   std::map<uint64_t, std::shared_ptr<AckSlot>> acks_;
   std::optional<replication::AlterPartitionRequest> alter_out_;
   int64_t last_hw_ = 0;
