@@ -230,8 +230,7 @@ int run(const brokerd::config::BrokerConfig& cfg) {
   metadata.set_default_min_isr(static_cast<int32_t>(cfg.integer("min.insync.replicas")));
   const uint32_t bugs = injected_bugs(cfg);
   metadata.set_injected_bugs(bugs);
-  controller::BrokerRegistry broker_registry(metadata, quorum_driver, cfg.integer("broker.session.timeout.ms"),
-                                            cfg.integer("broker.heartbeat.interval.ms"));
+  controller::BrokerRegistry broker_registry(metadata, quorum_driver, cfg.integer("broker.session.timeout.ms"));
   controller::ControllerDispatcher controller_dispatcher(quorum_driver, metadata, broker_registry, blocking);
   net::Server controller_server(reactors, blocking, controller_dispatcher, controller_listeners, server_cfg);
   controller::BrokerLifecycle lifecycle(metadata, quorum_driver, broker_registry, self, advertised.listener,

@@ -1,7 +1,5 @@
 #include "brokerd/controller/broker_registry.h"
 
-#include <algorithm>
-
 #include <chrono>
 #include <vector>
 
@@ -15,12 +13,8 @@ namespace brokerd::controller {
 
 using protocol::ErrorCode;
 
-BrokerRegistry::BrokerRegistry(cluster::MetadataStore& metadata, quorum::QuorumDriver& quorum, int64_t session_timeout_ms,
-                               int64_t heartbeat_interval_ms)
-    : metadata_(metadata),
-      quorum_(quorum),
-      session_timeout_ms_(session_timeout_ms),
-      lost_connection_grace_ms_(std::min(session_timeout_ms, std::max(2 * heartbeat_interval_ms, session_timeout_ms / 2))) {}
+BrokerRegistry::BrokerRegistry(cluster::MetadataStore& metadata, quorum::QuorumDriver& quorum, int64_t session_timeout_ms)
+    : metadata_(metadata), quorum_(quorum), session_timeout_ms_(session_timeout_ms) {}
 
 BrokerRegistry::~BrokerRegistry() { stop(); }
 
@@ -32,9 +26,6 @@ void BrokerRegistry::take_over_if_new_epoch() {
   sessions_.clear();
   const int64_t now = steady_clock_ms();
   for (const auto& b : metadata_.image()->brokers) sessions_[b.node_id] = Session{b.epoch, b.incarnation, now};
-  const int32_t previous = last_leader_seen_.load();
-  if (auto it = sessions_.find(previous); it != sessions_.end() && previous != quorum_.options().node_id)
-    it->second.connection_lost_ms = now;
 }
 
 protocol::BrokerRegistrationResponse BrokerRegistry::registration(const protocol::BrokerRegistrationRequest& req) {
@@ -82,8 +73,7 @@ protocol::BrokerRegistrationResponse BrokerRegistry::registration(const protocol
   return resp;
 }
 
-protocol::BrokerHeartbeatResponse BrokerRegistry::heartbeat(const protocol::BrokerHeartbeatRequest& req,
-                                                           uint64_t connection) {
+protocol::BrokerHeartbeatResponse BrokerRegistry::heartbeat(const protocol::BrokerHeartbeatRequest& req) {
   protocol::BrokerHeartbeatResponse resp;
   resp.is_fenced = true;
   if (!metadata_.leads()) {
@@ -104,7 +94,6 @@ protocol::BrokerHeartbeatResponse BrokerRegistry::heartbeat(const protocol::Brok
   {
     std::lock_guard lock(mu_);
     sessions_[req.broker_id] = Session{b->epoch, b->incarnation, steady_clock_ms()};
-    if (connection != 0) heartbeat_connections_[connection] = req.broker_id;
   }
   // Caught up once it has replayed its own registration.
   resp.is_caught_up = req.current_metadata_offset >= b->epoch;
@@ -126,25 +115,11 @@ protocol::BrokerHeartbeatResponse BrokerRegistry::heartbeat(const protocol::Brok
   return resp;
 }
 
-void BrokerRegistry::connection_closed(uint64_t connection) {
-  std::lock_guard lock(mu_);
-  auto it = heartbeat_connections_.find(connection);
-  if (it == heartbeat_connections_.end()) return;
-  if (auto s = sessions_.find(it->second); s != sessions_.end()) s->second.connection_lost_ms = steady_clock_ms();
-  heartbeat_connections_.erase(it);
-}
-
 void BrokerRegistry::expire_sessions() {
-  if (!metadata_.leads()) {
-    // Another node's leadership only (this one may lead the quorum before it leads()).
-    if (const auto leader = quorum_.status().leader_id; leader >= 0 && leader != quorum_.options().node_id)
-      last_leader_seen_ = leader;
-    return;
-  }
+  if (!metadata_.leads()) return;
   take_over_if_new_epoch();
   auto image = metadata_.image();
   std::vector<std::pair<int32_t, int64_t>> expired;
-  std::vector<int32_t> lost;
   {
     std::lock_guard lock(mu_);
     const int64_t now = steady_clock_ms();
@@ -155,18 +130,11 @@ void BrokerRegistry::expire_sessions() {
         sessions_[b.node_id] = Session{b.epoch, b.incarnation, now};
       } else if (now - it->second.last_heartbeat_ms > session_timeout_ms_) {
         expired.emplace_back(b.node_id, b.epoch);
-      } else if (it->second.connection_lost_ms >= 0 && now - it->second.connection_lost_ms > lost_connection_grace_ms_) {
-        expired.emplace_back(b.node_id, b.epoch);
-        lost.push_back(b.node_id);
       }
     }
   }
   for (const auto& [id, epoch] : expired) {
-    if (std::find(lost.begin(), lost.end(), id) != lost.end())
-      module_logger("controller")->warn("broker {} closed its heartbeat connection and sent no heartbeat for {} ms: "
-                                        "fencing it", id, lost_connection_grace_ms_);
-    else
-      module_logger("controller")->warn("broker {} sent no heartbeat for {} ms: fencing it", id, session_timeout_ms_);
+    module_logger("controller")->warn("broker {} sent no heartbeat for {} ms: fencing it", id, session_timeout_ms_);
     metadata_.set_broker_fenced(id, epoch, true);
   }
 }

@@ -89,10 +89,6 @@ boost::asio::awaitable<net::Response> ControllerDispatcher::on_blocking_pool(con
   co_return net::Response{protocol::encode_response(req.api_key, req.api_version, req.correlation_id, resp)};
 }
 
-void ControllerDispatcher::connection_closed(const net::ConnectionContext& connection) {
-  brokers_.connection_closed(connection.id);
-}
-
 boost::asio::awaitable<net::Response> ControllerDispatcher::dispatch(net::Request req) {
   static auto log = module_logger("quorum");
   const char* peer = req.connection ? req.connection->peer.c_str() : "?";
@@ -129,9 +125,8 @@ boost::asio::awaitable<net::Response> ControllerDispatcher::dispatch(net::Reques
           req, body, [this](const auto& r) { return brokers_.registration(r); });
     }
     if (req.api_key == kBrokerHeartbeat) {
-      const uint64_t connection = req.connection ? req.connection->id : 0;
       co_return co_await on_blocking_pool<protocol::BrokerHeartbeatRequest>(
-          req, body, [this, connection](const auto& r) { return brokers_.heartbeat(r, connection); });
+          req, body, [this](const auto& r) { return brokers_.heartbeat(r); });
     }
     switch (req.api_key) {
       case kCreateTopics:

@@ -116,7 +116,6 @@ void Connection::close() {
 void Connection::coroutine_done() {
   if (--running_ > 0) return;
   state_->log->debug("connection {} from {} closed", context_.id, context_.peer);
-  state_->dispatcher.connection_closed(context_);
   state_->shards[context_.shard].erase(context_.id);
   state_->remove_live();
 }

@@ -49,7 +49,6 @@ struct PeerClient::State : std::enable_shared_from_this<PeerClient::State> {
   std::deque<Pending> outbox;
   std::deque<Pending> inflight;
   int64_t connect_started_ms = 0;
-  bool gone = false;  // see PeerClient::peer_gone()
 
   void fail_all() {
     std::deque<Pending> failed;
@@ -95,11 +94,9 @@ struct PeerClient::State : std::enable_shared_from_this<PeerClient::State> {
     auto [ec, ep] = co_await asio::async_connect(s->socket, endpoints, asio::as_tuple(asio::use_awaitable));
     if (gen != s->generation || s->closed) co_return;
     if (ec) {
-      s->gone = ec == asio::error::connection_refused;
       s->disconnect("connect failed");
       co_return;
     }
-    s->gone = false;
     s->socket.set_option(tcp::no_delay(true));
     s->conn = Conn::connected;
     asio::co_spawn(s->executor, read_loop(s, gen), asio::detached);
@@ -129,7 +126,6 @@ struct PeerClient::State : std::enable_shared_from_this<PeerClient::State> {
       auto [ec, n] = co_await asio::async_read(s->socket, asio::buffer(size_buf), asio::as_tuple(asio::use_awaitable));
       if (gen != s->generation || s->closed) co_return;
       if (ec) {
-        s->gone = !s->inflight.empty() && (ec == asio::error::eof || ec == asio::error::connection_reset);
         s->disconnect("read failed");
         co_return;
       }
@@ -188,8 +184,6 @@ void PeerClient::send(int16_t api_key, int16_t version, Bytes body, Done done) {
   s.outbox.push_back(std::move(p));
   s.kick();
 }
-
-bool PeerClient::peer_gone() const { return state_->gone; }
 
 void PeerClient::expire(int64_t now_ms) {
   auto& s = *state_;

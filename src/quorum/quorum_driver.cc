@@ -191,16 +191,7 @@ struct QuorumDriver::Impl : std::enable_shared_from_this<QuorumDriver::Impl> {
     it->second->send(req.api_key, req.version, std::move(req.body),
                      [self, to, correlation, api = req.api_key, version = req.version,
                       request = std::move(m.body)](std::optional<Bytes> body) {
-                       if (self->stopping) return;
-                       if (!body) {
-                         // A fetch whose leader's process is gone: elect a new one now, not after
-                         // the fetch timeout.
-                         auto peer = self->peers.find(to);
-                         if (std::holds_alternative<raft::FetchRequest>(request) && peer != self->peers.end() &&
-                             peer->second->peer_gone())
-                           self->step([&] { self->node->leader_unreachable(to, steady_clock_ms()); });
-                         return;
-                       }
+                       if (!body || self->stopping) return;
                        raft::Message resp;
                        resp.from = to;
                        resp.to = self->options.node_id;

@@ -29,10 +29,6 @@ void RaftNode::follower_tick(int64_t now) {
   send_fetch(target, now);
 }
 
-void RaftNode::leader_unreachable(ReplicaId leader, int64_t now) {
-  if (role_ == Role::follower && leader == leader_id_ && now < fetch_deadline_) fetch_deadline_ = now;
-}
-
 void RaftNode::send_fetch(ReplicaId to, int64_t now) {
   if (snapshot_fetch_) {
     inflight_ = send(to, FetchSnapshotRequest{config_.node_id, epoch_, snapshot_fetch_->id,

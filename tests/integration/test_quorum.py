@@ -60,8 +60,6 @@ def test_killing_the_leader_elects_another_and_it_rejoins(cluster):
                 break
             time.sleep(0.05)
         assert q and q["leader"] == new_leader, q
-        # The new controller did not wait out the old one's session to fence it.
-        assert f"broker {leader} closed its heartbeat connection" in cluster.nodes[new_leader].log_text()
     print("leader failover times (s):", ", ".join(f"{t:.2f}" for t in times))
 
 
@@ -217,8 +215,7 @@ def test_brokers_register_are_fenced_when_they_die_and_return(cluster):
         wait_for_brokers(n, [1, 2, 3])
     _, controller = brokers_seen_by(cluster.nodes[1])
     assert controller == leader
-    # kill -9 of a broker that is not the controller: its heartbeat connection closes with
-    # it, so it is fenced after the grace of a lost connection, not the whole session timeout.
+    # kill -9 of a broker that is not the controller: fenced after its session timeout.
     victim = next(i for i in cluster.nodes if i != leader)
     others = [i for i in cluster.nodes if i != victim]
     cluster.nodes[victim].kill()
@@ -226,7 +223,6 @@ def test_brokers_register_are_fenced_when_they_die_and_return(cluster):
     fenced_at = wait_for_brokers(cluster.nodes[others[0]], others)
     print(f"broker {victim} fenced {fenced_at - t0:.2f}s after kill -9")
     assert fenced_at - t0 < 10
-    assert f"broker {victim} closed its heartbeat connection" in cluster.nodes[leader].log_text()
     cluster.restart(victim)
     wait_for_brokers(cluster.nodes[others[0]], [1, 2, 3])
     # A clean stop fences the broker at once (controlled shutdown).

@@ -6,7 +6,6 @@
 // broker.session.timeout.ms. Only the node leading the metadata quorum answers; the others
 // say NOT_CONTROLLER. Sessions live in memory: a new controller gives every registered
 // broker a fresh session.
-#include <atomic>
 #include <condition_variable>
 #include <cstdint>
 #include <map>
@@ -31,10 +30,7 @@ namespace brokerd::controller {
 
 class BrokerRegistry {
  public:
-  // `heartbeat_interval_ms`: broker.heartbeat.interval.ms, which bounds the grace after a
-  // broker's heartbeat connection closes (connection_closed).
-  BrokerRegistry(cluster::MetadataStore& metadata, quorum::QuorumDriver& quorum, int64_t session_timeout_ms,
-                 int64_t heartbeat_interval_ms = 500);
+  BrokerRegistry(cluster::MetadataStore& metadata, quorum::QuorumDriver& quorum, int64_t session_timeout_ms);
   ~BrokerRegistry();  // stop()
   BrokerRegistry(const BrokerRegistry&) = delete;
   BrokerRegistry& operator=(const BrokerRegistry&) = delete;
@@ -45,37 +41,24 @@ class BrokerRegistry {
 
   // Both block until what they change is committed: call them off the reactors.
   protocol::BrokerRegistrationResponse registration(const protocol::BrokerRegistrationRequest& req);
-  // `connection`: the id of the connection it came on (0: none, a call within this node).
-  protocol::BrokerHeartbeatResponse heartbeat(const protocol::BrokerHeartbeatRequest& req, uint64_t connection = 0);
-  // A connection closed. When a broker's heartbeats came on it, the broker most likely died
-  // (its process ended and the kernel closed its sockets): unless it heartbeats again within
-  // the grace (the larger of two heartbeat intervals and half the session timeout), it is
-  // fenced then, rather than after the whole session timeout. A live broker that reconnected
-  // loses nothing.
-  void connection_closed(uint64_t connection);
+  protocol::BrokerHeartbeatResponse heartbeat(const protocol::BrokerHeartbeatRequest& req);
 
  private:
   struct Session {
     int64_t epoch = -1;
     protocol::Uuid incarnation;
     int64_t last_heartbeat_ms = 0;
-    int64_t connection_lost_ms = -1;  // its heartbeat connection closed then (-1: it did not)
   };
-  // Fresh sessions for every registered broker when this node became the controller; the
-  // previous controller's broker (most likely gone, or cut off) gets only the grace of a lost
-  // connection.
+  // Fresh sessions for every registered broker when this node became the controller.
   void take_over_if_new_epoch();
   void expire_sessions();
 
   cluster::MetadataStore& metadata_;
   quorum::QuorumDriver& quorum_;
   const int64_t session_timeout_ms_;
-  const int64_t lost_connection_grace_ms_;
   std::mutex mu_;
   std::map<int32_t, Session> sessions_;
-  std::map<uint64_t, int32_t> heartbeat_connections_;  // connection id -> broker
   int32_t sessions_epoch_ = -1;  // the quorum epoch the sessions belong to
-  std::atomic<int32_t> last_leader_seen_{-1};  // the quorum leader while this node followed
   std::mutex stop_mu_;
   std::condition_variable stop_cv_;
   bool stopping_ = false;

@@ -45,7 +45,6 @@ class ControllerDispatcher final : public net::Dispatcher {
                        net::BlockingPool& blocking)
       : quorum_(quorum), metadata_(metadata), brokers_(brokers), blocking_(blocking) {}
   boost::asio::awaitable<net::Response> dispatch(net::Request req) override;
-  void connection_closed(const net::ConnectionContext& connection) override;
 
  private:
   // Decodes a Req, runs `serve` on it on the blocking pool (it waits on the quorum) and

@@ -55,9 +55,6 @@ class Dispatcher {
   virtual ~Dispatcher() = default;
   // Runs on the connection's executor. An exception closes that connection only.
   virtual boost::asio::awaitable<Response> dispatch(Request req) = 0;
-  // The connection has ended (closed by either side) and dispatches no more requests; called
-  // once, on its executor.
-  virtual void connection_closed(const ConnectionContext& connection) { (void)connection; }
 };
 
 }  // namespace brokerd::net

@@ -34,10 +34,6 @@ class PeerClient {
   void close();
 
   const Voter& peer() const { return peer_; }
-  // The last request failed because nothing listens at the peer's address any more (a
-  // refused connection) or the peer closed a connection with requests pending: its process
-  // is most likely gone. Cleared by the next connection that opens.
-  bool peer_gone() const;
 
   struct State;
 

@@ -46,11 +46,6 @@ class RaftNode {
   std::optional<OffsetAndEpoch> propose(std::string payload, int64_t now);
   // Leader only: stop leading and ask the voters to elect a successor.
   bool resign(int64_t now);
-  // The transport found `leader`'s process gone (its address refuses connections, or it
-  // closed the connection of a pending fetch). A follower stops waiting out the fetch timeout:
-  // at its next tick a voter starts an election (a pre-vote first, which voters that still
-  // hear from a leader refuse) and an observer looks for the leader. No effect otherwise.
-  void leader_unreachable(ReplicaId leader, int64_t now);
   // The state machine serialised itself at `end_offset` (<= applied offset). The core saves the
   // snapshot and drops the log below it.
   bool take_snapshot(Offset end_offset, std::string data);

@@ -126,16 +126,6 @@ TEST_F(FollowerFixture, SilentLeaderTriggersPreVote) {
   EXPECT_FALSE(h.sent<VoteRequest>().empty());
 }
 
-TEST_F(FollowerFixture, ALeaderWhoseProcessIsGoneIsNotWaitedFor) {
-  h.node->leader_unreachable(3, h.now);  // not the leader: nothing changes
-  h.tick_until(h.now + 20);
-  EXPECT_EQ(h.node->role(), Role::follower);
-  h.node->leader_unreachable(2, h.now);
-  h.tick_until(h.now + 20);
-  EXPECT_EQ(h.node->role(), Role::prospective) << "long before the fetch timeout";
-  EXPECT_FALSE(h.sent<VoteRequest>().empty());
-}
-
 TEST_F(FollowerFixture, RetriesUnansweredFetch) {
   h.tick_until(h.now + h.config.request_timeout_ms + 20);
   EXPECT_EQ(h.sent<FetchRequest>().size(), 1u);
