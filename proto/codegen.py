@@ -15,7 +15,7 @@ import pathlib
 import re
 import sys
 
-SCHEMA_DIRS = ["messages", "coordinator", "metadata"]
+SCHEMA_DIRS = ["messages", "coordinator", "metadata", "brokerd"]
 PRIMITIVES = {
     "bool": "bool", "int8": "int8_t", "int16": "int16_t", "int32": "int32_t",
     "int64": "int64_t", "uint16": "uint16_t", "uint32": "uint32_t", "float64": "double",

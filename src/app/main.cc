@@ -31,6 +31,8 @@
 #include "brokerd/controller/controller_dispatcher.h"
 #include "brokerd/controller/forwarding_channel.h"
 #include "brokerd/fetcher/replica_fetchers.h"
+#include "brokerd/mirror/mirror_service.h"
+#include "brokerd/cluster/mirror_status.h"
 #include "brokerd/group/group_coordinator.h"
 #include "brokerd/kafka/broker_collectors.h"
 #include "brokerd/kafka/dispatcher.h"
@@ -392,8 +394,20 @@ int run(const brokerd::config::BrokerConfig& cfg) {
                     [&fetch_sessions] { return static_cast<double>(fetch_sessions.size()); });
   registry.gauge_fn("brokerd_fetch_session_partitions", "Partitions held by every incremental fetch session.",
                     [&fetch_sessions] { return static_cast<double>(fetch_sessions.partitions()); });
+  // Mirror links: the topics of other clusters copied here (docs/mirroring.md).
+  cluster::MirrorStatus mirror_status;
+  mirror::MirrorOptions mirror_opts;
+  mirror_opts.node_id = node_id;
+  mirror_opts.replication_factor = static_cast<int32_t>(cfg.integer("default.replication.factor"));
+  mirror_opts.wait_max_ms = static_cast<int32_t>(cfg.integer("mirror.fetch.wait.max.ms"));
+  mirror_opts.partition_max_bytes = static_cast<int32_t>(cfg.integer("mirror.fetch.max.bytes"));
+  mirror_opts.response_max_bytes = static_cast<int32_t>(cfg.integer("mirror.fetch.response.max.bytes"));
+  mirror_opts.backoff_ms = cfg.integer("mirror.fetch.backoff.ms");
+  mirror_opts.metadata_refresh_ms = cfg.integer("mirror.metadata.refresh.interval.ms");
+  mirror::MirrorService mirrors(mirror_opts, metadata, partitions, mirror_status);
+  kafka::register_mirror_collectors(registry, mirror_status);
   kafka::KafkaDispatcher dispatcher(kafka::Services{cfg, metadata, partitions, reactors, blocking, node_id, groups,
-                                                    broker_metrics, quorum_driver, fetch_sessions});
+                                                    broker_metrics, quorum_driver, fetch_sessions, mirror_status});
   net::Server server(reactors, blocking, dispatcher, client_listeners, server_cfg);
 
   auto connections = [&server] { return static_cast<double>(server.connection_count()); };
@@ -418,6 +432,7 @@ int run(const brokerd::config::BrokerConfig& cfg) {
     if (http) http->set_ready(false);
     lifecycle.stop(true);  // fenced first: clients stop being sent here
     fetchers.stop();       // its rounds wait on the shards: before the reactors stop
+    mirrors.stop();        // the same
     isr_changes.stop();    // its answers go to the shards too
     partitions.stop();
     groups.stop();
@@ -431,6 +446,7 @@ int run(const brokerd::config::BrokerConfig& cfg) {
   };
   partitions.start();
   fetchers.start();
+  mirrors.start();
   groups.start();
   try {
     server.start();

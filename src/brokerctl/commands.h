@@ -44,6 +44,7 @@ std::vector<Command> config_commands();
 std::vector<Command> cluster_commands();
 std::vector<Command> partition_commands();
 std::vector<Command> produce_consume_commands();
+std::vector<Command> link_commands();
 
 // Shared by topics alter-config and configs alter: IncrementalAlterConfigs on one topic.
 void alter_topic_configs(Context& ctx, const std::string& topic, const std::vector<std::string>& set,

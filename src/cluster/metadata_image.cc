@@ -27,6 +27,11 @@ std::vector<int32_t> MetadataImage::offline_replicas(const PartitionAssignment& 
   return out;
 }
 
+const MirrorLink* MetadataImage::link(std::string_view name) const {
+  auto it = links.find(std::string(name));
+  return it == links.end() ? nullptr : &it->second;
+}
+
 int32_t MetadataImage::live_brokers() const {
   int32_t n = 0;
   for (const auto& b : brokers) n += b.fenced ? 0 : 1;

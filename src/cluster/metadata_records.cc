@@ -4,6 +4,9 @@
 
 #include "brokerd/protocol/messages/config_record.h"
 #include "brokerd/protocol/messages/fence_broker_record.h"
+#include "brokerd/protocol/messages/mirror_link_record.h"
+#include "brokerd/protocol/messages/mirror_topic_record.h"
+#include "brokerd/protocol/messages/remove_mirror_link_record.h"
 #include "brokerd/protocol/messages/register_broker_record.h"
 #include "brokerd/protocol/messages/unfence_broker_record.h"
 #include "brokerd/protocol/messages/unregister_broker_record.h"
@@ -23,6 +26,8 @@ constexpr uint32_t kTopicRecord = 2, kPartitionRecord = 3, kConfigRecord = 4, kP
 constexpr uint32_t kProducerIdsRecord = 15;
 constexpr uint32_t kRegisterBrokerRecord = 0, kUnregisterBrokerRecord = 1, kFenceBrokerRecord = 7,
                    kUnfenceBrokerRecord = 8;
+// brokerd's own records (proto/brokerd), in a range Kafka does not use.
+constexpr uint32_t kMirrorLinkRecord = 30000, kRemoveMirrorLinkRecord = 30001, kMirrorTopicRecord = 30002;
 constexpr int8_t kTopicResource = 2;
 
 template <typename Msg>
@@ -129,6 +134,37 @@ Bytes fence_broker_record(int32_t id, int64_t epoch, bool fenced) {
   r.id = id;
   r.epoch = epoch;
   return frame(kUnfenceBrokerRecord, r);
+}
+
+Bytes mirror_link_record(const MirrorLink& l) {
+  protocol::MirrorLinkRecord r;
+  r.name = l.name;
+  r.link_id = l.id;
+  r.source_bootstrap_servers = l.source_bootstrap;
+  for (const auto& [k, v] : l.source_configs) r.source_configs.push_back({k, v});
+  r.topics = l.topics;
+  r.topic_prefixes = l.topic_prefixes;
+  r.exclude_topics = l.exclude_topics;
+  r.groups = l.groups;
+  r.group_prefixes = l.group_prefixes;
+  r.all_groups = l.all_groups;
+  r.sync_configs = l.sync_configs;
+  r.paused = l.paused;
+  return frame(kMirrorLinkRecord, r);
+}
+
+Bytes remove_mirror_link_record(const std::string& name) {
+  protocol::RemoveMirrorLinkRecord r;
+  r.name = name;
+  return frame(kRemoveMirrorLinkRecord, r);
+}
+
+Bytes mirror_topic_record(const TopicMetadata& t) {
+  protocol::MirrorTopicRecord r;
+  r.topic_id = t.id;
+  if (!t.mirror_link.empty()) r.link_name = t.mirror_link;
+  r.source_topic_id = t.source_topic_id;
+  return frame(kMirrorTopicRecord, r);
 }
 
 namespace {
@@ -265,6 +301,41 @@ void apply_record(protocol::Reader& rd, MetadataImage& image) {
       image.next_producer_id = std::max(image.next_producer_id, r.next_producer_id);
       break;
     }
+    case kMirrorLinkRecord: {
+      protocol::MirrorLinkRecord r;
+      r.decode(rd, version);
+      MirrorLink l;
+      l.name = r.name;
+      l.id = r.link_id;
+      l.source_bootstrap = r.source_bootstrap_servers;
+      for (const auto& c : r.source_configs) l.source_configs[c.name] = c.value;
+      l.topics = r.topics;
+      l.topic_prefixes = r.topic_prefixes;
+      l.exclude_topics = r.exclude_topics;
+      l.groups = r.groups;
+      l.group_prefixes = r.group_prefixes;
+      l.all_groups = r.all_groups;
+      l.sync_configs = r.sync_configs;
+      l.paused = r.paused;
+      image.links[l.name] = std::move(l);
+      break;
+    }
+    case kRemoveMirrorLinkRecord: {
+      protocol::RemoveMirrorLinkRecord r;
+      r.decode(rd, version);
+      image.links.erase(r.name);
+      break;
+    }
+    case kMirrorTopicRecord: {
+      protocol::MirrorTopicRecord r;
+      r.decode(rd, version);
+      auto t = copy_topic(image, r.topic_id);
+      if (!t) break;
+      t->mirror_link = r.link_name.value_or("");
+      t->source_topic_id = r.source_topic_id;
+      image.put_topic(std::move(t));
+      break;
+    }
     default:
       break;
   }
@@ -280,7 +351,9 @@ std::vector<Bytes> image_records(const MetadataImage& image) {
     for (int32_t p = 0; p < t->partition_count(); ++p)
       out.push_back(partition_record(t->id, p, t->partitions[static_cast<size_t>(p)]));
     for (const auto& [k, v] : t->configs) out.push_back(config_record(t->name, k, v));
+    if (!t->mirror_link.empty() || !t->source_topic_id.is_zero()) out.push_back(mirror_topic_record(*t));
   });
+  for (const auto& [name, link] : image.links) out.push_back(mirror_link_record(link));
   if (image.next_producer_id > 0) out.push_back(producer_ids_record(-1, -1, image.next_producer_id));
   return out;
 }

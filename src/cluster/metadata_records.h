@@ -24,6 +24,11 @@ Bytes remove_topic_record(const protocol::Uuid& id);
 Bytes producer_ids_record(int32_t broker_id, int64_t broker_epoch, int64_t next_producer_id);
 Bytes register_broker_record(const BrokerInfo& b, const std::string& listener);
 Bytes fence_broker_record(int32_t id, int64_t epoch, bool fenced);  // FenceBrokerRecord / UnfenceBrokerRecord
+// brokerd's own: a mirror link (whole, as created or changed), its removal, and a topic's
+// mirror marking (its link, empty once promoted, and its source topic id).
+Bytes mirror_link_record(const MirrorLink& link);
+Bytes remove_mirror_link_record(const std::string& name);
+Bytes mirror_topic_record(const TopicMetadata& topic);
 
 // The whole image as records (a snapshot): replaying them into an empty image restores it.
 std::vector<Bytes> image_records(const MetadataImage& image);

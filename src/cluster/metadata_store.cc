@@ -228,6 +228,11 @@ std::vector<TopicChange> MetadataStore::create_topics(std::vector<TopicSpec> spe
   }
   if (valid.empty()) return out;
   if (!validate_only && !leads()) {
+    const bool mirrors = std::any_of(valid.begin(), valid.end(), [&](size_t i) { return !specs[i].mirror_link.empty(); });
+    if (mirrors) {
+      for (size_t i : valid) out[i] = failure(ErrorCode::not_controller, "This node is not the active controller.");
+      return out;
+    }
     forward_create_topics(specs, valid, out);
     return out;
   }
@@ -269,16 +274,19 @@ std::vector<TopicChange> MetadataStore::create_topics(std::vector<TopicSpec> spe
     for (auto& replicas : spec.assignment) topic->partitions.push_back(fresh_partition(std::move(replicas)));
     topic->configs = std::move(spec.configs);
     topic->internal = is_internal_topic(spec.name);
+    topic->mirror_link = spec.mirror_link;
+    topic->source_topic_id = spec.source_topic_id;
     if (validate_only) {
       out[i] = TopicChange{ErrorCode::none, {}, topic, nullptr};
       continue;
     }
-    const size_t count = 1 + topic->partitions.size() + topic->configs.size();
+    const size_t count = 2 + topic->partitions.size() + topic->configs.size();
     if (!records.empty() && records.size() + count > kMaxRecordsPerChange) flush();
     records.push_back(topic_record(*topic));
     for (int32_t p = 0; p < topic->partition_count(); ++p)
       records.push_back(partition_record(topic->id, p, topic->partitions[static_cast<size_t>(p)]));
     for (const auto& [k, v] : topic->configs) records.push_back(config_record(topic->name, k, v));
+    if (!topic->mirror_link.empty()) records.push_back(mirror_topic_record(*topic));
     pending.emplace_back(i, topic);
   }
   flush();

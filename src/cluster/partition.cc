@@ -102,6 +102,22 @@ storage::AppendResult Partition::append(std::span<std::byte> batches, int64_t no
   return result;
 }
 
+storage::AppendResult Partition::append_mirrored(std::span<std::byte> batches, int64_t now_ms) {
+  auto result = log_->append_mirrored(batches, leader_epoch(), now_ms);
+  if (result.error == protocol::ErrorCode::none) {
+    replica_->leader_appended(now_ms);
+    drain_replica();
+    wake_waiters();
+  }
+  return result;
+}
+
+void Partition::restart_mirror_at(int64_t offset, int64_t now_ms) {
+  replica_->leader_reset_to(offset, now_ms);
+  drain_replica();
+  wake_waiters();
+}
+
 void Partition::await_replication(uint64_t id, int64_t last_offset, int64_t deadline_ms, std::shared_ptr<AckSlot> slot,
                                   int64_t now_ms) {
   acks_[id] = std::move(slot);

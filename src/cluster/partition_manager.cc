@@ -468,6 +468,13 @@ void PartitionManager::reconcile_topic(Shard& shard, const TopicPtr& before, con
     part.apply_assignment(a, min_isr, wall_clock_ms());
     part.leader_throttled = throttles(leader_throttled, p, self);
     part.follower_throttled = throttles(follower_throttled, p, self);
+    if (!part.mirror_link.empty() && after->mirror_link.empty()) {
+      // Promoted: the source's producers never write here again, and this cluster may hand
+      // out their ids to its own, which start their sequences afresh.
+      part.log().producer_state().clear();
+      part.log().producer_state().delete_snapshots_after(-1);
+    }
+    part.mirror_link = after->mirror_link;
     after_replica_input(tp, part);
     if (was_leader != part.is_leader()) shard.leadership_changed(tp, !was_leader);
     set_followed(tp, part.is_leader() || part.leader() < 0 ? -1 : part.leader());

@@ -1,6 +1,7 @@
 #include "brokerd/controller/controller_dispatcher.h"
 
 #include "brokerd/cluster/elect_leaders_request.h"
+#include "brokerd/cluster/mirror_link_requests.h"
 #include "brokerd/cluster/reassignment_requests.h"
 #include "brokerd/common/clock.h"
 #include "brokerd/common/logger.h"
@@ -75,6 +76,9 @@ const std::vector<ControllerApi>& controller_apis() {
       {cluster::kElectLeaders, cluster::kElectLeadersMinVersion, cluster::kElectLeadersMaxVersion},
       {cluster::kAlterPartitionReassignments, 0, cluster::kAlterPartitionReassignmentsMaxVersion},
       {cluster::kListPartitionReassignments, 0, 0},
+      {cluster::kCreateMirrorLinks, 0, 0},
+      {cluster::kAlterMirrorLinks, 0, 0},
+      {cluster::kPromoteMirrorTopics, 0, 0},
   };
   return apis;
 }
@@ -163,6 +167,15 @@ boost::asio::awaitable<net::Response> ControllerDispatcher::dispatch(net::Reques
       case cluster::kListPartitionReassignments:
         co_return co_await on_blocking_pool<protocol::ListPartitionReassignmentsRequest>(
             req, body, [this](const auto& r) { return cluster::answer_list_partition_reassignments(metadata_, r); });
+      case cluster::kCreateMirrorLinks:
+        co_return co_await on_blocking_pool<protocol::CreateMirrorLinksRequest>(
+            req, body, [this](const auto& r) { return cluster::answer_create_mirror_links(metadata_, r); });
+      case cluster::kAlterMirrorLinks:
+        co_return co_await on_blocking_pool<protocol::AlterMirrorLinksRequest>(
+            req, body, [this](const auto& r) { return cluster::answer_alter_mirror_links(metadata_, r); });
+      case cluster::kPromoteMirrorTopics:
+        co_return co_await on_blocking_pool<protocol::PromoteMirrorTopicsRequest>(
+            req, body, [this](const auto& r) { return cluster::answer_promote_mirror_topics(metadata_, r); });
       default:
         break;
     }

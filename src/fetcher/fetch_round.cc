@@ -8,6 +8,7 @@
 #include <optional>
 #include <unordered_map>
 
+#include "brokerd/cluster/partition_call.h"
 #include "brokerd/cluster/partition_manager.h"
 #include "brokerd/common/clock.h"
 #include "brokerd/common/logger.h"
@@ -30,24 +31,9 @@ using protocol::ErrorCode;
 constexpr int16_t kFetch = 1, kFetchVersion = 12;
 constexpr int16_t kEpochEnd = 23, kEpochEndVersion = 4;
 
-// Runs fn on tp's home shard with its partition; the future holds nullopt when this node no
-// longer hosts it.
 template <typename Fn>
 auto on_shard(PartitionManager& pm, const TopicPartition& tp, Fn fn) {
-  using R = decltype(fn(std::declval<Partition&>()));
-  auto promise = std::make_shared<std::promise<std::optional<R>>>();
-  auto future = promise->get_future();
-  boost::asio::post(pm.executor_of(tp), [&pm, tp, fn = std::move(fn), promise]() mutable {
-    Partition* p = pm.local(tp);
-    if (!p) {
-      promise->set_value(std::nullopt);
-      return;
-    }
-    std::optional<R> r = fn(*p);
-    pm.after_replica_input(tp, *p);
-    promise->set_value(std::move(r));
-  });
-  return future;
+  return cluster::call_on_partition(pm, tp, std::move(fn));
 }
 
 template <typename T>

@@ -81,6 +81,11 @@ boost::asio::awaitable<net::Response> handle_describe_producers(HandlerContext& 
 boost::asio::awaitable<net::Response> handle_describe_topic_partitions(HandlerContext& ctx);
 boost::asio::awaitable<net::Response> handle_describe_quorum(HandlerContext& ctx);
 boost::asio::awaitable<net::Response> handle_offset_for_leader_epoch(HandlerContext& ctx);
+// brokerd's own (proto/brokerd): mirror links.
+boost::asio::awaitable<net::Response> handle_create_mirror_links(HandlerContext& ctx);
+boost::asio::awaitable<net::Response> handle_alter_mirror_links(HandlerContext& ctx);
+boost::asio::awaitable<net::Response> handle_describe_mirror_links(HandlerContext& ctx);
+boost::asio::awaitable<net::Response> handle_promote_mirror_topics(HandlerContext& ctx);
 
 // The ApiVersions answer to a version this broker does not know (KIP-511): a v0 body with
 // UNSUPPORTED_VERSION and the supported ranges, so the client can pick a version.

@@ -43,6 +43,11 @@ constexpr ServedApi kServed[] = {
     {23, 2, 4, handle_offset_for_leader_epoch},   // OffsetForLeaderEpoch
     {74, 0, 1, handle_list_config_resources},   // ListConfigResources
     {75, 0, 0, handle_describe_topic_partitions},   // DescribeTopicPartitions
+    // brokerd's own APIs (proto/brokerd), in a key range Kafka does not use.
+    {30000, 0, 0, handle_create_mirror_links},   // CreateMirrorLinks
+    {30001, 0, 0, handle_alter_mirror_links},   // AlterMirrorLinks
+    {30002, 0, 0, handle_describe_mirror_links},   // DescribeMirrorLinks
+    {30003, 0, 0, handle_promote_mirror_topics},   // PromoteMirrorTopics
 };
 
 }  // namespace

@@ -25,6 +25,16 @@ void Replica::become_leader(int64_t now) {
   }
 }
 
+void Replica::leader_reset_to(Offset start, int64_t /*now*/) {
+  if (!is_leader() || start <= log_.end_offset()) return;
+  log_.reset_to(start);
+  epochs_.truncate_from_start(start);
+  epochs_.assign(state_.leader_epoch, start);
+  out_.epoch_cache_changed = true;
+  leader_epoch_start_ = std::max(leader_epoch_start_, start);
+  hw_ = std::max(hw_, start);
+}
+
 ErrorCode Replica::check_append(int16_t acks) const {
   if (!is_leader() || lease_lost_) return ErrorCode::not_leader_or_follower;
   if (acks == -1 && static_cast<int32_t>(state_.isr.size()) < effective_min_isr())

@@ -1,5 +1,5 @@
 // The Log's follower side: appending the leader's batches unchanged, and starting over at
-// the leader's log start.
+// the leader's log start; and a mirror leader's append of a source cluster's batches.
 #include <cstring>
 
 #include "brokerd/common/logger.h"
@@ -27,17 +27,31 @@ AppendResult Log::append_replica(std::span<const std::byte> batches, int64_t now
     return res;
   }
   int64_t next = log_end_offset();
+  {
+    // A log that starts inside the first batch (the leader's DeleteRecords or retention moved
+    // its start there, and this empty log was reset to it): the batch is kept whole, the log
+    // start stays where it was.
+    RecordBatchView first(batches.subspan(infos.front().position, infos.front().size));
+    if (first.base_offset() < next && first.last_offset() >= next && log_start_offset_ == next && size_bytes() == 0) {
+      const int64_t start = log_start_offset_;
+      reset_to(first.base_offset(), now_ms);
+      log_start_offset_ = start;
+      write_checkpoint();
+      next = first.base_offset();
+    }
+  }
   std::vector<AppendBatch> metas;
   metas.reserve(infos.size());
   for (const auto& i : infos) {
     RecordBatchView b(batches.subspan(i.position, i.size));
-    if (b.base_offset() != next) {
+    // A compacted log may skip offsets between batches; it never goes back.
+    if (b.base_offset() < next) {
       res.error = ErrorCode::corrupt_message;
       res.message = "replicated batch at offset " + std::to_string(b.base_offset()) + " does not continue the log at " +
                     std::to_string(next);
       return res;
     }
-    metas.push_back(AppendBatch{i.position, i.size, next, b.last_offset(), b.max_timestamp()});
+    metas.push_back(AppendBatch{i.position, i.size, b.base_offset(), b.last_offset(), b.max_timestamp()});
     next = b.last_offset() + 1;
   }
   if (should_roll(batches.size(), metas.back().max_timestamp, next - 1, now_ms) && !roll_for_append(now_ms, res)) {
@@ -54,6 +68,18 @@ AppendResult Log::append_replica(std::span<const std::byte> batches, int64_t now
   res.last_offset = next - 1;
   res.record_count = v.record_count;
   return res;
+}
+
+AppendResult Log::append_mirrored(std::span<std::byte> batches, int32_t leader_epoch, int64_t now_ms) {
+  size_t pos = 0;
+  while (batches.size() - pos >= batch_layout::header_size) {
+    MutableRecordBatchView b(batches.subspan(pos));
+    const size_t size = b.size();
+    if (b.batch_length() <= 0 || size > batches.size() - pos) break;  // validation names it
+    b.set_partition_leader_epoch(leader_epoch);
+    pos += size;
+  }
+  return append_replica(batches, now_ms);
 }
 
 void Log::reset_to(int64_t offset, int64_t now_ms) {

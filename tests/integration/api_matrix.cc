@@ -1165,6 +1165,60 @@ void cell_offset_for_leader_epoch(int16_t v) {
   expect(resp.topics[0].partitions[1].error_code != 0, "OffsetForLeaderEpoch: partition 99 should fail");
 }
 
+// brokerd's own APIs (proto/brokerd): mirror links, against a source that is not there.
+void cell_create_mirror_links(int16_t v) {
+  bp::CreateMirrorLinksRequest req;
+  auto& l = req.links.emplace_back();
+  l.name = "matrix-link";
+  l.source_bootstrap_servers = "127.0.0.1:1";
+  l.topics = {"matrix-mirrored"};
+  req.validate_only = true;
+  auto& bad = req.links.emplace_back();
+  bad.name = "matrix-link-without-topics";
+  bad.source_bootstrap_servers = "127.0.0.1:1";
+  auto resp = check_cell<bp::CreateMirrorLinksResponse>(req, v);
+  expect(resp.results.size() == 2, "CreateMirrorLinks: 2 results expected");
+  expect(resp.results[0].error_code == 0, "CreateMirrorLinks: a valid link refused");
+  expect(resp.results[1].error_code == 42, "CreateMirrorLinks: a link without topics should be INVALID_REQUEST");
+}
+
+void cell_alter_mirror_links(int16_t v) {
+  bp::CreateMirrorLinksRequest create;
+  auto& l = create.links.emplace_back();
+  l.name = "matrix-alter-" + std::to_string(v);
+  l.source_bootstrap_servers = "127.0.0.1:1";
+  l.topics = {"matrix-mirrored"};
+  expect(exchange_new<bp::CreateMirrorLinksResponse>(create, 0).results.at(0).error_code == 0,
+         "AlterMirrorLinks: the link to alter was not created");
+  bp::AlterMirrorLinksRequest req;
+  for (int8_t op : {0, 1, 2}) req.links.push_back({l.name, op});
+  req.links.push_back({"matrix-no-such-link", 0});
+  auto resp = check_cell<bp::AlterMirrorLinksResponse>(req, v);
+  expect(resp.results.size() == 4, "AlterMirrorLinks: 4 results expected");
+  for (size_t i = 0; i < 3; ++i)
+    expect(resp.results[i].error_code == 0, "AlterMirrorLinks: operation " + std::to_string(i) + " refused");
+  expect(resp.results[3].error_code == 91, "AlterMirrorLinks: an unknown link should be RESOURCE_NOT_FOUND");
+}
+
+void cell_describe_mirror_links(int16_t v) {
+  bp::DescribeMirrorLinksRequest req;
+  req.names = std::vector<std::string>{"matrix-no-such-link"};
+  auto resp = check_cell<bp::DescribeMirrorLinksResponse>(req, v);
+  expect(resp.links.size() == 1 && resp.links[0].error_code == 91,
+         "DescribeMirrorLinks: an unknown link should be RESOURCE_NOT_FOUND");
+  bp::DescribeMirrorLinksRequest all;
+  all.names = std::nullopt;
+  expect(check_cell<bp::DescribeMirrorLinksResponse>(all, v).error_code == 0, "DescribeMirrorLinks: listing failed");
+}
+
+void cell_promote_mirror_topics(int16_t v) {
+  bp::PromoteMirrorTopicsRequest req;
+  req.link_name = "matrix-no-such-link";
+  req.topics = std::nullopt;
+  auto resp = check_cell<bp::PromoteMirrorTopicsResponse>(req, v);
+  expect(resp.error_code == 91, "PromoteMirrorTopics: an unknown link should be RESOURCE_NOT_FOUND");
+}
+
 const std::map<int16_t, Cell>& cells() {
   static const std::map<int16_t, Cell> m = {
       {0, cell_produce},          {1, cell_fetch},
@@ -1185,6 +1239,8 @@ const std::map<int16_t, Cell>& cells() {
       {55, cell_describe_quorum},
       {60, cell_describe_cluster}, {61, cell_describe_producers},
       {74, cell_list_config_resources}, {75, cell_describe_topic_partitions},
+      {30000, cell_create_mirror_links}, {30001, cell_alter_mirror_links},
+      {30002, cell_describe_mirror_links}, {30003, cell_promote_mirror_topics},
   };
   return m;
 }

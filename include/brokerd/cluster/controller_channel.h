@@ -27,6 +27,9 @@ struct TopicSpec {
   int32_t replication_factor = 0;
   std::map<std::string, std::string> configs;
   std::vector<std::vector<int32_t>> assignment;
+  // A mirror topic (mirror_link.h): created on the controller only, never forwarded.
+  std::string mirror_link;
+  protocol::Uuid source_topic_id;
 };
 
 struct ForwardedAnswer {

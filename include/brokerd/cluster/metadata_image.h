@@ -16,6 +16,7 @@
 #include <string_view>
 #include <vector>
 
+#include "brokerd/cluster/mirror_link.h"
 #include "brokerd/protocol/uuid.h"
 
 namespace brokerd::cluster {
@@ -62,6 +63,10 @@ struct TopicMetadata {
   // Topic-level overrides only ("retention.ms" -> "3600000"); defaults come from the broker.
   std::map<std::string, std::string> configs;
   bool internal = false;
+  // A mirror topic: the link that copies it from the source (empty once promoted, or for an
+  // ordinary topic), and the id of the source topic it was created from.
+  std::string mirror_link;
+  protocol::Uuid source_topic_id;
 
   int32_t partition_count() const { return static_cast<int32_t>(partitions.size()); }
   int32_t replication_factor() const { return partitions.empty() ? 0 : static_cast<int32_t>(partitions[0].replicas.size()); }
@@ -85,6 +90,9 @@ class MetadataImage {
   int64_t offset = -1;
   // The first producer id of the next block to allocate (ProducerIdsRecord).
   int64_t next_producer_id = 0;
+  // Mirror links configured on this cluster (the destination side), by name.
+  std::map<std::string, MirrorLink> links;
+  const MirrorLink* link(std::string_view name) const;
 
   const TopicMetadata* topic(std::string_view name) const;
   const TopicMetadata* topic(const protocol::Uuid& id) const;

@@ -15,6 +15,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -131,6 +132,21 @@ class MetadataStore final : public quorum::QuorumListener {
   };
   ReassignmentAnswer reassign_partitions(const std::vector<ReassignmentTarget>& targets,
                                          bool allow_replication_factor_change);
+
+  // Mirror links (mirror_link.h), on the controller only: NOT_CONTROLLER elsewhere (the
+  // handlers forward the request instead). Each blocks until committed.
+  struct LinkAnswer {
+    protocol::ErrorCode error = protocol::ErrorCode::none;
+    std::string message;
+  };
+  LinkAnswer create_link(MirrorLink link, bool validate_only);
+  // Pause, resume, or remove (refused while the link still has mirror topics: promote or
+  // delete them first).
+  LinkAnswer alter_link(const std::string& name, LinkOperation operation);
+  // Makes the link's mirror topics named (every one when `topics` is unset) ordinary,
+  // writable topics, together in one change: one answer per topic, by name.
+  std::pair<LinkAnswer, std::vector<std::pair<std::string, LinkAnswer>>> promote_mirror_topics(
+      const std::string& link, const std::optional<std::vector<std::string>>& topics);
 
   // Kafka's AllocateProducerIds: the next block of producer ids for `broker_id`, committed by
   // a ProducerIdsRecord before it is returned, so blocks never overlap across restarts.

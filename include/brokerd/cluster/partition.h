@@ -57,6 +57,11 @@ class Partition {
 
   // Appends on the leader and wakes the fetches waiting on this partition.
   storage::AppendResult append(std::span<std::byte> batches, int64_t now_ms, storage::AppendOrigin origin);
+  // A mirror leader's append of its source's batches at their own offsets (changed in place:
+  // this cluster's leader epoch is written into each), and the start of its log over at
+  // `offset` when the source no longer holds what lies between (storage::Log::append_mirrored).
+  storage::AppendResult append_mirrored(std::span<std::byte> batches, int64_t now_ms);
+  void restart_mirror_at(int64_t offset, int64_t now_ms);
   // A produce with acks=all waits for `slot` until the ISR has [.., last_offset].
   void await_replication(uint64_t id, int64_t last_offset, int64_t deadline_ms, std::shared_ptr<AckSlot> slot,
                          int64_t now_ms);
@@ -92,6 +97,8 @@ class Partition {
   // Its topic lists this replica in leader/follower.replication.throttled.replicas.
   bool leader_throttled = false;
   bool follower_throttled = false;
+  // The mirror link that copies this partition (read-only to producers), empty otherwise.
+  std::string mirror_link;
   // `broker` is in the controller's ISR as this replica knows it.
   bool in_isr(int32_t broker) const { return replica_->state().in_isr(broker); }
 

@@ -5,7 +5,7 @@
 
 namespace brokerd::config { class BrokerConfig; }
 namespace brokerd::net { class BlockingPool; class ReactorPool; }
-namespace brokerd::cluster { class MetadataStore; class PartitionManager; }
+namespace brokerd::cluster { class MetadataStore; class MirrorStatus; class PartitionManager; }
 namespace brokerd::group { class GroupCoordinator; }
 namespace brokerd::metrics { class BrokerMetrics; }
 namespace brokerd::quorum { class QuorumDriver; }
@@ -28,6 +28,8 @@ struct Services {
   quorum::QuorumDriver& quorum;
   // Incremental fetch sessions (KIP-227).
   FetchSessionCache& fetch_sessions;
+  // The progress of the mirror partitions this node leads (DescribeMirrorLinks).
+  cluster::MirrorStatus& mirror_status;
 };
 
 }  // namespace brokerd::kafka

@@ -78,6 +78,10 @@ class Replica {
   // The leader's log holds [base, last] for request `id` (written now, or an idempotent
   // retry found there). acks=-1 completes once the high watermark passes `last`.
   void on_appended(uint64_t id, Offset last, int16_t acks, int64_t deadline, int64_t now);
+  // The leader's log starts over, empty, at `start` past its end: a mirror whose source no
+  // longer holds the records in between. Followers then reset to it as they would to any
+  // leader's log start.
+  void leader_reset_to(Offset start, int64_t now);
   FetchDecision handle_fetch(const FetchRequest& r, int64_t now);
   EpochEndResponse handle_epoch_end(const EpochEndRequest& r) const;
   void handle_alter_partition(ErrorCode error, const PartitionState& state, int64_t now);

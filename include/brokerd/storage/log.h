@@ -101,6 +101,10 @@ class Log {
   // epochs and timestamps kept). They must continue this log exactly; their CRCs are
   // checked, the topic's size and key rules are not (the leader applied them).
   AppendResult append_replica(std::span<const std::byte> batches, int64_t now_ms);
+  // A mirror leader's append: a source cluster's batches at their own offsets, timestamps
+  // and producer fields, with this cluster's leader epoch written into each (it lies outside
+  // the CRC), checked as append_replica checks. The bytes are changed in place.
+  AppendResult append_mirrored(std::span<std::byte> batches, int32_t leader_epoch, int64_t now_ms);
   // Drops every segment and starts again, empty, at `offset` (a follower whose end is
   // below the leader's log start).
   void reset_to(int64_t offset, int64_t now_ms);

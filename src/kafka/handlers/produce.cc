@@ -93,6 +93,12 @@ boost::asio::awaitable<net::Response> handle_produce(HandlerContext& ctx) {
                              r.error = pm->not_served(tp);
                              return r;
                            }
+                           if (!p->mirror_link.empty()) {
+                             r.error = ErrorCode::invalid_request;
+                             r.message = "Topic " + tp.topic + " is a mirror of link " + p->mirror_link +
+                                         " and is read-only until the link promotes it.";
+                             return r;
+                           }
                            // NOT_ENOUGH_REPLICAS before anything is written.
                            if (auto e = p->replica().check_append(acks); e != ErrorCode::none) {
                              r.error = e;

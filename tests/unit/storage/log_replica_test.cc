@@ -46,12 +46,35 @@ TEST_F(LeaderAndFollower, BatchesArriveByteForByte) {
   EXPECT_EQ(first.partition_leader_epoch(), 4);
 }
 
-TEST_F(LeaderAndFollower, ABatchThatDoesNotContinueTheLogIsRefused) {
+TEST_F(LeaderAndFollower, ABatchBelowTheLogEndIsRefused) {
   leader_writes(3, 1);
-  Bytes tail = leader_bytes(3);
-  auto res = follower->append_replica(tail, 5000);
+  ASSERT_EQ(follower->append_replica(leader_bytes(0), 5000).error, ErrorCode::none);
+  auto res = follower->append_replica(leader_bytes(3), 5000);  // offsets 3.. again
   EXPECT_NE(res.error, ErrorCode::none);
-  EXPECT_EQ(follower->log_end_offset(), 0);
+  EXPECT_EQ(follower->log_end_offset(), 9);
+}
+
+TEST_F(LeaderAndFollower, OffsetsACompactedLeaderSkipsAreSkippedToo) {
+  leader_writes(3, 1);
+  ASSERT_EQ(follower->append_replica(leader_bytes(0), 5000).error, ErrorCode::none);
+  follower->truncate_to(3);  // as if the batch [3, 5] had been cleaned away on the leader
+  auto res = follower->append_replica(leader_bytes(6), 5000);
+  ASSERT_EQ(res.error, ErrorCode::none) << res.message;
+  EXPECT_EQ(res.base_offset, 6);
+  EXPECT_EQ(follower->log_end_offset(), 9);
+  EXPECT_EQ(read_all(follower->read(3, 1 << 20, true, 9).records), leader_bytes(6));
+}
+
+TEST_F(LeaderAndFollower, ALogStartInsideTheFirstBatchKeepsTheBatchWhole) {
+  leader_writes(3, 1);
+  follower->reset_to(4, 5000);  // the leader's log start, inside the batch [3, 5]
+  auto res = follower->append_replica(leader_bytes(4), 5000);
+  ASSERT_EQ(res.error, ErrorCode::none) << res.message;
+  EXPECT_EQ(follower->log_start_offset(), 4);
+  EXPECT_EQ(follower->log_end_offset(), 9);
+  EXPECT_EQ(read_all(follower->read(4, 1 << 20, true, 9).records), leader_bytes(4));
+  // Not in a log that holds batches already.
+  EXPECT_NE(follower->append_replica(leader_bytes(4), 5000).error, ErrorCode::none);
 }
 
 TEST_F(LeaderAndFollower, ACorruptBatchIsRefused) {

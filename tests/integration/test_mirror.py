@@ -1,0 +1,195 @@
+"""Mirror links between two brokerd clusters on this machine (one node each): region B mirrors
+topics of region A byte for byte, offsets and all, through brokerctl. The tests compare B's
+copies with A record by record, check that mirror topics refuse producers until promoted,
+and fail a region over: A is killed, the link promoted, and producers write on at the next
+offset."""
+import json
+import subprocess
+import time
+
+import pytest
+from confluent_kafka import TopicPartition
+
+import clients
+import kafka_wire as kw
+from brokerd_harness import brokerctl_binary
+from waiting import eventually
+
+FAST = {"mirror.metadata.refresh.interval.ms": "300", "mirror.fetch.backoff.ms": "200"}
+
+
+def brokerctl(bootstrap, *args, timeout=60):
+    return subprocess.run([brokerctl_binary(), "--bootstrap-server", bootstrap, *args],
+                          capture_output=True, text=True, timeout=timeout)
+
+
+def describe(bootstrap, link):
+    proc = brokerctl(bootstrap, "links", "describe", link, "--output", "json")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    return json.loads(proc.stdout)
+
+
+def mirrored_ends(bootstrap, link):
+    """{(topic, partition): mirrored end offset} as the link reports it."""
+    d = describe(bootstrap, link)
+    return {(t["name"], p["partition"]): p["mirrored_end_offset"] for t in d["mirror_topics"] for p in t["partitions"]}
+
+
+def produce_keyed(bootstrap, topic, n, start=0, partitions=3):
+    p = clients.producer(bootstrap, enable_idempotence=True)
+    items = [{"key": f"k{i % 17}".encode(), "value": f"v{i}".encode() * 20, "headers": [("h", str(i).encode())],
+              "partition": i % partitions} for i in range(start, start + n)]
+    return clients.produce_and_confirm(p, topic, items)
+
+
+def snapshot(bootstrap, topic, partitions):
+    """Every record of the topic: {partition: [(offset, key, value, headers, timestamp), ...]}."""
+    got = clients.read_all(bootstrap, topic, partitions)
+    return {p: [(m.offset(), m.key(), m.value(), m.headers(), m.timestamp()) for m in ms] for p, ms in got.items()}
+
+
+def wait_caught_up(a, b, link, topic, partitions, timeout=60):
+    ends = {p: clients.watermarks(a.bootstrap, topic, p)[1] for p in range(partitions)}
+    assert eventually(lambda: all(mirrored_ends(b.bootstrap, link).get((topic, p), -1) >= ends[p]
+                                  for p in range(partitions)), timeout), describe(b.bootstrap, link)
+    # The mirror's high watermark follows its log end (one replica here).
+    assert eventually(lambda: all(clients.watermarks(b.bootstrap, topic, p)[1] >= ends[p] for p in range(partitions)), 10)
+
+
+def test_a_link_copies_topics_with_their_offsets_and_promotion_makes_them_writable(broker_factory):
+    a = broker_factory()
+    b = broker_factory(overrides=FAST)
+    clients.create_topic(a.bootstrap, "orders", partitions=3, config={"retention.ms": "86400000"})
+    clients.create_topic(a.bootstrap, "other", partitions=1)
+    # Offsets that do not start at 0 on the source: records deleted below 5 on partition 0.
+    produce_keyed(a.bootstrap, "orders", 300)
+    with kw.Connection(a.port) as conn:
+        assert kw.delete_records(conn, "orders", 0, 5)["error"] == 0
+
+    proc = brokerctl(b.bootstrap, "links", "create", "region-a", "--source-bootstrap-server", a.bootstrap,
+                     "--topic", "orders")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert eventually(lambda: "orders" in clients.admin(b.bootstrap).list_topics(timeout=5).topics, 30)
+    # The source's partition count and topic configs, and only the topics named.
+    md = clients.admin(b.bootstrap).list_topics(timeout=5)
+    assert len(md.topics["orders"].partitions) == 3 and "other" not in md.topics
+    from confluent_kafka.admin import ConfigResource
+    res = ConfigResource("topic", "orders")
+    adm = clients.admin(b.bootstrap)
+    cfg = adm.describe_configs([res])[res].result(timeout=10)
+    assert cfg["retention.ms"].value == "86400000"
+
+    # Writes go on at the source while the link copies.
+    produce_keyed(a.bootstrap, "orders", 300, start=300)
+    wait_caught_up(a, b, "region-a", "orders", 3)
+    src, dst = snapshot(a.bootstrap, "orders", 3), snapshot(b.bootstrap, "orders", 3)
+    assert sum(len(v) for v in src.values()) == 600 - 5  # partition 0 starts at 5
+    assert dst == src
+    lo, _ = clients.watermarks(b.bootstrap, "orders", 0)
+    assert lo <= 5
+
+    # Read-only until promoted.
+    p = clients.producer(b.bootstrap, message_timeout_ms=5000, retries=0)
+    errors = []
+    p.produce("orders", b"x", partition=1, on_delivery=lambda err, msg: errors.append(err))
+    p.flush(10)
+    assert errors and errors[0] is not None and "INVALID_REQUEST" in str(errors[0]), errors
+
+    d = describe(b.bootstrap, "region-a")
+    assert d["state"] == "active", d
+    assert all(p["lag_records"] == 0 and p["state"] == "mirroring" for t in d["mirror_topics"] for p in t["partitions"]), d
+
+    # Failover: region A is lost; the link is promoted; producers write at the next offset.
+    a.kill()
+    proc = brokerctl(b.bootstrap, "links", "promote", "region-a", "--all")
+    assert proc.returncode == 0 and "promoted" in proc.stdout, proc.stdout + proc.stderr
+    ends = {q: clients.watermarks(b.bootstrap, "orders", q)[1] for q in range(3)}
+    reports = produce_keyed(b.bootstrap, "orders", 30)
+    for m in reports:
+        assert m.offset() >= ends[m.partition()]
+    assert {m.offset() for m in reports if m.partition() == 1} >= {ends[1]}
+    # A link without mirror topics can be deleted.
+    assert brokerctl(b.bootstrap, "links", "delete", "region-a").returncode == 0
+    proc = brokerctl(b.bootstrap, "links", "list", "--output", "json")
+    assert proc.returncode == 0 and json.loads(proc.stdout) == [], proc.stdout
+
+
+def test_the_link_survives_a_restart_of_either_side_and_resumes_without_gap_or_duplicate(broker_factory):
+    a = broker_factory()
+    b = broker_factory(overrides=FAST)
+    clients.create_topic(a.bootstrap, "events", partitions=2)
+    produce_keyed(a.bootstrap, "events", 200, partitions=2)
+    assert brokerctl(b.bootstrap, "links", "create", "up", "--source-bootstrap-server", a.bootstrap,
+                     "--topic-prefix", "ev").returncode == 0
+    wait_caught_up(a, b, "up", "events", 2)
+
+    # The source goes away: the link says so, and catches up when it is back.
+    a.stop()
+    assert eventually(lambda: describe(b.bootstrap, "up")["state"] == "source-unreachable", 30)
+    a.start()
+    produce_keyed(a.bootstrap, "events", 200, start=200, partitions=2)
+    wait_caught_up(a, b, "up", "events", 2)
+
+    # The destination restarts mid-stream: it resumes from its log end.
+    b.stop()
+    produce_keyed(a.bootstrap, "events", 200, start=400, partitions=2)
+    b.start()
+    wait_caught_up(a, b, "up", "events", 2)
+    assert snapshot(b.bootstrap, "events", 2) == snapshot(a.bootstrap, "events", 2)
+
+    # Pause stops copying; resume picks up where each mirror ends.
+    assert brokerctl(b.bootstrap, "links", "pause", "up").returncode == 0
+    time.sleep(1)
+    before = mirrored_ends(b.bootstrap, "up")
+    produce_keyed(a.bootstrap, "events", 50, start=600, partitions=2)
+    time.sleep(1.5)
+    assert all(clients.watermarks(b.bootstrap, "events", p)[1] == 300 for p in range(2)), before
+    assert brokerctl(b.bootstrap, "links", "resume", "up").returncode == 0
+    wait_caught_up(a, b, "up", "events", 2)
+    assert snapshot(b.bootstrap, "events", 2) == snapshot(a.bootstrap, "events", 2)
+
+
+def test_a_recreated_source_topic_is_not_appended_to_the_old_mirror(broker_factory):
+    a = broker_factory()
+    b = broker_factory(overrides=FAST)
+    clients.create_topic(a.bootstrap, "t", partitions=1)
+    produce_keyed(a.bootstrap, "t", 50, partitions=1)
+    assert brokerctl(b.bootstrap, "links", "create", "l", "--source-bootstrap-server", a.bootstrap,
+                     "--topic", "t").returncode == 0
+    wait_caught_up(a, b, "l", "t", 1)
+    adm = clients.admin(a.bootstrap)
+    adm.delete_topics(["t"])["t"].result(timeout=15)
+    assert eventually(lambda: "t" not in clients.admin(a.bootstrap).list_topics(timeout=5).topics, 15)
+    clients.create_topic(a.bootstrap, "t", partitions=1)
+    produce_keyed(a.bootstrap, "t", 80, partitions=1)
+
+    def stopped():
+        d = describe(b.bootstrap, "l")
+        parts = [p for t in d["mirror_topics"] for p in t["partitions"]]
+        return (d.get("state_message") or "").find("recreated") >= 0 or any(p["state"] == "source-gone" for p in parts)
+    assert eventually(stopped, 30), describe(b.bootstrap, "l")
+    time.sleep(1)
+    assert clients.watermarks(b.bootstrap, "t", 0)[1] == 50
+
+
+def test_bad_links_are_refused_or_reported(broker_factory, tmp_path):
+    b = broker_factory(overrides=FAST)
+    proc = brokerctl(b.bootstrap, "links", "create", "x", "--source-bootstrap-server", "127.0.0.1:1")
+    assert proc.returncode == 2 and "--topic" in proc.stderr, proc.stderr
+    proc = brokerctl(b.bootstrap, "links", "create", "bad name", "--source-bootstrap-server", "127.0.0.1:1",
+                     "--topic", "t")
+    assert proc.returncode == 1 and "illegal" in proc.stderr, proc.stderr
+    cfg = tmp_path / "source.properties"
+    cfg.write_text("security.protocol=SASL_SSL\n")
+    proc = brokerctl(b.bootstrap, "links", "create", "x", "--source-bootstrap-server", "127.0.0.1:1", "--topic", "t",
+                     "--source-command-config", str(cfg))
+    assert proc.returncode == 1 and "not supported" in proc.stderr, proc.stderr
+    # Unreachable source: created, and its state says why it copies nothing.
+    assert brokerctl(b.bootstrap, "links", "create", "x", "--source-bootstrap-server", "127.0.0.1:1",
+                     "--topic", "t").returncode == 0
+    assert eventually(lambda: describe(b.bootstrap, "x")["state"] == "source-unreachable", 30)
+    proc = brokerctl(b.bootstrap, "links", "create", "x", "--source-bootstrap-server", "127.0.0.1:1", "--topic", "t")
+    assert proc.returncode == 1 and "already exists" in proc.stderr, proc.stderr
+    proc = brokerctl(b.bootstrap, "links", "describe", "nope")
+    assert proc.returncode == 1 and "RESOURCE_NOT_FOUND" in proc.stderr, proc.stderr
+    assert brokerctl(b.bootstrap, "links", "delete", "x").returncode == 0
