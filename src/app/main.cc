@@ -404,6 +404,7 @@ int run(const brokerd::config::BrokerConfig& cfg) {
   mirror_opts.response_max_bytes = static_cast<int32_t>(cfg.integer("mirror.fetch.response.max.bytes"));
   mirror_opts.backoff_ms = cfg.integer("mirror.fetch.backoff.ms");
   mirror_opts.metadata_refresh_ms = cfg.integer("mirror.metadata.refresh.interval.ms");
+  mirror_opts.offsets_sync_ms = cfg.integer("mirror.offsets.sync.interval.ms");
   mirror::MirrorService mirrors(mirror_opts, metadata, partitions, mirror_status);
   kafka::register_mirror_collectors(registry, mirror_status);
   kafka::KafkaDispatcher dispatcher(kafka::Services{cfg, metadata, partitions, reactors, blocking, node_id, groups,

@@ -9,6 +9,7 @@
 #include "brokerd/cluster/mirror_status.h"
 #include "brokerd/common/clock.h"
 #include "brokerd/common/logger.h"
+#include "offset_sync.h"
 #include "partition_copier.h"
 #include "source_cluster.h"
 #include "topic_sync.h"
@@ -220,12 +221,23 @@ bool MirrorService::pause(int64_t ms) {
 
 void MirrorService::coordinate() {
   std::map<std::string, std::unique_ptr<SourceCluster>> sources;  // by link id
+  std::unique_ptr<SourceCluster> here;                             // this cluster's brokers
+  std::map<std::string, CommittedOffsets> committed;               // by link id
+  int64_t next_offsets_sync = 0;
   while (pause(options_.metadata_refresh_ms)) {
     if (!metadata_.leads()) {
       sources.clear();
+      committed.clear();
       continue;
     }
     const auto image = metadata_.image();
+    const bool sync_offsets_now = steady_clock_ms() >= next_offsets_sync;
+    if (sync_offsets_now) next_offsets_sync = steady_clock_ms() + options_.offsets_sync_ms;
+    if (!here && !image->brokers.empty()) {
+      const auto& b = image->brokers.front();
+      here = std::make_unique<SourceCluster>(fmt::format("{}:{}", b.host, b.port), fmt::format("brokerd-mirror-{}", options_.node_id),
+                                             options_.request_timeout_ms);
+    }
     for (const auto& [name, link] : image->links) {
       if (link.paused || stopping_) continue;
       auto& source = sources[link.id.to_string() + link.source_bootstrap];
@@ -247,6 +259,12 @@ void MirrorService::coordinate() {
         cluster::LinkState synced = sync_topics(link, *md, *source, metadata_, options_.replication_factor);
         state.state = synced.state;
         state.message = synced.message;
+        const bool groups = link.all_groups || !link.groups.empty() || !link.group_prefixes.empty();
+        if (groups && sync_offsets_now && here) {
+          auto r = sync_offsets(link, *md, *source, *here, *metadata_.image(), committed[link.id.to_string()]);
+          state.groups_synced = r.groups_synced;
+          if (!r.problem.empty() && state.message.empty()) state.message = r.problem;
+        }
       }
       status_.set_link(name, state);
     }

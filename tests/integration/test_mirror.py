@@ -12,7 +12,8 @@ from confluent_kafka import TopicPartition
 
 import clients
 import kafka_wire as kw
-from brokerd_harness import brokerctl_binary
+from brokerd_harness import brokerctl_binary, free_port
+from prometheus_text import scrape, value
 from waiting import eventually
 
 FAST = {"mirror.metadata.refresh.interval.ms": "300", "mirror.fetch.backoff.ms": "200"}
@@ -58,7 +59,8 @@ def wait_caught_up(a, b, link, topic, partitions, timeout=60):
 
 def test_a_link_copies_topics_with_their_offsets_and_promotion_makes_them_writable(broker_factory):
     a = broker_factory()
-    b = broker_factory(overrides=FAST)
+    metrics_port = free_port()
+    b = broker_factory(overrides={**FAST, "metrics.listener": f"127.0.0.1:{metrics_port}"})
     clients.create_topic(a.bootstrap, "orders", partitions=3, config={"retention.ms": "86400000"})
     clients.create_topic(a.bootstrap, "other", partitions=1)
     # Offsets that do not start at 0 on the source: records deleted below 5 on partition 0.
@@ -98,6 +100,13 @@ def test_a_link_copies_topics_with_their_offsets_and_promotion_makes_them_writab
     d = describe(b.bootstrap, "region-a")
     assert d["state"] == "active", d
     assert all(p["lag_records"] == 0 and p["state"] == "mirroring" for t in d["mirror_topics"] for p in t["partitions"]), d
+    # The source had deleted offsets 0..4 of partition 0 before the link began: reported, not hidden.
+    skipped = {p["partition"]: p["skipped_records"] for t in d["mirror_topics"] for p in t["partitions"]}
+    assert skipped == {0: 5, 1: 0, 2: 0}, d
+    samples = scrape(metrics_port)[0]
+    assert value(samples, "brokerd_mirror_link_up", link="region-a") == 1
+    assert value(samples, "brokerd_mirror_partition_lag_records", link="region-a", topic="orders", partition="1") == 0
+    assert value(samples, "brokerd_mirror_partition_skipped_records", link="region-a", topic="orders", partition="0") == 5
 
     # Failover: region A is lost; the link is promoted; producers write at the next offset.
     a.kill()
@@ -193,3 +202,90 @@ def test_bad_links_are_refused_or_reported(broker_factory, tmp_path):
     proc = brokerctl(b.bootstrap, "links", "describe", "nope")
     assert proc.returncode == 1 and "RESOURCE_NOT_FOUND" in proc.stderr, proc.stderr
     assert brokerctl(b.bootstrap, "links", "delete", "x").returncode == 0
+
+
+def consume_some(bootstrap, topic, group, n, timeout=60):
+    """A group member that reads `n` records, commits them and leaves; returns them."""
+    c = clients.consumer(bootstrap, group_id=group, session_timeout_ms=6000)
+    got = []
+    try:
+        c.subscribe([topic])
+        deadline = time.monotonic() + timeout
+        while len(got) < n and time.monotonic() < deadline:
+            m = c.poll(0.2)
+            if m is None or m.error():
+                continue
+            got.append(m)
+            c.store_offsets(m)
+        assert len(got) >= n, f"read {len(got)} of {n}"
+        c.commit(asynchronous=False)
+    finally:
+        c.close()
+    return [(m.partition(), m.offset()) for m in got]
+
+
+def committed(bootstrap, topic, group, partitions):
+    c = clients.consumer(bootstrap, group_id=group)
+    try:
+        return {tp.partition: tp.offset for tp in c.committed([TopicPartition(topic, p) for p in range(partitions)], timeout=10)}
+    finally:
+        c.close()
+
+
+def test_a_group_fails_over_to_the_mirror_and_resumes_where_it_committed(broker_factory):
+    a = broker_factory()
+    b = broker_factory(overrides={**FAST, "mirror.offsets.sync.interval.ms": "300"})
+    clients.create_topic(a.bootstrap, "payments", partitions=2)
+    produce_keyed(a.bootstrap, "payments", 400, partitions=2)
+    assert brokerctl(b.bootstrap, "links", "create", "dr", "--source-bootstrap-server", a.bootstrap,
+                     "--topic", "payments", "--group-prefix", "bill").returncode == 0
+    first = consume_some(a.bootstrap, "payments", "billing", 250)
+    at_a = committed(a.bootstrap, "payments", "billing", 2)
+    assert sum(at_a.values()) >= 250, at_a
+    wait_caught_up(a, b, "dr", "payments", 2)
+    assert eventually(lambda: committed(b.bootstrap, "payments", "billing", 2) == at_a, 30), \
+        (committed(b.bootstrap, "payments", "billing", 2), at_a)
+    assert eventually(lambda: describe(b.bootstrap, "dr")["groups_synced"] == 1, 10), describe(b.bootstrap, "dr")
+
+    # Region A is lost; B takes over and the group reads on from its last mirrored commit.
+    a.kill()
+    assert brokerctl(b.bootstrap, "links", "promote", "dr", "--all").returncode == 0
+    rest = consume_some(b.bootstrap, "payments", "billing", 400 - sum(at_a.values()))
+    seen = sorted(first + rest)
+    assert seen == sorted({(p, o) for p in range(2) for o in range(200)}), "records skipped or read twice"
+
+
+class _Cluster:
+    """What the helpers above need of a destination: its bootstrap servers."""
+
+    def __init__(self, cluster):
+        self.cluster = cluster
+
+    @property
+    def bootstrap(self):
+        return self.cluster.bootstrap()
+
+
+def test_mirror_partitions_are_replicated_and_a_new_leader_carries_on(broker_factory, tmp_path):
+    from cluster_harness import QuorumCluster
+    a = broker_factory()
+    cluster = QuorumCluster(tmp_path / "region-b", overrides={
+        **FAST, "default.replication.factor": "3", "offsets.topic.replication.factor": "3",
+        "replica.lag.time.max.ms": "2000"})
+    try:
+        cluster.start()
+        b = _Cluster(cluster)
+        clients.create_topic(a.bootstrap, "flow", partitions=2)
+        produce_keyed(a.bootstrap, "flow", 300, partitions=2)
+        proc = brokerctl(b.bootstrap, "links", "create", "dr", "--source-bootstrap-server", a.bootstrap, "--topic", "flow")
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+        wait_caught_up(a, b, "dr", "flow", 2)
+        md = clients.admin(b.bootstrap).list_topics(timeout=5).topics["flow"]
+        assert all(len(p.replicas) == 3 for p in md.partitions.values())
+        # The mirror leader of partition 0 dies; another replica leads and copies on from its own end.
+        cluster.nodes[md.partitions[0].leader].kill()
+        produce_keyed(a.bootstrap, "flow", 300, start=300, partitions=2)
+        wait_caught_up(a, b, "dr", "flow", 2, timeout=90)
+        assert snapshot(b.bootstrap, "flow", 2) == snapshot(a.bootstrap, "flow", 2)
+    finally:
+        cluster.tear_down()

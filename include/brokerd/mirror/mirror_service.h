@@ -1,7 +1,9 @@
 #pragma once
 // Mirror links on one node (the destination side; cluster/mirror_link.h). Two duties:
 //  - on the active controller, every mirror.metadata.refresh.interval.ms, each active link's
-//    source topics become mirror topics here (created, grown, configs kept in step);
+//    source topics become mirror topics here (created, grown, configs kept in step), and
+//    every mirror.offsets.sync.interval.ms its groups' committed offsets are copied
+//    (mirror/offset_sync.h);
 //  - on every broker, the mirror partitions it leads copy their source: per link, a thread
 //    that follows the source's metadata, and per source broker a thread that fetches the
 //    partitions that broker leads (mirror/partition_copier.h).
@@ -31,6 +33,7 @@ struct MirrorOptions {
   int32_t response_max_bytes = 10 << 20;  // mirror.fetch.response.max.bytes
   int64_t metadata_refresh_ms = 5000;     // mirror.metadata.refresh.interval.ms
   int64_t backoff_ms = 1000;              // mirror.fetch.backoff.ms
+  int64_t offsets_sync_ms = 5000;         // mirror.offsets.sync.interval.ms
   int32_t request_timeout_ms = 30000;     // of every call to the source
 };
 
