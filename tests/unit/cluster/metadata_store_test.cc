@@ -242,6 +242,44 @@ TEST_F(MetadataStoreTest, BrokersRegisterFenceAndUnfenceByEpoch) {
   EXPECT_EQ(store->set_broker_fenced(2, epoch, true), ErrorCode::stale_broker_epoch);
 }
 
+// Links and their mirror topics: created on the controller, kept across a restart, promoted
+// together, and a link goes only once it has no mirror topic left.
+TEST_F(MetadataStoreTest, MirrorLinksAndTheirTopics) {
+  {
+    auto store = open();
+    MirrorLink l;
+    l.name = "dr";
+    l.source_bootstrap = "127.0.0.1:1";
+    l.topics = {"orders"};
+    EXPECT_EQ(store->create_link(l, true).error, ErrorCode::none);
+    EXPECT_EQ(store->image()->link("dr"), nullptr) << "validate_only must not create";
+    ASSERT_EQ(store->create_link(l, false).error, ErrorCode::none);
+    EXPECT_EQ(store->create_link(l, false).error, ErrorCode::invalid_request) << "twice";
+    TopicSpec spec{"orders", 2, 1, {{"retention.ms", "1000"}}, {}};
+    spec.mirror_link = "dr";
+    spec.source_topic_id = brokerd::protocol::Uuid::random();
+    auto created = store->create_topics({spec}, false);
+    ASSERT_EQ(created[0].error, ErrorCode::none) << created[0].message;
+    EXPECT_EQ(store->alter_link("dr", LinkOperation::pause).error, ErrorCode::none);
+    EXPECT_EQ(store->alter_link("dr", LinkOperation::remove).error, ErrorCode::invalid_request)
+        << "a link with mirror topics stays";
+    EXPECT_EQ(store->alter_link("nope", LinkOperation::pause).error, ErrorCode::resource_not_found);
+  }
+  auto store = open();
+  auto image = store->image();
+  ASSERT_NE(image->link("dr"), nullptr);
+  EXPECT_TRUE(image->link("dr")->paused);
+  EXPECT_EQ(image->topic("orders")->mirror_link, "dr");
+  auto [whole, results] = store->promote_mirror_topics("dr", std::vector<std::string>{"orders", "nope"});
+  EXPECT_EQ(whole.error, ErrorCode::none);
+  ASSERT_EQ(results.size(), 2u);
+  EXPECT_EQ(results[0].second.error, ErrorCode::none);
+  EXPECT_EQ(results[1].second.error, ErrorCode::unknown_topic_or_partition);
+  EXPECT_EQ(store->image()->topic("orders")->mirror_link, "");
+  EXPECT_EQ(store->alter_link("dr", LinkOperation::remove).error, ErrorCode::none);
+  EXPECT_EQ(store->image()->link("dr"), nullptr);
+}
+
 TEST(TopicNames, KafkaRules) {
   EXPECT_TRUE(valid_topic_name("a.b_c-D9"));
   EXPECT_FALSE(valid_topic_name(""));

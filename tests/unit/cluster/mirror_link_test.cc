@@ -1,0 +1,131 @@
+// Mirror links as metadata: which topics and groups a link names, what it refuses, its
+// records and their replay, and how the progress of a mirror partition reads.
+#include <gtest/gtest.h>
+
+#include "brokerd/cluster/mirror_link.h"
+#include "brokerd/cluster/mirror_status.h"
+#include "cluster/metadata_records.h"
+
+namespace brokerd::cluster {
+namespace {
+
+MirrorLink sample() {
+  MirrorLink l;
+  l.name = "region-a";
+  l.id = protocol::Uuid::random();
+  l.source_bootstrap = "a1:9092,a2:9092";
+  l.source_configs = {{"client.id", "dr"}};
+  l.topics = {"orders"};
+  l.topic_prefixes = {"pay."};
+  l.exclude_topics = {"pay.secret"};
+  l.group_prefixes = {"billing-"};
+  return l;
+}
+
+void replay(const std::vector<Bytes>& records, MetadataImage& image) {
+  const std::string change = encode_change(records);
+  apply_change(std::as_bytes(std::span<const char>(change.data(), change.size())), image);
+}
+
+TEST(MirrorLink, NamesTopicsByNameAndPrefixMinusExclusionsAndNeverInternalOnes) {
+  const MirrorLink l = sample();
+  EXPECT_TRUE(l.mirrors_topic("orders"));
+  EXPECT_TRUE(l.mirrors_topic("pay.eu"));
+  EXPECT_FALSE(l.mirrors_topic("pay.secret"));
+  EXPECT_FALSE(l.mirrors_topic("orders2"));
+  EXPECT_FALSE(l.mirrors_topic("__consumer_offsets"));
+  EXPECT_TRUE(l.mirrors_group("billing-eu"));
+  EXPECT_FALSE(l.mirrors_group("audit"));
+  MirrorLink all = l;
+  all.all_groups = true;
+  EXPECT_TRUE(all.mirrors_group("audit"));
+}
+
+TEST(MirrorLink, RefusesWhatCannotWork) {
+  EXPECT_EQ(check_link(sample()), "");
+  MirrorLink l = sample();
+  l.name = "bad name";
+  EXPECT_NE(check_link(l).find("illegal"), std::string::npos);
+  l = sample();
+  l.source_bootstrap.clear();
+  EXPECT_NE(check_link(l), "");
+  l = sample();
+  l.topics.clear();
+  l.topic_prefixes.clear();
+  EXPECT_NE(check_link(l).find("no topic"), std::string::npos);
+  l = sample();
+  l.topic_prefixes = {""};
+  EXPECT_NE(check_link(l).find("empty topic prefix"), std::string::npos);
+  l = sample();
+  l.topics = {"__consumer_offsets"};
+  EXPECT_NE(check_link(l), "");
+  l = sample();
+  l.source_configs = {{"sasl.mechanism", "PLAIN"}};
+  EXPECT_NE(check_link(l).find("not supported"), std::string::npos);
+}
+
+TEST(MirrorLink, CopiesTopicConfigsButNotPlacementOrThrottles) {
+  EXPECT_TRUE(mirrored_config("retention.ms"));
+  EXPECT_TRUE(mirrored_config("cleanup.policy"));
+  EXPECT_FALSE(mirrored_config("leader.replication.throttled.replicas"));
+  EXPECT_FALSE(mirrored_config("min.insync.replicas"));
+}
+
+TEST(MirrorLink, RecordsReplayIntoTheImageAndIntoASnapshot) {
+  MetadataImage image;
+  auto topic = std::make_shared<TopicMetadata>();
+  topic->name = "orders";
+  topic->id = protocol::Uuid::random();
+  topic->partitions.resize(2);
+  const MirrorLink l = sample();
+  TopicMetadata mirror = *topic;
+  mirror.mirror_link = l.name;
+  mirror.source_topic_id = protocol::Uuid::random();
+  replay({topic_record(*topic), mirror_link_record(l), mirror_topic_record(mirror)}, image);
+  ASSERT_NE(image.link("region-a"), nullptr);
+  EXPECT_EQ(*image.link("region-a"), l);
+  EXPECT_EQ(image.topic("orders")->mirror_link, "region-a");
+  EXPECT_EQ(image.topic("orders")->source_topic_id, mirror.source_topic_id);
+
+  // A snapshot holds both; replayed into an empty image it gives the same.
+  MetadataImage restored;
+  replay(image_records(image), restored);
+  EXPECT_EQ(restored.links, image.links);
+  EXPECT_EQ(restored.topic("orders")->mirror_link, "region-a");
+  EXPECT_EQ(restored.topic("orders")->source_topic_id, mirror.source_topic_id);
+
+  // Promotion clears the link and keeps the origin; removal drops the link.
+  TopicMetadata promoted = mirror;
+  promoted.mirror_link.clear();
+  replay({mirror_topic_record(promoted), remove_mirror_link_record("region-a")}, image);
+  EXPECT_EQ(image.topic("orders")->mirror_link, "");
+  EXPECT_EQ(image.topic("orders")->source_topic_id, mirror.source_topic_id);
+  EXPECT_EQ(image.link("region-a"), nullptr);
+}
+
+TEST(MirrorStatus, LagIsTheTimeSinceTheMirrorLastHeldAllTheSourceHad) {
+  PartitionMirrorState s;
+  EXPECT_EQ(s.lag_records(), 0) << "nothing is known of the source yet";
+  s.source_high_watermark = 100;
+  s.mirrored_end = 100;
+  s.caught_up_ms = 5000;
+  EXPECT_EQ(s.lag_ms(9000), 0) << "caught up";
+  s.source_high_watermark = 140;
+  EXPECT_EQ(s.lag_records(), 40);
+  EXPECT_EQ(s.lag_ms(9000), 4000);
+  s.bytes_copied = 10000;
+  s.records_copied = 100;
+  EXPECT_EQ(s.lag_bytes(), 4000);
+
+  MirrorStatus status;
+  status.set_partition("l", {"t", 0}, s);
+  status.set_partition("gone", {"t", 1}, s);
+  status.set_link("l", LinkState{"active", "", 2});
+  status.retain_links({"l"});
+  EXPECT_TRUE(status.partition("l", {"t", 0}));
+  EXPECT_FALSE(status.partition("gone", {"t", 1}));
+  EXPECT_EQ(status.link("l").groups_synced, 2);
+}
+
+}  // namespace
+}  // namespace brokerd::cluster
