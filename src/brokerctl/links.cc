@@ -56,7 +56,11 @@ void create(Context& ctx) {
   parse_endpoints(*source);  // a usage error when malformed
   l.source_bootstrap_servers = *source;
   if (auto path = ctx.args.get("source-command-config"))
-    for (const auto& [k, v] : read_properties(*path)) l.source_configs.push_back({k, v});
+    for (const auto& [k, v] : read_properties(*path)) {
+      auto& c = l.source_configs.emplace_back();
+      c.name = k;
+      c.value = v;
+    }
   l.topics = ctx.args.all("topic");
   l.topic_prefixes = ctx.args.all("topic-prefix");
   if (l.topics.empty() && l.topic_prefixes.empty()) throw UsageError("give --topic or --topic-prefix (repeatable)");

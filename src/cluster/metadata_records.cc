@@ -141,7 +141,11 @@ Bytes mirror_link_record(const MirrorLink& l) {
   r.name = l.name;
   r.link_id = l.id;
   r.source_bootstrap_servers = l.source_bootstrap;
-  for (const auto& [k, v] : l.source_configs) r.source_configs.push_back({k, v});
+  for (const auto& [k, v] : l.source_configs) {
+    auto& c = r.source_configs.emplace_back();
+    c.name = k;
+    c.value = v;
+  }
   r.topics = l.topics;
   r.topic_prefixes = l.topic_prefixes;
   r.exclude_topics = l.exclude_topics;

@@ -48,7 +48,9 @@ class SourceCluster {
     auto body = send(to, Req::api_key, version, std::move(w).finish_bytes(), error);
     if (!body) return std::nullopt;
     try {
-      protocol::Reader r(*body);
+      // Records in the answer alias its buffer rather than being copied out of it.
+      auto owner = std::make_shared<const Bytes>(std::move(*body));
+      protocol::Reader r(*owner, owner);
       Resp resp;
       resp.decode(r, version);
       return resp;

@@ -1191,8 +1191,13 @@ void cell_alter_mirror_links(int16_t v) {
   expect(exchange_new<bp::CreateMirrorLinksResponse>(create, 0).results.at(0).error_code == 0,
          "AlterMirrorLinks: the link to alter was not created");
   bp::AlterMirrorLinksRequest req;
-  for (int8_t op : {0, 1, 2}) req.links.push_back({l.name, op});
-  req.links.push_back({"matrix-no-such-link", 0});
+  auto alter = [&req](const std::string& name, int8_t op) {
+    auto& a = req.links.emplace_back();
+    a.name = name;
+    a.operation = op;
+  };
+  for (int8_t op : {0, 1, 2}) alter(l.name, op);
+  alter("matrix-no-such-link", 0);
   auto resp = check_cell<bp::AlterMirrorLinksResponse>(req, v);
   expect(resp.results.size() == 4, "AlterMirrorLinks: 4 results expected");
   for (size_t i = 0; i < 3; ++i)

@@ -96,6 +96,8 @@ def test_a_link_copies_topics_with_their_offsets_and_promotion_makes_them_writab
     p.produce("orders", b"x", partition=1, on_delivery=lambda err, msg: errors.append(err))
     p.flush(10)
     assert errors and errors[0] is not None and "INVALID_REQUEST" in str(errors[0]), errors
+    proc = brokerctl(b.bootstrap, "topics", "add-partitions", "orders", "--to", "4")
+    assert proc.returncode == 1 and "mirror" in proc.stderr, proc.stdout + proc.stderr
 
     d = describe(b.bootstrap, "region-a")
     assert d["state"] == "active", d
@@ -202,6 +204,12 @@ def test_bad_links_are_refused_or_reported(broker_factory, tmp_path):
     proc = brokerctl(b.bootstrap, "links", "describe", "nope")
     assert proc.returncode == 1 and "RESOURCE_NOT_FOUND" in proc.stderr, proc.stderr
     assert brokerctl(b.bootstrap, "links", "delete", "x").returncode == 0
+    # A topic the source does not have: the link says which.
+    a = broker_factory()
+    assert brokerctl(b.bootstrap, "links", "create", "y", "--source-bootstrap-server", a.bootstrap,
+                     "--topic", "nosuch").returncode == 0
+    assert eventually(lambda: "does not exist on the source" in (describe(b.bootstrap, "y")["state_message"] or ""), 30), \
+        describe(b.bootstrap, "y")
 
 
 def consume_some(bootstrap, topic, group, n, timeout=60):
@@ -289,3 +297,29 @@ def test_mirror_partitions_are_replicated_and_a_new_leader_carries_on(broker_fac
         assert snapshot(b.bootstrap, "flow", 2) == snapshot(a.bootstrap, "flow", 2)
     finally:
         cluster.tear_down()
+
+
+def test_the_link_follows_a_source_leader_that_moves(broker_factory, tmp_path):
+    from cluster_harness import QuorumCluster
+    source = QuorumCluster(tmp_path / "region-a", overrides={
+        "default.replication.factor": "3", "offsets.topic.replication.factor": "3", "min.insync.replicas": "2",
+        "replica.lag.time.max.ms": "2000"})
+    try:
+        source.start()
+        a = _Cluster(source)
+        b = broker_factory(overrides=FAST)
+        from confluent_kafka.admin import NewTopic
+        adm = clients.admin(a.bootstrap)
+        adm.create_topics([NewTopic("moving", num_partitions=2, replication_factor=3)])["moving"].result(timeout=30)
+        clients.wait_for_topic(a.bootstrap, "moving", 2)
+        produce_keyed(a.bootstrap, "moving", 200, partitions=2)
+        assert brokerctl(b.bootstrap, "links", "create", "l", "--source-bootstrap-server", a.bootstrap,
+                         "--topic", "moving").returncode == 0
+        wait_caught_up(a, b, "l", "moving", 2)
+        md = clients.admin(a.bootstrap).list_topics(timeout=5).topics["moving"]
+        source.nodes[md.partitions[0].leader].kill()
+        produce_keyed(a.bootstrap, "moving", 200, start=200, partitions=2)
+        wait_caught_up(a, b, "l", "moving", 2, timeout=90)
+        assert snapshot(b.bootstrap, "moving", 2) == snapshot(a.bootstrap, "moving", 2)
+    finally:
+        source.tear_down()
