@@ -190,7 +190,13 @@ ErrorCode MetadataStore::commit(const std::vector<Bytes>& records, std::string* 
 TopicChange MetadataStore::create_topic(const std::string& name, int32_t partitions, int32_t replication_factor,
                                         const std::map<std::string, std::string>& configs, bool validate_only,
                                         std::vector<std::vector<int32_t>> assignment) {
-  std::vector<TopicSpec> one{{name, partitions, replication_factor, configs, std::move(assignment)}};
+  TopicSpec spec;
+  spec.name = name;
+  spec.partitions = partitions;
+  spec.replication_factor = replication_factor;
+  spec.configs = configs;
+  spec.assignment = std::move(assignment);
+  std::vector<TopicSpec> one{std::move(spec)};
   return std::move(create_topics(std::move(one), validate_only).front());
 }
 

@@ -86,7 +86,9 @@ CopyResult copy_round(const CopyOptions& options, cluster::PartitionManager& pm,
   std::map<protocol::Uuid, size_t> topic_index;
   for (const auto& part : parts) {
     auto state = status.partition(options.link, part.tp);
-    if (state && (state->state == std::string("diverged") || state->state == std::string("source-gone"))) continue;
+    // A diverged mirror waits for an operator; a source-gone one is fetched again only while
+    // the source's metadata still names its topic id (the link worker leaves it out otherwise).
+    if (state && state->state == "diverged") continue;
     auto end = mirror_end(pm, part.tp, options.link);
     if (!end) continue;
     asked.push_back({&part, *end});
@@ -224,7 +226,7 @@ CopyResult copy_round(const CopyOptions& options, cluster::PartitionManager& pm,
         set_state(s, "error", fmt::format("cannot append the source's batches at {}: {}", expected, appended->message));
         log->error("link {}: {}: {}", options.link, tp.dir_name(), s.message);
       }
-    } else if (s.state != std::string("mirroring") || !s.message.empty()) {
+    } else if (s.state != "mirroring" || !s.message.empty()) {
       set_state(s, "mirroring");
     }
     if (s.mirrored_end >= s.source_high_watermark) s.caught_up_ms = now;

@@ -34,7 +34,8 @@ struct MirrorOptions {
   int64_t metadata_refresh_ms = 5000;     // mirror.metadata.refresh.interval.ms
   int64_t backoff_ms = 1000;              // mirror.fetch.backoff.ms
   int64_t offsets_sync_ms = 5000;         // mirror.offsets.sync.interval.ms
-  int32_t request_timeout_ms = 30000;     // of every call to the source
+  // Of every call to the source; also how long a stop may wait for a call in flight.
+  int32_t request_timeout_ms = 10000;
 };
 
 class MirrorService {

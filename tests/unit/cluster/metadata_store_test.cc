@@ -255,7 +255,11 @@ TEST_F(MetadataStoreTest, MirrorLinksAndTheirTopics) {
     EXPECT_EQ(store->image()->link("dr"), nullptr) << "validate_only must not create";
     ASSERT_EQ(store->create_link(l, false).error, ErrorCode::none);
     EXPECT_EQ(store->create_link(l, false).error, ErrorCode::invalid_request) << "twice";
-    TopicSpec spec{"orders", 2, 1, {{"retention.ms", "1000"}}, {}};
+    TopicSpec spec;
+    spec.name = "orders";
+    spec.partitions = 2;
+    spec.replication_factor = 1;
+    spec.configs = {{"retention.ms", "1000"}};
     spec.mirror_link = "dr";
     spec.source_topic_id = brokerd::protocol::Uuid::random();
     auto created = store->create_topics({spec}, false);
