@@ -37,6 +37,7 @@
 #include "brokerd/kafka/broker_collectors.h"
 #include "brokerd/kafka/dispatcher.h"
 #include "brokerd/kafka/fetch_sessions.h"
+#include "brokerd/kafka/sasl_listeners.h"
 #include "brokerd/metrics/broker_metrics.h"
 #include "brokerd/metrics/http_server.h"
 #include "brokerd/metrics/process_metrics.h"
@@ -127,12 +128,22 @@ std::optional<brokerd::metrics::HttpAddress> metrics_address(const brokerd::conf
   }
 }
 
-// The listener clients are told about: the first advertised one that is not the
-// controller listener.
-brokerd::config::Endpoint client_listener(const brokerd::config::BrokerConfig& cfg) {
+// The listener other brokers use: inter.broker.listener.name, else the first advertised one
+// that is not the controller listener.
+brokerd::config::Endpoint inter_broker_listener(const brokerd::config::BrokerConfig& cfg) {
+  const auto& named = cfg.raw("inter.broker.listener.name");
   for (const auto& e : cfg.advertised_listeners())
-    if (!brokerd::quorum::is_controller_listener(cfg, e.listener)) return e;
+    if (!brokerd::quorum::is_controller_listener(cfg, e.listener) && (named.empty() || e.listener == named)) return e;
   throw brokerd::config::ConfigError("listeners: a broker needs a listener other than the controller listener");
+}
+
+// Every advertised client listener, as the broker registers them.
+std::vector<brokerd::cluster::BrokerEndpoint> client_endpoints(const brokerd::config::BrokerConfig& cfg) {
+  std::vector<brokerd::cluster::BrokerEndpoint> out;
+  for (const auto& e : cfg.advertised_listeners())
+    if (!brokerd::quorum::is_controller_listener(cfg, e.listener))
+      out.push_back({e.listener, e.host, e.port, static_cast<int16_t>(cfg.security_protocol(e.listener))});
+  return out;
 }
 
 const char* signal_name(int sig) { return sig == SIGTERM ? "SIGTERM" : "SIGINT"; }
@@ -195,7 +206,8 @@ int run(const brokerd::config::BrokerConfig& cfg) {
   // A dedicated controller (process.roles=controller) is a voter of the quorum and nothing
   // else: no client listener, no partitions, no registration as a broker.
   const bool broker_role = quorum::has_role(cfg, "broker");
-  const auto advertised = broker_role ? client_listener(cfg) : config::Endpoint{};
+  const auto advertised = broker_role ? inter_broker_listener(cfg) : config::Endpoint{};
+  const kafka::SaslListeners sasl_listeners(cfg);
   const auto open_files_note = set_open_files_budget(cfg);
   // One process per data directory, checked before anything is written to them.
   auto data_dirs = log_dirs;
@@ -204,14 +216,17 @@ int run(const brokerd::config::BrokerConfig& cfg) {
   const auto cluster_id = cluster::ensure_node_identity(log_dirs, node_id, quorum::cluster_id_from(cfg));
   quorum_options.cluster_id = cluster_id;
   cluster::BrokerInfo self{node_id, advertised.host, advertised.port, cfg.raw("broker.rack"), -1, {}, true};
+  self.listener = advertised.listener;
+  if (broker_role) self.endpoints = client_endpoints(cfg);
 
   std::vector<net::Listener> client_listeners, controller_listeners;
   for (const auto& ep : cfg.listeners()) {
-    net::Listener l{ep.listener, ep.host, ep.port};
+    net::Listener l{ep.listener, ep.host, ep.port, cfg.security_protocol(ep.listener)};
     (quorum::is_controller_listener(cfg, ep.listener) ? controller_listeners : client_listeners).push_back(l);
   }
   net::ServerConfig server_cfg;
   server_cfg.socket_request_max_bytes = cfg.integer("socket.request.max.bytes");
+  server_cfg.unauthenticated_request_max_bytes = cfg.integer("sasl.server.max.receive.size");
   server_cfg.connections_max_idle_ms = cfg.integer("connections.max.idle.ms");
   server_cfg.queued_max_request_bytes = cfg.integer("queued.max.request.bytes");
 
@@ -408,7 +423,8 @@ int run(const brokerd::config::BrokerConfig& cfg) {
   mirror::MirrorService mirrors(mirror_opts, metadata, partitions, mirror_status);
   kafka::register_mirror_collectors(registry, mirror_status);
   kafka::KafkaDispatcher dispatcher(kafka::Services{cfg, metadata, partitions, reactors, blocking, node_id, groups,
-                                                    broker_metrics, quorum_driver, fetch_sessions, mirror_status});
+                                                    broker_metrics, quorum_driver, fetch_sessions, mirror_status,
+                                                    sasl_listeners});
   net::Server server(reactors, blocking, dispatcher, client_listeners, server_cfg);
 
   auto connections = [&server] { return static_cast<double>(server.connection_count()); };

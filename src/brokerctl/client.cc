@@ -61,7 +61,8 @@ std::string Connection::api_name(int16_t api_key) {
   return info ? info->name : "API " + std::to_string(api_key);
 }
 
-Connection::Connection(Endpoint endpoint, int timeout_ms) : endpoint_(std::move(endpoint)), timeout_ms_(timeout_ms) {
+Connection::Connection(Endpoint endpoint, int timeout_ms, const ClientSecurity& security)
+    : endpoint_(std::move(endpoint)), timeout_ms_(timeout_ms) {
   addrinfo hints{};
   hints.ai_family = AF_UNSPEC;
   hints.ai_socktype = SOCK_STREAM;
@@ -95,7 +96,14 @@ Connection::Connection(Endpoint endpoint, int timeout_ms) : endpoint_(std::move(
   if (fd_ < 0) throw CommandError("cannot connect to " + endpoint_.to_string() + ": " + last_error);
   int one = 1;
   ::setsockopt(fd_, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-  negotiate();
+  try {
+    negotiate();
+    if (security.sasl()) authenticate(*this, security);
+  } catch (...) {
+    ::close(fd_);
+    fd_ = -1;
+    throw;
+  }
 }
 
 Connection::~Connection() {
@@ -195,7 +203,7 @@ Connection& Client::any() {
   if (bootstrap_conn_) return *bootstrap_conn_;
   for (size_t i = 0; i < bootstrap_.size(); ++i) {
     try {
-      bootstrap_conn_ = std::make_unique<Connection>(bootstrap_[i], timeout_ms_);
+      bootstrap_conn_ = std::make_unique<Connection>(bootstrap_[i], timeout_ms_, security_);
       return *bootstrap_conn_;
     } catch (const CommandError&) {
       if (i + 1 == bootstrap_.size()) throw;  // the last one's reason
@@ -245,7 +253,7 @@ Connection& Client::node(int32_t node_id) {
   auto b = brokers_.find(node_id);
   if (b == brokers_.end()) throw CommandError("broker " + std::to_string(node_id) + " is not in the cluster metadata");
   auto& conn = conns_[node_id];
-  conn = std::make_unique<Connection>(b->second, timeout_ms_);
+  conn = std::make_unique<Connection>(b->second, timeout_ms_, security_);
   return *conn;
 }
 

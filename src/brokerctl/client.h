@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "brokerctl/args.h"
+#include "brokerctl/security.h"
 #include "brokerd/protocol/error_code.h"
 #include "brokerd/protocol/framing.h"
 #include "brokerd/protocol/messages/api_table.h"
@@ -36,7 +37,8 @@ void check_error(int16_t code, const std::string& what, const std::optional<std:
 
 class Connection {
  public:
-  Connection(Endpoint endpoint, int timeout_ms);
+  // Connects, negotiates versions and, for SASL_PLAINTEXT, authenticates.
+  Connection(Endpoint endpoint, int timeout_ms, const ClientSecurity& security = {});
   ~Connection();
   Connection(const Connection&) = delete;
   Connection& operator=(const Connection&) = delete;
@@ -90,7 +92,8 @@ class Connection {
 // and a connection per broker opened on first use.
 class Client {
  public:
-  Client(std::vector<Endpoint> bootstrap, int timeout_ms) : bootstrap_(std::move(bootstrap)), timeout_ms_(timeout_ms) {}
+  Client(std::vector<Endpoint> bootstrap, int timeout_ms, ClientSecurity security = {})
+      : bootstrap_(std::move(bootstrap)), timeout_ms_(timeout_ms), security_(std::move(security)) {}
 
   // The bootstrap connection: to the first of the bootstrap servers that answers.
   Connection& any();
@@ -106,6 +109,7 @@ class Client {
  private:
   std::vector<Endpoint> bootstrap_;
   int timeout_ms_;
+  ClientSecurity security_;
   std::unique_ptr<Connection> bootstrap_conn_;
   std::map<int32_t, Endpoint> brokers_;
   std::map<int32_t, std::unique_ptr<Connection>> conns_;

@@ -18,10 +18,11 @@ struct Context {
   OutputFormat format = OutputFormat::table;
   std::vector<Endpoint> bootstrap;
   int timeout_ms = 30000;
+  ClientSecurity security;
   std::unique_ptr<Client> client_;
 
   Client& client() {
-    if (!client_) client_ = std::make_unique<Client>(bootstrap, timeout_ms);
+    if (!client_) client_ = std::make_unique<Client>(bootstrap, timeout_ms, security);
     return *client_;
   }
   bool json() const { return format == OutputFormat::json; }
@@ -45,6 +46,7 @@ std::vector<Command> cluster_commands();
 std::vector<Command> partition_commands();
 std::vector<Command> produce_consume_commands();
 std::vector<Command> link_commands();
+std::vector<Command> user_commands();
 
 // Shared by topics alter-config and configs alter: IncrementalAlterConfigs on one topic.
 void alter_topic_configs(Context& ctx, const std::string& topic, const std::vector<std::string>& set,

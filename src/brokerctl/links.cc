@@ -1,6 +1,5 @@
 // links create, list, describe, pause, resume, delete, promote: mirror links, asked of the
 // destination cluster (brokerd's own APIs, proto/brokerd).
-#include <fstream>
 #include <map>
 
 #include <fmt/format.h>
@@ -23,29 +22,6 @@ namespace {
 
 using Described = proto::DescribeMirrorLinksResponse::DescribedLink;
 using MirrorPartition = proto::DescribeMirrorLinksResponse::MirrorPartition;
-
-// Client properties (KEY=VALUE lines, # comments), as Kafka's --command-config files hold them.
-std::map<std::string, std::string> read_properties(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw UsageError("cannot read " + path);
-  std::map<std::string, std::string> out;
-  std::string line;
-  int n = 0;
-  while (std::getline(in, line)) {
-    ++n;
-    const auto first = line.find_first_not_of(" \t");
-    if (first == std::string::npos || line[first] == '#' || line[first] == '!') continue;
-    const auto eq = line.find('=');
-    if (eq == std::string::npos) throw UsageError(fmt::format("{}:{}: expected KEY=VALUE", path, n));
-    auto trim = [](std::string s) {
-      s.erase(0, s.find_first_not_of(" \t"));
-      s.erase(s.find_last_not_of(" \t\r") + 1);
-      return s;
-    };
-    out[trim(line.substr(0, eq))] = trim(line.substr(eq + 1));
-  }
-  return out;
-}
 
 void create(Context& ctx) {
   proto::CreateMirrorLinksRequest req;

@@ -11,7 +11,7 @@ namespace {
 std::vector<Command> all_commands() {
   std::vector<Command> all;
   for (auto part : {topic_commands, partition_commands, group_commands, config_commands, cluster_commands,
-                    produce_consume_commands, link_commands}) {
+                    produce_consume_commands, link_commands, user_commands}) {
     for (auto& c : part()) all.push_back(std::move(c));
   }
   return all;
@@ -77,7 +77,8 @@ std::vector<std::string> command_words(const std::vector<std::string>& argv, std
     if (global_with_value && i + 1 < argv.size()) {
       rest.push_back(argv[++i]);
     } else if (a != "--help" && a != "-h" && a.rfind("--output=", 0) != 0 &&
-               a.rfind("--bootstrap-server=", 0) != 0 && a.rfind("--timeout-ms=", 0) != 0) {
+               a.rfind("--bootstrap-server=", 0) != 0 && a.rfind("--timeout-ms=", 0) != 0 &&
+               a.rfind("--command-config=", 0) != 0) {
       done = true;
     }
   }
@@ -139,6 +140,7 @@ int run(int argc, char** argv) {
   std::string bootstrap = ctx.args.get("bootstrap-server").value_or(env && *env ? env : "localhost:9092");
   ctx.bootstrap = parse_endpoints(bootstrap);
   ctx.timeout_ms = static_cast<int>(ctx.args.get_int("timeout-ms", 1, 3'600'000).value_or(30000));
+  if (auto file = ctx.args.get("command-config")) ctx.security = load_command_config(*file);
   try {
     cmd->run(ctx);
   } catch (const UsageError& e) {

@@ -27,6 +27,21 @@ std::vector<int32_t> MetadataImage::offline_replicas(const PartitionAssignment& 
   return out;
 }
 
+BrokerEndpoint endpoint_for(const BrokerInfo& b, std::string_view listener) {
+  for (const auto& e : b.endpoints)
+    if (e.listener == listener) return e;
+  return BrokerEndpoint{b.listener, b.host, b.port, 0};
+}
+
+std::optional<auth::ScramCredential> MetadataImage::scram_credential(const std::string& user,
+                                                                     auth::ScramMechanism m) const {
+  auto it = scram_credentials->find(user);
+  if (it == scram_credentials->end()) return std::nullopt;
+  auto c = it->second.find(m);
+  if (c == it->second.end()) return std::nullopt;
+  return c->second;
+}
+
 const MirrorLink* MetadataImage::link(std::string_view name) const {
   auto it = links.find(std::string(name));
   return it == links.end() ? nullptr : &it->second;

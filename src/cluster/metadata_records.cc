@@ -1,12 +1,15 @@
 #include "cluster/metadata_records.h"
 
 #include <algorithm>
+#include <cstring>
 
 #include "brokerd/protocol/messages/config_record.h"
 #include "brokerd/protocol/messages/fence_broker_record.h"
 #include "brokerd/protocol/messages/mirror_link_record.h"
 #include "brokerd/protocol/messages/mirror_topic_record.h"
 #include "brokerd/protocol/messages/remove_mirror_link_record.h"
+#include "brokerd/protocol/messages/remove_user_scram_credential_record.h"
+#include "brokerd/protocol/messages/user_scram_credential_record.h"
 #include "brokerd/protocol/messages/register_broker_record.h"
 #include "brokerd/protocol/messages/unfence_broker_record.h"
 #include "brokerd/protocol/messages/unregister_broker_record.h"
@@ -24,11 +27,20 @@ constexpr uint32_t kFrameVersion = 1;
 constexpr uint32_t kTopicRecord = 2, kPartitionRecord = 3, kConfigRecord = 4, kPartitionChangeRecord = 5,
                    kRemoveTopicRecord = 9;
 constexpr uint32_t kProducerIdsRecord = 15;
+constexpr uint32_t kUserScramCredentialRecord = 11, kRemoveUserScramCredentialRecord = 22;
 constexpr uint32_t kRegisterBrokerRecord = 0, kUnregisterBrokerRecord = 1, kFenceBrokerRecord = 7,
                    kUnfenceBrokerRecord = 8;
 // brokerd's own records (proto/brokerd), in a range Kafka does not use.
 constexpr uint32_t kMirrorLinkRecord = 30000, kRemoveMirrorLinkRecord = 30001, kMirrorTopicRecord = 30002;
 constexpr int8_t kTopicResource = 2;
+
+Bytes bytes_of(const std::string& s) {
+  Bytes out(s.size());
+  std::memcpy(out.data(), s.data(), s.size());
+  return out;
+}
+
+std::string text_of(const Bytes& b) { return std::string(reinterpret_cast<const char*>(b.data()), b.size()); }
 
 template <typename Msg>
 Bytes frame(uint32_t type, const Msg& msg, int16_t version = 0) {
@@ -108,16 +120,24 @@ Bytes producer_ids_record(int32_t broker_id, int64_t broker_epoch, int64_t next_
   return frame(kProducerIdsRecord, r);
 }
 
-Bytes register_broker_record(const BrokerInfo& b, const std::string& listener) {
+Bytes register_broker_record(const BrokerInfo& b) {
   protocol::RegisterBrokerRecord r;
   r.broker_id = b.node_id;
   r.incarnation_id = b.incarnation;
   r.broker_epoch = b.epoch;
   auto& ep = r.end_points.emplace_back();
-  ep.name = listener;
+  ep.name = b.listener.empty() ? "PLAINTEXT" : b.listener;
   ep.host = b.host;
   ep.port = static_cast<uint16_t>(b.port);
   ep.security_protocol = 0;  // PLAINTEXT
+  for (const auto& e : b.endpoints) {
+    if (e.listener == ep.name) continue;
+    auto& other = r.end_points.emplace_back();
+    other.name = e.listener;
+    other.host = e.host;
+    other.port = static_cast<uint16_t>(e.port);
+    other.security_protocol = e.security_protocol;
+  }
   r.rack = b.rack.empty() ? std::nullopt : std::optional<std::string>(b.rack);
   r.fenced = b.fenced;
   return frame(kRegisterBrokerRecord, r);
@@ -155,6 +175,24 @@ Bytes mirror_link_record(const MirrorLink& l) {
   r.sync_configs = l.sync_configs;
   r.paused = l.paused;
   return frame(kMirrorLinkRecord, r);
+}
+
+Bytes scram_credential_record(const std::string& user, const auth::ScramCredential& c) {
+  protocol::UserScramCredentialRecord r;
+  r.name = user;
+  r.mechanism = static_cast<int8_t>(c.mechanism);
+  r.salt = bytes_of(c.salt);
+  r.stored_key = bytes_of(c.stored_key);
+  r.server_key = bytes_of(c.server_key);
+  r.iterations = c.iterations;
+  return frame(kUserScramCredentialRecord, r);
+}
+
+Bytes remove_scram_credential_record(const std::string& user, auth::ScramMechanism m) {
+  protocol::RemoveUserScramCredentialRecord r;
+  r.name = user;
+  r.mechanism = static_cast<int8_t>(m);
+  return frame(kRemoveUserScramCredentialRecord, r);
 }
 
 Bytes remove_mirror_link_record(const std::string& name) {
@@ -276,6 +314,7 @@ void apply_record(protocol::Reader& rd, MetadataImage& image) {
         b.host = r.end_points[0].host;
         b.port = r.end_points[0].port;
       }
+      for (const auto& e : r.end_points) b.endpoints.push_back(BrokerEndpoint{e.name, e.host, e.port, e.security_protocol});
       b.rack = r.rack.value_or("");
       b.fenced = r.fenced;
       put_broker(image, std::move(b));
@@ -303,6 +342,30 @@ void apply_record(protocol::Reader& rd, MetadataImage& image) {
       protocol::ProducerIdsRecord r;
       r.decode(rd, version);
       image.next_producer_id = std::max(image.next_producer_id, r.next_producer_id);
+      break;
+    }
+    case kUserScramCredentialRecord: {
+      protocol::UserScramCredentialRecord r;
+      r.decode(rd, version);
+      auto mechanism = auth::scram_mechanism(r.mechanism);
+      if (!mechanism) break;  // a mechanism this release does not know
+      auto next = std::make_shared<ScramCredentials>(*image.scram_credentials);
+      (*next)[r.name][*mechanism] =
+          auth::ScramCredential{*mechanism, text_of(r.salt), text_of(r.stored_key), text_of(r.server_key), r.iterations};
+      image.scram_credentials = std::move(next);
+      break;
+    }
+    case kRemoveUserScramCredentialRecord: {
+      protocol::RemoveUserScramCredentialRecord r;
+      r.decode(rd, version);
+      auto mechanism = auth::scram_mechanism(r.mechanism);
+      if (!mechanism) break;
+      auto next = std::make_shared<ScramCredentials>(*image.scram_credentials);
+      if (auto it = next->find(r.name); it != next->end()) {
+        it->second.erase(*mechanism);
+        if (it->second.empty()) next->erase(it);
+      }
+      image.scram_credentials = std::move(next);
       break;
     }
     case kMirrorLinkRecord: {
@@ -349,7 +412,7 @@ void apply_record(protocol::Reader& rd, MetadataImage& image) {
 
 std::vector<Bytes> image_records(const MetadataImage& image) {
   std::vector<Bytes> out;
-  for (const auto& b : image.brokers) out.push_back(register_broker_record(b, b.listener.empty() ? "PLAINTEXT" : b.listener));
+  for (const auto& b : image.brokers) out.push_back(register_broker_record(b));
   image.for_each_topic([&](const TopicPtr& t) {
     out.push_back(topic_record(*t));
     for (int32_t p = 0; p < t->partition_count(); ++p)
@@ -358,6 +421,8 @@ std::vector<Bytes> image_records(const MetadataImage& image) {
     if (!t->mirror_link.empty() || !t->source_topic_id.is_zero()) out.push_back(mirror_topic_record(*t));
   });
   for (const auto& [name, link] : image.links) out.push_back(mirror_link_record(link));
+  for (const auto& [user, by_mechanism] : *image.scram_credentials)
+    for (const auto& [mechanism, credential] : by_mechanism) out.push_back(scram_credential_record(user, credential));
   if (image.next_producer_id > 0) out.push_back(producer_ids_record(-1, -1, image.next_producer_id));
   return out;
 }

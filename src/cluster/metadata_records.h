@@ -22,13 +22,16 @@ Bytes partition_change_record(const protocol::Uuid& topic_id, int32_t partition,
 Bytes config_record(const std::string& topic, const std::string& name, const std::optional<std::string>& value);
 Bytes remove_topic_record(const protocol::Uuid& id);
 Bytes producer_ids_record(int32_t broker_id, int64_t broker_epoch, int64_t next_producer_id);
-Bytes register_broker_record(const BrokerInfo& b, const std::string& listener);
+Bytes register_broker_record(const BrokerInfo& b);
 Bytes fence_broker_record(int32_t id, int64_t epoch, bool fenced);  // FenceBrokerRecord / UnfenceBrokerRecord
 // brokerd's own: a mirror link (whole, as created or changed), its removal, and a topic's
 // mirror marking (its link, empty once promoted, and its source topic id).
 Bytes mirror_link_record(const MirrorLink& link);
 Bytes remove_mirror_link_record(const std::string& name);
 Bytes mirror_topic_record(const TopicMetadata& topic);
+// A user's SCRAM credential for one mechanism (KIP-554), and its removal.
+Bytes scram_credential_record(const std::string& user, const auth::ScramCredential& c);
+Bytes remove_scram_credential_record(const std::string& user, auth::ScramMechanism m);
 
 // The whole image as records (a snapshot): replaying them into an empty image restores it.
 std::vector<Bytes> image_records(const MetadataImage& image);

@@ -408,7 +408,8 @@ std::pair<ErrorCode, int64_t> MetadataStore::register_broker(BrokerInfo broker, 
   for (const auto& b : current->brokers) epoch = std::max(epoch, b.epoch + 1);
   broker.epoch = epoch;
   broker.fenced = true;
-  std::vector<Bytes> records{register_broker_record(broker, listener)};
+  broker.listener = listener;
+  std::vector<Bytes> records{register_broker_record(broker)};
   std::vector<PartitionUpdate> updates;
   if (!clean_shutdown) updates = elect_on_unclean_restart(*current, broker.node_id, default_min_isr_, injected_bugs_);
   add_change_records(records, updates);

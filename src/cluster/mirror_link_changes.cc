@@ -12,7 +12,7 @@ using protocol::ErrorCode;
 
 namespace {
 
-MetadataStore::LinkAnswer not_controller() {
+MetadataStore::ChangeAnswer not_controller() {
   return {ErrorCode::not_controller, "This node is not the active controller."};
 }
 
@@ -28,7 +28,7 @@ std::vector<TopicPtr> mirrors_of(const MetadataImage& image, const std::string& 
 
 }  // namespace
 
-MetadataStore::LinkAnswer MetadataStore::create_link(MirrorLink link, bool validate_only) {
+MetadataStore::ChangeAnswer MetadataStore::create_link(MirrorLink link, bool validate_only) {
   if (auto why = check_link(link); !why.empty()) return {ErrorCode::invalid_request, why};
   if (!leads()) return not_controller();
   std::lock_guard lock(write_mutex_);
@@ -36,14 +36,14 @@ MetadataStore::LinkAnswer MetadataStore::create_link(MirrorLink link, bool valid
     return {ErrorCode::invalid_request, fmt::format("mirror link '{}' already exists", link.name)};
   if (validate_only) return {};
   link.id = protocol::Uuid::random();
-  LinkAnswer answer;
+  ChangeAnswer answer;
   answer.error = commit({mirror_link_record(link)}, &answer.message);
   if (answer.error == ErrorCode::none)
     module_logger("mirror")->info("created mirror link {} from {}", link.name, link.source_bootstrap);
   return answer;
 }
 
-MetadataStore::LinkAnswer MetadataStore::alter_link(const std::string& name, LinkOperation operation) {
+MetadataStore::ChangeAnswer MetadataStore::alter_link(const std::string& name, LinkOperation operation) {
   if (!leads()) return not_controller();
   std::lock_guard lock(write_mutex_);
   auto current = image();
@@ -72,7 +72,7 @@ MetadataStore::LinkAnswer MetadataStore::alter_link(const std::string& name, Lin
     default:
       return {ErrorCode::invalid_request, fmt::format("unknown link operation {}", static_cast<int>(operation))};
   }
-  LinkAnswer answer;
+  ChangeAnswer answer;
   answer.error = commit({record}, &answer.message);
   if (answer.error == ErrorCode::none)
     module_logger("mirror")->info("mirror link {}: {}", name,
@@ -82,9 +82,9 @@ MetadataStore::LinkAnswer MetadataStore::alter_link(const std::string& name, Lin
   return answer;
 }
 
-std::pair<MetadataStore::LinkAnswer, std::vector<std::pair<std::string, MetadataStore::LinkAnswer>>>
+std::pair<MetadataStore::ChangeAnswer, std::vector<std::pair<std::string, MetadataStore::ChangeAnswer>>>
 MetadataStore::promote_mirror_topics(const std::string& link, const std::optional<std::vector<std::string>>& topics) {
-  std::vector<std::pair<std::string, LinkAnswer>> results;
+  std::vector<std::pair<std::string, ChangeAnswer>> results;
   if (!leads()) return {not_controller(), results};
   std::lock_guard lock(write_mutex_);
   auto current = image();
@@ -117,7 +117,7 @@ MetadataStore::promote_mirror_topics(const std::string& link, const std::optiona
     records.push_back(mirror_topic_record(promoted));
   }
   if (records.empty()) return {{}, results};
-  LinkAnswer whole;
+  ChangeAnswer whole;
   whole.error = commit(records, &whole.message);
   for (auto& [name, answer] : results)
     if (answer.error == ErrorCode::none && whole.error != ErrorCode::none) answer = whole;

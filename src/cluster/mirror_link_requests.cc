@@ -7,7 +7,7 @@ namespace brokerd::cluster {
 namespace {
 
 template <typename Result>
-void fill(Result& r, const MetadataStore::LinkAnswer& a) {
+void fill(Result& r, const MetadataStore::ChangeAnswer& a) {
   r.error_code = protocol::code(a.error);
   if (a.error != protocol::ErrorCode::none) r.error_message = a.message;
 }

@@ -3,11 +3,20 @@
 #include <fmt/format.h>
 #include <yaml-cpp/yaml.h>
 
+#include <cctype>
 #include <thread>
 
 #include "brokerd/config/properties.h"
 
 namespace brokerd::config {
+namespace {
+
+std::string lower(std::string s) {
+  for (auto& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return s;
+}
+
+}  // namespace
 
 Endpoint parse_endpoint(const std::string& key, const std::string& text) {
   auto sep = text.find("://");
@@ -38,6 +47,12 @@ void BrokerConfig::set(const std::string& key, const std::string& value, ConfigS
   if (!def) throw ConfigError(fmt::format("unknown setting '{}'", key));
   std::string normalised;
   if (auto err = validate_value(*def, value, &normalised)) throw ConfigError(*err);
+  if (auto suffix = listener_scoped_suffix(key)) {
+    // Kafka writes the listener part in lower case; accept any case.
+    const std::string listener = key.substr(14, key.size() - 14 - suffix->size() - 1);
+    values_["listener.name." + lower(listener) + "." + std::string(*suffix)] = {std::move(normalised), source};
+    return;
+  }
   values_[key] = {std::move(normalised), source};
 }
 
@@ -104,14 +119,71 @@ std::map<std::string, std::string> BrokerConfig::topic_defaults() const {
   return out;
 }
 
+namespace {
+
+// listener name -> protocol name, from listener.security.protocol.map.
+std::map<std::string, std::string> protocol_map(const BrokerConfig& cfg) {
+  std::map<std::string, std::string> out;
+  for (const auto& entry : cfg.list("listener.security.protocol.map")) {
+    const auto colon = entry.find(':');
+    if (colon == std::string::npos || colon == 0 || !parse_security_protocol(entry.substr(colon + 1)))
+      throw ConfigError(fmt::format("listener.security.protocol.map: '{}' is not NAME:PROTOCOL with PROTOCOL one of "
+                                    "PLAINTEXT, SSL, SASL_PLAINTEXT, SASL_SSL", entry));
+    out[entry.substr(0, colon)] = entry.substr(colon + 1);
+  }
+  return out;
+}
+
+}  // namespace
+
+SecurityProtocol BrokerConfig::security_protocol(const std::string& listener) const {
+  const auto map = protocol_map(*this);
+  auto it = map.find(listener);
+  if (it == map.end())
+    throw ConfigError(fmt::format("listener.security.protocol.map: listener '{}' has no security protocol", listener));
+  return *parse_security_protocol(it->second);
+}
+
+std::string BrokerConfig::listener_setting(const std::string& listener, const std::string& name) const {
+  auto it = values_.find("listener.name." + lower(listener) + "." + name);
+  if (it != values_.end()) return it->second.first;
+  it = values_.find(name);
+  if (it != values_.end()) return it->second.first;
+  const PropertyDef* def = find_broker_property("listener.name.x." + name);
+  return def ? std::string(def->default_value) : std::string();
+}
+
 void BrokerConfig::validate() const {
   auto ls = listeners();
   if (ls.empty()) throw ConfigError("listeners: at least one listener is required");
+  for (const auto& l : ls) {
+    const auto protocol = security_protocol(l.listener);
+    if (protocol == SecurityProtocol::ssl || protocol == SecurityProtocol::sasl_ssl)
+      throw ConfigError(fmt::format("listeners: listener '{}' is {}, and TLS listeners are not served yet",
+                                    l.listener, security_protocol_name(protocol)));
+    if (l.listener == raw("controller.listener.names") && protocol != SecurityProtocol::plaintext)
+      throw ConfigError(fmt::format("listeners: the controller listener '{}' must be PLAINTEXT", l.listener));
+  }
+  for (const auto& [key, value] : values_) {
+    if (!listener_scoped_suffix(key)) continue;
+    const std::string rest = key.substr(std::string_view("listener.name.").size());
+    bool named = false;
+    for (const auto& l : ls) named = named || rest.starts_with(lower(l.listener) + ".");
+    if (!named) throw ConfigError(fmt::format("{}: no listener of that name", key));
+  }
   auto adv = advertised_listeners();
   for (const auto& a : adv) {
     bool found = false;
     for (const auto& l : ls) found = found || l.listener == a.listener;
     if (!found) throw ConfigError(fmt::format("advertised.listeners: listener '{}' is not in listeners", a.listener));
+  }
+  if (const auto& inter = raw("inter.broker.listener.name"); !inter.empty()) {
+    bool found = false;
+    for (const auto& a : adv) found = found || a.listener == inter;
+    if (!found) throw ConfigError(fmt::format("inter.broker.listener.name: '{}' is not an advertised listener", inter));
+    if (security_protocol(inter) != SecurityProtocol::plaintext)
+      throw ConfigError(fmt::format("inter.broker.listener.name: '{}' must be PLAINTEXT (brokers do not authenticate "
+                                    "to each other yet)", inter));
   }
   if (log_dirs().empty()) throw ConfigError("log.dirs: at least one directory is required");
 }

@@ -21,6 +21,11 @@ constexpr PropertyDef kBroker[] = {
   {"listeners", T::list, "PLAINTEXT://127.0.0.1:9092", INT64_MIN, INT64_MAX, {}, {}, true, "Addresses to listen on, NAME://host:port."},
   {"advertised.listeners", T::list, "", INT64_MIN, INT64_MAX, {}, {}, true, "Addresses clients are told to use; defaults to listeners."},
   {"log.dirs", T::list, "./data", INT64_MIN, INT64_MAX, {}, {}, true, "Directories holding partition logs."},
+  {"listener.security.protocol.map", T::list, "PLAINTEXT:PLAINTEXT,SSL:SSL,SASL_PLAINTEXT:SASL_PLAINTEXT,SASL_SSL:SASL_SSL,CONTROLLER:PLAINTEXT", INT64_MIN, INT64_MAX, {}, {}, true, "The security protocol of each listener, NAME:PROTOCOL (PLAINTEXT, SASL_PLAINTEXT; SSL and SASL_SSL are not served yet)."},
+  {"inter.broker.listener.name", T::string, "", INT64_MIN, INT64_MAX, {}, {}, true, "The listener other brokers (replica fetchers, mirror links of the same cluster) connect to; empty: the first advertised client listener. It must be PLAINTEXT while brokers do not authenticate to each other."},
+  {"sasl.enabled.mechanisms", T::list, "PLAIN,SCRAM-SHA-256,SCRAM-SHA-512", INT64_MIN, INT64_MAX, "PLAIN,SCRAM-SHA-256,SCRAM-SHA-512", {}, true, "SASL mechanisms SASL listeners offer (listener.name.<listener>.sasl.enabled.mechanisms overrides it per listener). PLAIN accepts the users of listener.name.<listener>.plain.sasl.jaas.config; SCRAM the credentials made with AlterUserScramCredentials."},
+  {"sasl.server.max.receive.size", T::int32, "524288", 64, kInt32Max, {}, {}, true, "Largest request frame a connection may send before it has authenticated; a larger one closes it."},
+  {"connections.max.reauth.ms", T::int64, "0", 0, INT64_MAX, {}, {}, true, "Lifetime of a SASL session (KIP-368): clients re-authenticate before it ends, and a connection whose session ended is closed at its next request; 0: sessions never end."},
   {"controller.quorum.voters", T::list, "", INT64_MIN, INT64_MAX, {}, {}, true, "The voters of the metadata quorum, id@host:port of each one's controller listener; empty: this node alone is the quorum."},
   {"controller.listener.names", T::string, "CONTROLLER", INT64_MIN, INT64_MAX, {}, {}, true, "The listener that serves the metadata quorum's RPCs."},
   {"controller.quorum.election.timeout.ms", T::int64, "1000", 50, INT64_MAX, {}, {}, true, "A voter that hears no leader for a random time between this and twice this starts an election."},
@@ -114,6 +119,12 @@ constexpr PropertyDef kBroker[] = {
   {"log.level", T::choice, "info", INT64_MIN, INT64_MAX, "trace,debug,info,warn,error,critical,off", {}, false, "Log verbosity."},
 };
 
+// Settings that may be given per listener as listener.name.<listener, lower case>.<name>.
+constexpr PropertyDef kListenerScoped[] = {
+  {"sasl.enabled.mechanisms", T::list, "PLAIN,SCRAM-SHA-256,SCRAM-SHA-512", INT64_MIN, INT64_MAX, "PLAIN,SCRAM-SHA-256,SCRAM-SHA-512", {}, true, "SASL mechanisms this listener offers."},
+  {"plain.sasl.jaas.config", T::string, "", INT64_MIN, INT64_MAX, {}, {}, true, "The users SASL/PLAIN accepts on this listener: a JAAS entry with user_<name>=\"<password>\" options."},
+};
+
 constexpr PropertyDef kTopic[] = {
   {"cleanup.policy", T::list, "delete", INT64_MIN, INT64_MAX, "compact,delete"},
   {"compression.type", T::choice, "producer", INT64_MIN, INT64_MAX, "uncompressed,gzip,snappy,lz4,zstd,producer"},
@@ -192,7 +203,18 @@ bool in_choices(std::string_view choices, std::string_view v) {
 
 std::span<const PropertyDef> broker_properties() { return kBroker; }
 std::span<const PropertyDef> topic_properties() { return kTopic; }
-const PropertyDef* find_broker_property(std::string_view name) { return find_in(kBroker, name); }
+const PropertyDef* find_broker_property(std::string_view name) {
+  if (auto scoped = listener_scoped_suffix(name)) return find_in(kListenerScoped, *scoped);
+  return find_in(kBroker, name);
+}
+std::optional<std::string_view> listener_scoped_suffix(std::string_view name) {
+  constexpr std::string_view prefix = "listener.name.";
+  if (name.substr(0, prefix.size()) != prefix) return std::nullopt;
+  name.remove_prefix(prefix.size());
+  const auto dot = name.find('.');
+  if (dot == 0 || dot == std::string_view::npos) return std::nullopt;
+  return name.substr(dot + 1);
+}
 const PropertyDef* find_topic_property(std::string_view name) { return find_in(kTopic, name); }
 
 std::optional<std::string> validate_value(const PropertyDef& def, std::string_view raw, std::string* normalised) {

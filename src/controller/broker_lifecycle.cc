@@ -88,6 +88,14 @@ void BrokerLifecycle::step(bool shutting_down) {
     l.host = self_.host;
     l.port = static_cast<uint16_t>(self_.port);
     l.security_protocol = 0;
+    for (const auto& e : self_.endpoints) {
+      if (e.listener == listener_) continue;
+      auto& other = req.listeners.emplace_back();
+      other.name = e.listener;
+      other.host = e.host;
+      other.port = static_cast<uint16_t>(e.port);
+      other.security_protocol = e.security_protocol;
+    }
     req.rack = self_.rack.empty() ? std::nullopt : std::optional<std::string>(self_.rack);
     req.previous_broker_epoch = previous_epoch_;
     if (!call(req.api_key, kRegistrationVersion, protocol::encode_body(req, kRegistrationVersion), response)) return;

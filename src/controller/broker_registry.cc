@@ -64,6 +64,8 @@ protocol::BrokerRegistrationResponse BrokerRegistry::registration(const protocol
     b.port = req.listeners[0].port;
     listener = req.listeners[0].name;
   }
+  for (const auto& l : req.listeners)
+    b.endpoints.push_back(cluster::BrokerEndpoint{l.name, l.host, l.port, l.security_protocol});
   // KIP-966: a broker that did not stop cleanly sends no previous epoch.
   auto [err, epoch] = metadata_.register_broker(b, listener, req.previous_broker_epoch >= 0);
   if (err != ErrorCode::none) return refuse(err);

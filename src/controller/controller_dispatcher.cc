@@ -2,6 +2,7 @@
 
 #include "brokerd/cluster/elect_leaders_request.h"
 #include "brokerd/cluster/mirror_link_requests.h"
+#include "brokerd/cluster/scram_credential_requests.h"
 #include "brokerd/cluster/reassignment_requests.h"
 #include "brokerd/common/clock.h"
 #include "brokerd/common/logger.h"
@@ -77,6 +78,7 @@ const std::vector<ControllerApi>& controller_apis() {
       {cluster::kAlterPartitionReassignments, 0, cluster::kAlterPartitionReassignmentsMaxVersion},
       {cluster::kListPartitionReassignments, 0, 0},
       {cluster::kCreateMirrorLinks, 0, 0},
+      {cluster::kAlterUserScramCredentials, 0, 0},
       {cluster::kAlterMirrorLinks, 0, 0},
       {cluster::kPromoteMirrorTopics, 0, 0},
   };
@@ -173,6 +175,9 @@ boost::asio::awaitable<net::Response> ControllerDispatcher::dispatch(net::Reques
       case cluster::kAlterMirrorLinks:
         co_return co_await on_blocking_pool<protocol::AlterMirrorLinksRequest>(
             req, body, [this](const auto& r) { return cluster::answer_alter_mirror_links(metadata_, r); });
+      case cluster::kAlterUserScramCredentials:
+        co_return co_await on_blocking_pool<protocol::AlterUserScramCredentialsRequest>(
+            req, body, [this](const auto& r) { return cluster::answer_alter_user_scram_credentials(metadata_, r); });
       case cluster::kPromoteMirrorTopics:
         co_return co_await on_blocking_pool<protocol::PromoteMirrorTopicsRequest>(
             req, body, [this](const auto& r) { return cluster::answer_promote_mirror_topics(metadata_, r); });

@@ -15,6 +15,19 @@ net::Response close_connection() { return net::Response{{}, false, true}; }
 
 const char* peer_of(const net::Request& req) { return req.connection ? req.connection->peer.c_str() : "?"; }
 
+// ApiVersions and SASL's own requests are the only ones a connection may send before it has
+// authenticated, or once its session ended (to re-authenticate).
+bool before_authentication(int16_t api_key) { return api_key == 18 || api_key == 17 || api_key == 36; }
+
+// Why a request may not be served on its connection yet, or nullptr.
+const char* unauthenticated(const net::Request& req) {
+  const auto* c = req.connection;
+  if (!c || !uses_sasl(c->security) || before_authentication(req.api_key)) return nullptr;
+  if (!c->authenticated) return "before it authenticated";
+  if (std::chrono::steady_clock::now() >= c->session_end) return "after its session ended (connections.max.reauth.ms)";
+  return nullptr;
+}
+
 }  // namespace
 
 KafkaDispatcher::KafkaDispatcher(Services services) : services_(services) {
@@ -35,6 +48,16 @@ boost::asio::awaitable<net::Response> KafkaDispatcher::dispatch(net::Request req
     log->warn("closing connection from {}: API key {} is not served (client {})", peer_of(req), req.api_key,
               req.client_id.value_or(""));
     co_return close_connection();
+  }
+  if (const char* why = unauthenticated(req)) {
+    metrics.errors.add();
+    log->info("closing connection from {}: API key {} sent {}", peer_of(req), req.api_key, why);
+    co_return close_connection();
+  }
+  if (req.api_version == net::kBareSaslToken && req.connection && req.connection->bare_sasl_tokens) {
+    protocol::Reader token(req.frame.data, req.frame.owner);
+    HandlerContext ctx{req, token, req.api_version, services_};
+    co_return co_await handle_sasl_authenticate(ctx);
   }
   if (req.api_version < api->min_version || req.api_version > api->max_version) {
     metrics.errors.add();

@@ -36,6 +36,12 @@ struct HandlerContext {
 
 using Handler = boost::asio::awaitable<net::Response> (*)(HandlerContext&);
 
+// The listener the request came in on: brokers are named by their endpoint of that listener.
+inline const std::string& listener_of(const HandlerContext& ctx) {
+  static const std::string none;
+  return ctx.request.connection ? ctx.request.connection->listener : none;
+}
+
 // This node's id while its metadata image is older than broker.session.timeout.ms, else -2
 // (no node). The controller has fenced such a node and may have moved its leaderships, so
 // Metadata and FindCoordinator do not name it as a leader or coordinator until it has caught
@@ -48,6 +54,10 @@ int32_t withheld_leader(const Services& services);
 boost::asio::awaitable<std::optional<net::Response>> forward_to_controller(HandlerContext& ctx, Bytes body);
 
 boost::asio::awaitable<net::Response> handle_produce(HandlerContext& ctx);
+boost::asio::awaitable<net::Response> handle_sasl_handshake(HandlerContext& ctx);
+boost::asio::awaitable<net::Response> handle_sasl_authenticate(HandlerContext& ctx);
+boost::asio::awaitable<net::Response> handle_alter_user_scram_credentials(HandlerContext& ctx);
+boost::asio::awaitable<net::Response> handle_describe_user_scram_credentials(HandlerContext& ctx);
 boost::asio::awaitable<net::Response> handle_fetch(HandlerContext& ctx);
 boost::asio::awaitable<net::Response> handle_list_offsets(HandlerContext& ctx);
 boost::asio::awaitable<net::Response> handle_metadata(HandlerContext& ctx);

@@ -43,6 +43,10 @@ constexpr ServedApi kServed[] = {
     {23, 2, 4, handle_offset_for_leader_epoch},   // OffsetForLeaderEpoch
     {74, 0, 1, handle_list_config_resources},   // ListConfigResources
     {75, 0, 0, handle_describe_topic_partitions},   // DescribeTopicPartitions
+    {17, 0, 1, handle_sasl_handshake},   // SaslHandshake
+    {36, 0, 2, handle_sasl_authenticate},   // SaslAuthenticate
+    {50, 0, 0, handle_describe_user_scram_credentials},   // DescribeUserScramCredentials
+    {51, 0, 0, handle_alter_user_scram_credentials},   // AlterUserScramCredentials
     // brokerd's own APIs (proto/brokerd), in a key range Kafka does not use.
     {30000, 0, 0, handle_create_mirror_links},   // CreateMirrorLinks
     {30001, 0, 0, handle_alter_mirror_links},   // AlterMirrorLinks

@@ -47,7 +47,7 @@ std::string endpoint_string(const tcp::socket& s) {
 }  // namespace
 
 Connection::Connection(std::shared_ptr<Server::State> state, tcp::socket socket,
-                       std::string listener, size_t shard)
+                       const Listener& listener, size_t shard)
     : state_(std::move(state)),
       socket_(std::move(socket)),
       stage_(std::make_unique_for_overwrite<std::byte[]>(kStageSize)),
@@ -55,7 +55,9 @@ Connection::Connection(std::shared_ptr<Server::State> state, tcp::socket socket,
       writer_wake_(socket_.get_executor()),
       idle_timer_(socket_.get_executor()) {
   context_.peer = endpoint_string(socket_);
-  context_.listener = std::move(listener);
+  context_.listener = listener.name;
+  context_.security = listener.security;
+  context_.authenticated = !uses_sasl(listener.security);
   context_.id = state_->next_connection_id.fetch_add(1);
   context_.shard = shard;
   touch();
@@ -207,9 +209,13 @@ asio::awaitable<void> Connection::reader() {
     if (!co_await fill(4)) break;
     const auto size = static_cast<int32_t>(read_be32(stage_.get() + stage_begin_));
     stage_begin_ += 4;
-    if (size < kMinFrameSize || size > cfg.socket_request_max_bytes) {
-      state_->log->warn("connection {} from {}: request size {} out of range [{}, {}], closing",
-                        context_.id, context_.peer, size, kMinFrameSize, cfg.socket_request_max_bytes);
+    const int64_t max_size =
+        context_.authenticated ? cfg.socket_request_max_bytes : cfg.unauthenticated_request_max_bytes;
+    const int32_t min_size = context_.bare_sasl_tokens ? 0 : kMinFrameSize;
+    if (size < min_size || size > max_size) {
+      state_->log->warn("connection {} from {}: request size {} out of range [{}, {}]{}, closing",
+                        context_.id, context_.peer, size, min_size, max_size,
+                        context_.authenticated ? "" : " before authentication");
       close();
       break;
     }
@@ -272,7 +278,8 @@ void Connection::set_receive_low_water(size_t bytes) {
 
 void Connection::start_dispatch(std::shared_ptr<FrameBuffer> buffer, size_t size) {
   std::span<const std::byte> bytes(buffer->data.get(), size);
-  auto header = parse_request_header(bytes);
+  auto header = context_.bare_sasl_tokens ? std::optional<RequestHeaderPrefix>(RequestHeaderPrefix{36, kBareSaslToken, 0, {}, 0})
+                                          : parse_request_header(bytes);
   if (!header) {
     state_->log->warn("connection {} from {}: malformed request header, closing", context_.id,
                       context_.peer);

@@ -22,7 +22,7 @@ namespace brokerd::net {
 class Connection : public std::enable_shared_from_this<Connection> {
  public:
   Connection(std::shared_ptr<Server::State> state, boost::asio::ip::tcp::socket socket,
-             std::string listener, size_t shard);
+             const Listener& listener, size_t shard);
 
   // On the connection's shard: registers it and starts its coroutines.
   void start();

@@ -33,7 +33,8 @@ tcp::endpoint resolve(asio::any_io_executor ex, const Listener& l) {
 
 asio::awaitable<void> accept_loop(std::shared_ptr<Server::State> state, size_t index) {
   auto& acceptor = *state->acceptors[index];
-  const std::string& name = state->listeners[index].name;
+  const Listener& listener = state->listeners[index];
+  const std::string& name = listener.name;
   asio::steady_timer backoff(co_await asio::this_coro::executor);
   for (;;) {
     const size_t shard = state->next_shard.fetch_add(1) % state->reactors.size();
@@ -50,8 +51,8 @@ asio::awaitable<void> accept_loop(std::shared_ptr<Server::State> state, size_t i
     state->add_live();
     auto ex = socket.get_executor();
     // The connection is built on its own shard, the only thread that will touch it.
-    asio::post(ex, [state, socket = std::move(socket), name, shard]() mutable {
-      auto conn = std::make_shared<Connection>(state, std::move(socket), name, shard);
+    asio::post(ex, [state, socket = std::move(socket), &listener, shard]() mutable {
+      auto conn = std::make_shared<Connection>(state, std::move(socket), listener, shard);
       conn->start();
     });
   }

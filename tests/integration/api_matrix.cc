@@ -1224,6 +1224,62 @@ void cell_promote_mirror_topics(int16_t v) {
   expect(resp.error_code == 91, "PromoteMirrorTopics: an unknown link should be RESOURCE_NOT_FOUND");
 }
 
+// SASL on the matrix's PLAINTEXT listener: refused as Kafka refuses it, the connection kept
+// (the exchanges themselves are tested with real clients, test_sasl.py).
+void cell_sasl_handshake(int16_t v) {
+  bp::SaslHandshakeRequest req;
+  req.mechanism = "PLAIN";
+  auto resp = check_cell<bp::SaslHandshakeResponse>(req, v);
+  expect(resp.error_code == 34, "SaslHandshake on a PLAINTEXT listener should be ILLEGAL_SASL_STATE");
+}
+
+void cell_sasl_authenticate(int16_t v) {
+  bp::SaslAuthenticateRequest req;
+  const std::string token("\0u\0p", 4);
+  for (char ch : token) req.auth_bytes.push_back(static_cast<std::byte>(ch));
+  auto resp = check_cell<bp::SaslAuthenticateResponse>(req, v);
+  expect(resp.error_code == 34, "SaslAuthenticate on a PLAINTEXT listener should be ILLEGAL_SASL_STATE");
+}
+
+void cell_alter_user_scram_credentials(int16_t v) {
+  bp::AlterUserScramCredentialsRequest req;
+  auto& u = req.upsertions.emplace_back();
+  u.name = "matrix-user";
+  u.mechanism = 1;
+  u.iterations = 4096;
+  u.salt = Bytes(16, std::byte{7});
+  u.salted_password = Bytes(32, std::byte{9});
+  auto& few = req.upsertions.emplace_back();
+  few.name = "matrix-few-iterations";
+  few.mechanism = 2;
+  few.iterations = 100;
+  few.salt = Bytes(16, std::byte{7});
+  few.salted_password = Bytes(64, std::byte{9});
+  auto& gone = req.deletions.emplace_back();
+  gone.name = "matrix-no-such-user";
+  gone.mechanism = 1;
+  auto resp = check_cell<bp::AlterUserScramCredentialsResponse>(req, v);
+  expect(resp.results.size() == 3, "AlterUserScramCredentials: 3 results expected");
+  for (const auto& r : resp.results) {
+    const int16_t want = r.user == "matrix-user" ? 0 : r.user == "matrix-few-iterations" ? 93 : 91;
+    expect(r.error_code == want, "AlterUserScramCredentials: " + r.user + " got error " + std::to_string(r.error_code) +
+                                     ", expected " + std::to_string(want));
+  }
+}
+
+void cell_describe_user_scram_credentials(int16_t v) {
+  bp::DescribeUserScramCredentialsRequest req;
+  req.users = std::vector<bp::DescribeUserScramCredentialsRequest::UserName>(1);
+  (*req.users)[0].name = "matrix-no-such-user";
+  auto resp = check_cell<bp::DescribeUserScramCredentialsResponse>(req, v);
+  expect(resp.results.size() == 1 && resp.results[0].error_code == 91,
+         "DescribeUserScramCredentials: an unknown user should be RESOURCE_NOT_FOUND");
+  bp::DescribeUserScramCredentialsRequest all;
+  all.users = std::nullopt;
+  expect(check_cell<bp::DescribeUserScramCredentialsResponse>(all, v).error_code == 0,
+         "DescribeUserScramCredentials: listing failed");
+}
+
 const std::map<int16_t, Cell>& cells() {
   static const std::map<int16_t, Cell> m = {
       {0, cell_produce},          {1, cell_fetch},
@@ -1244,6 +1300,8 @@ const std::map<int16_t, Cell>& cells() {
       {55, cell_describe_quorum},
       {60, cell_describe_cluster}, {61, cell_describe_producers},
       {74, cell_list_config_resources}, {75, cell_describe_topic_partitions},
+      {17, cell_sasl_handshake}, {36, cell_sasl_authenticate},
+      {50, cell_describe_user_scram_credentials}, {51, cell_alter_user_scram_credentials},
       {30000, cell_create_mirror_links}, {30001, cell_alter_mirror_links},
       {30002, cell_describe_mirror_links}, {30003, cell_promote_mirror_topics},
   };

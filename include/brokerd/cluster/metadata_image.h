@@ -12,10 +12,12 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "brokerd/auth/scram.h"
 #include "brokerd/cluster/mirror_link.h"
 #include "brokerd/protocol/uuid.h"
 
@@ -24,6 +26,14 @@ namespace brokerd::cluster {
 // A broker as registered with the controller (RegisterBrokerRecord): where clients reach it,
 // its zone, the epoch of its registration, and whether it is fenced (registered but not, or
 // no longer, serving: not caught up yet, missed its heartbeats, or shut down).
+struct BrokerEndpoint {
+  std::string listener;
+  std::string host;
+  int32_t port = 0;
+  int16_t security_protocol = 0;  // SecurityProtocol's code
+  bool operator==(const BrokerEndpoint&) const = default;
+};
+
 struct BrokerInfo {
   int32_t node_id = 0;
   std::string host;
@@ -32,8 +42,18 @@ struct BrokerInfo {
   int64_t epoch = -1;
   protocol::Uuid incarnation;
   bool fenced = true;
-  std::string listener;  // the name of the endpoint clients use (PLAINTEXT)
+  std::string listener;  // the name of the endpoint other brokers use (host, port above)
+  // Every client listener of the broker; the one above first. Empty in records written
+  // before brokers registered several listeners (then host, port and listener are all).
+  std::vector<BrokerEndpoint> endpoints;
 };
+
+// Where a client that came in on `listener` reaches `b`: the broker's endpoint of that name,
+// else the one other brokers use.
+BrokerEndpoint endpoint_for(const BrokerInfo& b, std::string_view listener);
+
+// SCRAM credentials (KIP-554), by user name, then mechanism.
+using ScramCredentials = std::map<std::string, std::map<auth::ScramMechanism, auth::ScramCredential>>;
 
 // One partition as the controller assigned it (PartitionRecord, then PartitionChangeRecords).
 struct PartitionAssignment {
@@ -93,6 +113,9 @@ class MetadataImage {
   // Mirror links configured on this cluster (the destination side), by name.
   std::map<std::string, MirrorLink> links;
   const MirrorLink* link(std::string_view name) const;
+  // Shared between images: copied only when a credential changes.
+  std::shared_ptr<const ScramCredentials> scram_credentials = std::make_shared<const ScramCredentials>();
+  std::optional<auth::ScramCredential> scram_credential(const std::string& user, auth::ScramMechanism m) const;
 
   const TopicMetadata* topic(std::string_view name) const;
   const TopicMetadata* topic(const protocol::Uuid& id) const;

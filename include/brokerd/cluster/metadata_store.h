@@ -133,19 +133,32 @@ class MetadataStore final : public quorum::QuorumListener {
   ReassignmentAnswer reassign_partitions(const std::vector<ReassignmentTarget>& targets,
                                          bool allow_replication_factor_change);
 
-  // Mirror links (mirror_link.h), on the controller only: NOT_CONTROLLER elsewhere (the
-  // handlers forward the request instead). Each blocks until committed.
-  struct LinkAnswer {
+  // The answer to one change the controller made or refused.
+  struct ChangeAnswer {
     protocol::ErrorCode error = protocol::ErrorCode::none;
     std::string message;
   };
-  LinkAnswer create_link(MirrorLink link, bool validate_only);
+
+  // SCRAM credentials (KIP-554), on the controller only: NOT_CONTROLLER elsewhere. Each
+  // change sets (credential) or deletes (nullopt) one user's credential for one mechanism;
+  // the valid ones commit together. One answer per change, in order: RESOURCE_NOT_FOUND for
+  // a deletion of a credential that does not exist. Blocks until committed.
+  struct ScramChange {
+    std::string user;
+    auth::ScramMechanism mechanism = auth::ScramMechanism::sha256;
+    std::optional<auth::ScramCredential> credential;
+  };
+  std::vector<ChangeAnswer> alter_scram_credentials(const std::vector<ScramChange>& changes);
+
+  // Mirror links (mirror_link.h), on the controller only: NOT_CONTROLLER elsewhere (the
+  // handlers forward the request instead). Each blocks until committed.
+  ChangeAnswer create_link(MirrorLink link, bool validate_only);
   // Pause, resume, or remove (refused while the link still has mirror topics: promote or
   // delete them first).
-  LinkAnswer alter_link(const std::string& name, LinkOperation operation);
+  ChangeAnswer alter_link(const std::string& name, LinkOperation operation);
   // Makes the link's mirror topics named (every one when `topics` is unset) ordinary,
   // writable topics, together in one change: one answer per topic, by name.
-  std::pair<LinkAnswer, std::vector<std::pair<std::string, LinkAnswer>>> promote_mirror_topics(
+  std::pair<ChangeAnswer, std::vector<std::pair<std::string, ChangeAnswer>>> promote_mirror_topics(
       const std::string& link, const std::optional<std::vector<std::string>>& topics);
 
   // Kafka's AllocateProducerIds: the next block of producer ids for `broker_id`, committed by

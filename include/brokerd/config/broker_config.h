@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "brokerd/common/security_protocol.h"
+
 namespace brokerd::config {
 
 class ConfigError : public std::runtime_error {
@@ -48,11 +50,17 @@ class BrokerConfig {
   std::vector<Endpoint> advertised_listeners() const;  // falls back to listeners
   std::vector<std::filesystem::path> log_dirs() const;
   int reactor_threads() const;  // num.network.threads, 0 -> hardware cores
+  // The protocol listener.security.protocol.map gives `listener` (validate() checked it has one).
+  SecurityProtocol security_protocol(const std::string& listener) const;
+  // A listener-scoped setting: listener.name.<listener in lower case>.<name> when set, else
+  // the node-wide `name` when there is one, else the setting's default.
+  std::string listener_setting(const std::string& listener, const std::string& name) const;
 
   // Broker-level defaults of topic properties: topic name -> value ("retention.ms" -> "604800000").
   std::map<std::string, std::string> topic_defaults() const;
 
-  // Checks cross-property rules (listeners parse, log.dirs non-empty); throws ConfigError.
+  // Checks cross-property rules (listeners parse and have a security protocol we serve,
+  // log.dirs non-empty); throws ConfigError.
   void validate() const;
 
  private:

@@ -31,7 +31,10 @@ std::span<const PropertyDef> broker_properties();
 // Every topic-level property (cleanup.policy, retention.ms, ...).
 std::span<const PropertyDef> topic_properties();
 
+// Also finds listener-scoped settings (listener.name.<listener>.sasl.enabled.mechanisms, ...).
 const PropertyDef* find_broker_property(std::string_view name);
+// "sasl.enabled.mechanisms" for "listener.name.sasl_plaintext.sasl.enabled.mechanisms".
+std::optional<std::string_view> listener_scoped_suffix(std::string_view name);
 const PropertyDef* find_topic_property(std::string_view name);
 
 // Checks a value against its definition; returns an error sentence or nullopt. Lists and

@@ -13,6 +13,7 @@ namespace brokerd::quorum { class QuorumDriver; }
 namespace brokerd::kafka {
 
 class FetchSessionCache;
+class SaslListeners;
 
 struct Services {
   const config::BrokerConfig& config;
@@ -30,6 +31,8 @@ struct Services {
   FetchSessionCache& fetch_sessions;
   // The progress of the mirror partitions this node leads (DescribeMirrorLinks).
   cluster::MirrorStatus& mirror_status;
+  // What each SASL listener accepts (SaslHandshake, SaslAuthenticate).
+  const SaslListeners& sasl;
 };
 
 }  // namespace brokerd::kafka

@@ -10,24 +10,50 @@
 //    a Response with send == false keeps its place and writes nothing.
 #include <boost/asio/awaitable.hpp>
 
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "brokerd/common/bytes.h"
+#include "brokerd/common/security_protocol.h"
 
 namespace brokerd::net {
 
+// State the protocol layer keeps per connection (a SASL exchange in progress).
+struct SessionState {
+  virtual ~SessionState() = default;
+};
+
 // What a handler may know about the connection a request came on. Lives as long as any
-// request of the connection is being dispatched.
+// request of the connection is being dispatched; only touched on the connection's shard.
 struct ConnectionContext {
   std::string peer;      // "ip:port" of the client
   std::string listener;  // name of the listener that accepted it
   uint64_t id = 0;       // unique within the process
   size_t shard = 0;      // reactor shard the connection runs on
+  SecurityProtocol security = SecurityProtocol::plaintext;
+
+  // Who the client is: "User:ANONYMOUS" on PLAINTEXT listeners, "User:<name>" once a SASL
+  // exchange succeeded.
+  std::string principal = "User:ANONYMOUS";
+  // False on SASL listeners until the client authenticates (the net layer then also bounds
+  // frames by unauthenticated_request_max_bytes).
+  bool authenticated = true;
+  // KIP-368: the session ends here; the next request but a re-authentication closes it.
+  std::chrono::steady_clock::time_point session_end = std::chrono::steady_clock::time_point::max();
+  // SaslHandshake v0: the frames that follow are bare SASL tokens, without a request header,
+  // until the exchange ends. The net layer hands each one over as a Request with
+  // api_version kBareSaslToken.
+  bool bare_sasl_tokens = false;
+  std::unique_ptr<SessionState> session;
 };
+
+// The api_version of a bare SASL token (SaslHandshake v0); its api_key is SaslAuthenticate's.
+inline constexpr int16_t kBareSaslToken = -1;
 
 struct Request {
   int16_t api_key = 0;

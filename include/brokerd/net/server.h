@@ -8,6 +8,7 @@
 #include <string_view>
 #include <vector>
 
+#include "brokerd/common/security_protocol.h"
 #include "brokerd/net/request.h"
 
 namespace brokerd::net {
@@ -19,11 +20,15 @@ struct Listener {
   std::string name;  // e.g. "PLAINTEXT"
   std::string host;  // address or host name; "" or "0.0.0.0" means every interface
   uint16_t port = 0; // 0: any free port (read it back with Server::port())
+  // SASL_*: connections must authenticate before any request but ApiVersions and SASL's own.
+  SecurityProtocol security = SecurityProtocol::plaintext;
 };
 
 struct ServerConfig {
   // A frame larger than this (or smaller than the 8-byte header prefix) closes the connection.
   int64_t socket_request_max_bytes = 100 * 1024 * 1024;
+  // The same bound for a connection that has not authenticated yet (sasl.server.max.receive.size).
+  int64_t unauthenticated_request_max_bytes = 512 * 1024;
   // A connection with no traffic and nothing in flight for this long is closed.
   int64_t connections_max_idle_ms = 600000;
   // Per connection: the reader pauses while this much request data or this many requests

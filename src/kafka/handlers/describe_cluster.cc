@@ -48,8 +48,9 @@ boost::asio::awaitable<net::Response> handle_describe_cluster(HandlerContext& ct
     if (b.fenced && !with_fenced) continue;  // registered but not serving
     DescribeClusterResponse::DescribeClusterBroker out;
     out.broker_id = b.node_id;
-    out.host = b.host;
-    out.port = b.port;
+    const auto at = cluster::endpoint_for(b, listener_of(ctx));
+    out.host = at.host;
+    out.port = at.port;
     if (!b.rack.empty()) out.rack = b.rack;
     out.is_fenced = b.fenced;
     resp.brokers.push_back(std::move(out));

@@ -28,7 +28,8 @@ struct Answer {
   int32_t port = -1;
 };
 
-Answer find(const cluster::MetadataImage& image, int8_t key_type, const std::string& key, int32_t withheld) {
+Answer find(const cluster::MetadataImage& image, int8_t key_type, const std::string& key, int32_t withheld,
+            const std::string& listener) {
   if (key_type != kGroupKey)
     return {ErrorCode::invalid_request, "This broker serves group coordinators only (key type 0)."};
   const cluster::TopicMetadata* offsets = image.topic(group::kOffsetsTopic);
@@ -36,7 +37,8 @@ Answer find(const cluster::MetadataImage& image, int8_t key_type, const std::str
   const auto* part = offsets->partition(group::offsets_partition_for(key, offsets->partition_count()));
   const cluster::BrokerInfo* leader = part ? image.broker(part->leader) : nullptr;
   if (!leader || leader->fenced || leader->node_id == withheld) return {ErrorCode::coordinator_not_available, std::nullopt};
-  return {ErrorCode::none, std::nullopt, leader->node_id, leader->host, leader->port};
+  const auto at = cluster::endpoint_for(*leader, listener);
+  return {ErrorCode::none, std::nullopt, leader->node_id, at.host, at.port};
 }
 
 }  // namespace
@@ -59,7 +61,7 @@ boost::asio::awaitable<net::Response> handle_find_coordinator(HandlerContext& ct
   FindCoordinatorResponse resp;
   const int32_t withheld = withheld_leader(svc);
   if (ctx.version < 4) {
-    Answer a = find(*image, req.key_type, req.key, withheld);
+    Answer a = find(*image, req.key_type, req.key, withheld, listener_of(ctx));
     resp.error_code = protocol::code(a.error);
     resp.error_message = a.message;
     resp.node_id = a.node_id;
@@ -67,7 +69,7 @@ boost::asio::awaitable<net::Response> handle_find_coordinator(HandlerContext& ct
     resp.port = a.port;
   } else {
     for (const auto& key : req.coordinator_keys) {
-      Answer a = find(*image, req.key_type, key, withheld);
+      Answer a = find(*image, req.key_type, key, withheld, listener_of(ctx));
       FindCoordinatorResponse::Coordinator c;
       c.key = key;
       c.error_code = protocol::code(a.error);

@@ -63,8 +63,9 @@ boost::asio::awaitable<net::Response> handle_metadata(HandlerContext& ctx) {
     if (b.fenced) continue;  // registered but not serving
     MetadataResponse::MetadataResponseBroker broker;
     broker.node_id = b.node_id;
-    broker.host = b.host;
-    broker.port = b.port;
+    const auto at = cluster::endpoint_for(b, listener_of(ctx));
+    broker.host = at.host;
+    broker.port = at.port;
     if (!b.rack.empty()) broker.rack = b.rack;
     resp.brokers.push_back(std::move(broker));
   }

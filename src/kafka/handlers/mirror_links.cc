@@ -11,32 +11,12 @@
 #include "brokerd/protocol/messages/describe_mirror_links_request.h"
 #include "brokerd/protocol/messages/describe_mirror_links_response.h"
 #include "kafka/handler.h"
+#include "kafka/on_controller.h"
 
 namespace brokerd::kafka {
 namespace {
 
 using protocol::ErrorCode;
-
-// Serves `Req` on the controller, or forwards it; `refuse` fills the answer when no
-// controller answered.
-template <typename Req, typename Resp, typename Serve, typename Refuse>
-boost::asio::awaitable<net::Response> on_controller(HandlerContext& ctx, Serve serve, Refuse refuse) {
-  auto req = ctx.decode<Req>();
-  auto& svc = ctx.services;
-  if (svc.metadata.leads()) {
-    auto work = [&svc, &req, serve] { return serve(svc.metadata, req); };
-    Resp resp = co_await svc.blocking.run(std::move(work));
-    co_await svc.partitions.reconcile(svc.metadata.image());
-    co_return ctx.respond(resp);
-  }
-  protocol::Writer w;
-  req.encode(w, ctx.version);
-  std::optional<net::Response> forwarded = co_await forward_to_controller(ctx, std::move(w).finish_bytes());
-  if (forwarded) co_return std::move(*forwarded);
-  Resp resp;
-  refuse(req, resp);
-  co_return ctx.respond(resp);
-}
 
 constexpr const char* kNoController = "no controller answered in time";
 

@@ -1,0 +1,35 @@
+#pragma once
+// The shape of a handler whose request only the active controller answers: served here when
+// this node leads the metadata quorum (off the reactor, then the partitions reconcile with
+// the new image), forwarded to the controller otherwise.
+#include <optional>
+
+#include "brokerd/cluster/metadata_store.h"
+#include "brokerd/cluster/partition_manager.h"
+#include "brokerd/net/blocking_pool.h"
+#include "kafka/handler.h"
+
+namespace brokerd::kafka {
+
+// Serves `Req` on the controller, or forwards it; `refuse` fills the answer when no
+// controller answered.
+template <typename Req, typename Resp, typename Serve, typename Refuse>
+boost::asio::awaitable<net::Response> on_controller(HandlerContext& ctx, Serve serve, Refuse refuse) {
+  auto req = ctx.decode<Req>();
+  auto& svc = ctx.services;
+  if (svc.metadata.leads()) {
+    auto work = [&svc, &req, serve] { return serve(svc.metadata, req); };
+    Resp resp = co_await svc.blocking.run(std::move(work));
+    co_await svc.partitions.reconcile(svc.metadata.image());
+    co_return ctx.respond(resp);
+  }
+  protocol::Writer w;
+  req.encode(w, ctx.version);
+  std::optional<net::Response> forwarded = co_await forward_to_controller(ctx, std::move(w).finish_bytes());
+  if (forwarded) co_return std::move(*forwarded);
+  Resp resp;
+  refuse(req, resp);
+  co_return ctx.respond(resp);
+}
+
+}  // namespace brokerd::kafka
