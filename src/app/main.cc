@@ -37,6 +37,7 @@
 #include "brokerd/kafka/broker_collectors.h"
 #include "brokerd/kafka/dispatcher.h"
 #include "brokerd/kafka/fetch_sessions.h"
+#include "brokerd/kafka/authorization.h"
 #include "brokerd/kafka/sasl_listeners.h"
 #include "brokerd/metrics/broker_metrics.h"
 #include "brokerd/metrics/http_server.h"
@@ -208,6 +209,7 @@ int run(const brokerd::config::BrokerConfig& cfg) {
   const bool broker_role = quorum::has_role(cfg, "broker");
   const auto advertised = broker_role ? inter_broker_listener(cfg) : config::Endpoint{};
   const kafka::SaslListeners sasl_listeners(cfg);
+  const kafka::Authorization authorization(cfg);
   const auto open_files_note = set_open_files_budget(cfg);
   // One process per data directory, checked before anything is written to them.
   auto data_dirs = log_dirs;
@@ -424,7 +426,7 @@ int run(const brokerd::config::BrokerConfig& cfg) {
   kafka::register_mirror_collectors(registry, mirror_status);
   kafka::KafkaDispatcher dispatcher(kafka::Services{cfg, metadata, partitions, reactors, blocking, node_id, groups,
                                                     broker_metrics, quorum_driver, fetch_sessions, mirror_status,
-                                                    sasl_listeners});
+                                                    sasl_listeners, authorization});
   net::Server server(reactors, blocking, dispatcher, client_listeners, server_cfg);
 
   auto connections = [&server] { return static_cast<double>(server.connection_count()); };

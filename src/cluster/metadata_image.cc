@@ -33,6 +33,14 @@ BrokerEndpoint endpoint_for(const BrokerInfo& b, std::string_view listener) {
   return BrokerEndpoint{b.listener, b.host, b.port, 0};
 }
 
+void MetadataImage::seal() {
+  if (acls->index) return;
+  std::vector<acl::Binding> all;
+  all.reserve(acls->bindings.size());
+  for (const auto& [id, b] : acls->bindings) all.push_back(b);
+  acls = std::make_shared<const AclSet>(AclSet{acls->bindings, std::make_shared<const acl::Index>(all)});
+}
+
 std::optional<auth::ScramCredential> MetadataImage::scram_credential(const std::string& user,
                                                                      auth::ScramMechanism m) const {
   auto it = scram_credentials->find(user);

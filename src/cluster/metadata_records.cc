@@ -3,7 +3,9 @@
 #include <algorithm>
 #include <cstring>
 
+#include "brokerd/protocol/messages/access_control_entry_record.h"
 #include "brokerd/protocol/messages/config_record.h"
+#include "brokerd/protocol/messages/remove_access_control_entry_record.h"
 #include "brokerd/protocol/messages/fence_broker_record.h"
 #include "brokerd/protocol/messages/mirror_link_record.h"
 #include "brokerd/protocol/messages/mirror_topic_record.h"
@@ -28,6 +30,7 @@ constexpr uint32_t kTopicRecord = 2, kPartitionRecord = 3, kConfigRecord = 4, kP
                    kRemoveTopicRecord = 9;
 constexpr uint32_t kProducerIdsRecord = 15;
 constexpr uint32_t kUserScramCredentialRecord = 11, kRemoveUserScramCredentialRecord = 22;
+constexpr uint32_t kAccessControlEntryRecord = 18, kRemoveAccessControlEntryRecord = 19;
 constexpr uint32_t kRegisterBrokerRecord = 0, kUnregisterBrokerRecord = 1, kFenceBrokerRecord = 7,
                    kUnfenceBrokerRecord = 8;
 // brokerd's own records (proto/brokerd), in a range Kafka does not use.
@@ -188,6 +191,25 @@ Bytes scram_credential_record(const std::string& user, const auth::ScramCredenti
   return frame(kUserScramCredentialRecord, r);
 }
 
+Bytes acl_record(const acl::Binding& b) {
+  protocol::AccessControlEntryRecord r;
+  r.id = b.id;
+  r.resource_type = static_cast<int8_t>(b.resource_type);
+  r.resource_name = b.resource_name;
+  r.pattern_type = static_cast<int8_t>(b.pattern_type);
+  r.principal = b.principal;
+  r.host = b.host;
+  r.operation = static_cast<int8_t>(b.operation);
+  r.permission_type = static_cast<int8_t>(b.permission);
+  return frame(kAccessControlEntryRecord, r);
+}
+
+Bytes remove_acl_record(const protocol::Uuid& id) {
+  protocol::RemoveAccessControlEntryRecord r;
+  r.id = id;
+  return frame(kRemoveAccessControlEntryRecord, r);
+}
+
 Bytes remove_scram_credential_record(const std::string& user, auth::ScramMechanism m) {
   protocol::RemoveUserScramCredentialRecord r;
   r.name = user;
@@ -344,6 +366,31 @@ void apply_record(protocol::Reader& rd, MetadataImage& image) {
       image.next_producer_id = std::max(image.next_producer_id, r.next_producer_id);
       break;
     }
+    case kAccessControlEntryRecord: {
+      protocol::AccessControlEntryRecord r;
+      r.decode(rd, version);
+      acl::Binding b{r.id,
+                     static_cast<acl::ResourceType>(r.resource_type),
+                     r.resource_name,
+                     static_cast<acl::PatternType>(r.pattern_type),
+                     r.principal,
+                     r.host,
+                     static_cast<acl::Operation>(r.operation),
+                     static_cast<acl::Permission>(r.permission_type)};
+      if (acl::invalid_binding(b)) break;  // codes this release does not know
+      auto next = std::make_shared<AclSet>(AclSet{image.acls->bindings, nullptr});
+      next->bindings[r.id] = std::move(b);
+      image.acls = std::move(next);
+      break;
+    }
+    case kRemoveAccessControlEntryRecord: {
+      protocol::RemoveAccessControlEntryRecord r;
+      r.decode(rd, version);
+      auto next = std::make_shared<AclSet>(AclSet{image.acls->bindings, nullptr});
+      next->bindings.erase(r.id);
+      image.acls = std::move(next);
+      break;
+    }
     case kUserScramCredentialRecord: {
       protocol::UserScramCredentialRecord r;
       r.decode(rd, version);
@@ -421,6 +468,7 @@ std::vector<Bytes> image_records(const MetadataImage& image) {
     if (!t->mirror_link.empty() || !t->source_topic_id.is_zero()) out.push_back(mirror_topic_record(*t));
   });
   for (const auto& [name, link] : image.links) out.push_back(mirror_link_record(link));
+  for (const auto& [id, binding] : image.acls->bindings) out.push_back(acl_record(binding));
   for (const auto& [user, by_mechanism] : *image.scram_credentials)
     for (const auto& [mechanism, credential] : by_mechanism) out.push_back(scram_credential_record(user, credential));
   if (image.next_producer_id > 0) out.push_back(producer_ids_record(-1, -1, image.next_producer_id));

@@ -87,6 +87,7 @@ MetadataStore::MetadataStore(std::string cluster_id, int32_t node_id)
 MetadataStore::~MetadataStore() = default;
 
 void MetadataStore::publish(std::shared_ptr<MetadataImage> next) {
+  next->seal();
   std::shared_ptr<const MetadataImage> published = next;
   image_.store(std::move(next));
   std::lock_guard lock(publish_mutex_);

@@ -2,6 +2,7 @@
 
 #include "brokerd/cluster/elect_leaders_request.h"
 #include "brokerd/cluster/mirror_link_requests.h"
+#include "brokerd/cluster/acl_requests.h"
 #include "brokerd/cluster/scram_credential_requests.h"
 #include "brokerd/cluster/reassignment_requests.h"
 #include "brokerd/common/clock.h"
@@ -79,6 +80,8 @@ const std::vector<ControllerApi>& controller_apis() {
       {cluster::kListPartitionReassignments, 0, 0},
       {cluster::kCreateMirrorLinks, 0, 0},
       {cluster::kAlterUserScramCredentials, 0, 0},
+      {cluster::kCreateAcls, cluster::kAclsMinVersion, cluster::kAclsMaxVersion},
+      {cluster::kDeleteAcls, cluster::kAclsMinVersion, cluster::kAclsMaxVersion},
       {cluster::kAlterMirrorLinks, 0, 0},
       {cluster::kPromoteMirrorTopics, 0, 0},
   };
@@ -175,6 +178,12 @@ boost::asio::awaitable<net::Response> ControllerDispatcher::dispatch(net::Reques
       case cluster::kAlterMirrorLinks:
         co_return co_await on_blocking_pool<protocol::AlterMirrorLinksRequest>(
             req, body, [this](const auto& r) { return cluster::answer_alter_mirror_links(metadata_, r); });
+      case cluster::kCreateAcls:
+        co_return co_await on_blocking_pool<protocol::CreateAclsRequest>(
+            req, body, [this](const auto& r) { return cluster::answer_create_acls(metadata_, r); });
+      case cluster::kDeleteAcls:
+        co_return co_await on_blocking_pool<protocol::DeleteAclsRequest>(
+            req, body, [this](const auto& r) { return cluster::answer_delete_acls(metadata_, r); });
       case cluster::kAlterUserScramCredentials:
         co_return co_await on_blocking_pool<protocol::AlterUserScramCredentialsRequest>(
             req, body, [this](const auto& r) { return cluster::answer_alter_user_scram_credentials(metadata_, r); });

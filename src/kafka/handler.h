@@ -55,6 +55,9 @@ boost::asio::awaitable<std::optional<net::Response>> forward_to_controller(Handl
 
 boost::asio::awaitable<net::Response> handle_produce(HandlerContext& ctx);
 boost::asio::awaitable<net::Response> handle_sasl_handshake(HandlerContext& ctx);
+boost::asio::awaitable<net::Response> handle_create_acls(HandlerContext& ctx);
+boost::asio::awaitable<net::Response> handle_describe_acls(HandlerContext& ctx);
+boost::asio::awaitable<net::Response> handle_delete_acls(HandlerContext& ctx);
 boost::asio::awaitable<net::Response> handle_sasl_authenticate(HandlerContext& ctx);
 boost::asio::awaitable<net::Response> handle_alter_user_scram_credentials(HandlerContext& ctx);
 boost::asio::awaitable<net::Response> handle_describe_user_scram_credentials(HandlerContext& ctx);

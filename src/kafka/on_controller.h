@@ -7,16 +7,23 @@
 #include "brokerd/cluster/metadata_store.h"
 #include "brokerd/cluster/partition_manager.h"
 #include "brokerd/net/blocking_pool.h"
+#include "kafka/authorize.h"
 #include "kafka/handler.h"
 
 namespace brokerd::kafka {
 
-// Serves `Req` on the controller, or forwards it; `refuse` fills the answer when no
-// controller answered.
+// Serves `Req` on the controller, or forwards it. Every such request changes the cluster's
+// metadata and needs ALTER on the cluster. `refuse(req, resp, error, message)` fills the
+// answer when the principal may not, or when no controller answered.
 template <typename Req, typename Resp, typename Serve, typename Refuse>
 boost::asio::awaitable<net::Response> on_controller(HandlerContext& ctx, Serve serve, Refuse refuse) {
   auto req = ctx.decode<Req>();
   auto& svc = ctx.services;
+  if (!authorized_cluster(ctx, acl::Operation::alter)) {
+    Resp resp;
+    refuse(req, resp, protocol::ErrorCode::cluster_authorization_failed, "Not authorized to alter the cluster.");
+    co_return ctx.respond(resp);
+  }
   if (svc.metadata.leads()) {
     auto work = [&svc, &req, serve] { return serve(svc.metadata, req); };
     Resp resp = co_await svc.blocking.run(std::move(work));
@@ -28,7 +35,7 @@ boost::asio::awaitable<net::Response> on_controller(HandlerContext& ctx, Serve s
   std::optional<net::Response> forwarded = co_await forward_to_controller(ctx, std::move(w).finish_bytes());
   if (forwarded) co_return std::move(*forwarded);
   Resp resp;
-  refuse(req, resp);
+  refuse(req, resp, protocol::ErrorCode::request_timed_out, "no controller answered in time");
   co_return ctx.respond(resp);
 }
 

@@ -47,6 +47,9 @@ constexpr ServedApi kServed[] = {
     {36, 0, 2, handle_sasl_authenticate},   // SaslAuthenticate
     {50, 0, 0, handle_describe_user_scram_credentials},   // DescribeUserScramCredentials
     {51, 0, 0, handle_alter_user_scram_credentials},   // AlterUserScramCredentials
+    {29, 1, 3, handle_describe_acls},   // DescribeAcls
+    {30, 1, 3, handle_create_acls},   // CreateAcls
+    {31, 1, 3, handle_delete_acls},   // DeleteAcls
     // brokerd's own APIs (proto/brokerd), in a key range Kafka does not use.
     {30000, 0, 0, handle_create_mirror_links},   // CreateMirrorLinks
     {30001, 0, 0, handle_alter_mirror_links},   // AlterMirrorLinks

@@ -27,6 +27,9 @@ BrokerMetrics::BrokerMetrics(Registry& registry)
           "topic", {{"brokerd_topic_bytes_in_total", "Record batch bytes appended, per topic."},
                     {"brokerd_topic_records_in_total", "Records appended, per topic."},
                     {"brokerd_topic_bytes_out_total", "Record batch bytes returned to consumers by Fetch, per topic (replication excluded)."}})),
+      principals_(registry.keyed_counters(
+          "principal", {{"brokerd_principal_authorization_refused_total",
+                         "Requests (or parts of them: a topic, a group) the authorizer refused, per principal."}})),
       fetch_purgatory_(registry.gauge("brokerd_fetch_purgatory_size",
                                       "Fetch requests waiting for min_bytes or max_wait_ms.")),
       produce_purgatory_(registry.gauge(

@@ -165,6 +165,9 @@ def run(args):
         result["diverged"] = [c for c in compared if c["kind"] == "diverged"]
         result["behind"] = [c for c in compared if c["kind"] == "behind"]
         result["ok"] = result["ok"] and not result["diverged"]
+        # A writer whose thread died stopped exercising the cluster: the campaign proves less.
+        result["writers_crashed"] = {w.name: w.crashed for w in writers if w.crashed}
+        result["ok"] = result["ok"] and not result["writers_crashed"]
     except KeyboardInterrupt:
         log("interrupted")
         return 2
@@ -188,6 +191,7 @@ def run(args):
         "faults": len(nemesis.injected),
         "operations": recorder.counts,
         "unanswered": {w.name: w.unanswered for w in writers},
+        "client_restarts": {w.name: getattr(w, "restarts", 0) for w in writers if getattr(w, "restarts", 0)},
         "tailer_read": tailer.read,
         "ok": result["ok"],
         "anomalies": checker.named_anomalies(result),

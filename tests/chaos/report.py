@@ -18,6 +18,8 @@ def markdown(summary, faults):
         f"- operations: " + ", ".join(f"{k} {v}" for k, v in sorted(summary["operations"].items())),
         f"- records acknowledged {r['acknowledged']}, read back {r['read']}, read while running "
         f"{summary['tailer_read']}, unanswered at the end {sum(summary['unanswered'].values())}",
+        f"- producers restarted after a client fatal error (librdkafka < 2.3.0, its issue #4438): "
+        f"{sum(summary.get('client_restarts', {}).values())}",
         f"- consumer group: {r.get('group_consumed', 0)} records consumed, {r.get('group_commits', 0)} commits "
         f"acknowledged",
         "",

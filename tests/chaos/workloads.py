@@ -14,7 +14,7 @@ import json
 import threading
 import time
 
-from confluent_kafka import Consumer, KafkaError, Producer, TopicPartition
+from confluent_kafka import Consumer, KafkaError, KafkaException, Producer, TopicPartition
 
 WORKLOADS = ("idempotent", "acks-all", "acks1", "acks0", "group")
 PROMISES = {
@@ -66,6 +66,7 @@ class Writer:
         self.keys = [f"k{i}" for i in range(keys)]
         self.seq = {k: 0 for k in self.keys}
         self.unanswered = 0
+        self.crashed = None  # why the writer's thread ended early, if it did
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name=name, daemon=True)
 
@@ -74,6 +75,13 @@ class Writer:
         return self
 
     def _run(self):
+        try:
+            self._write()
+        except Exception as e:  # a workload that stops writing would hide faults: the campaign fails
+            self.crashed = f"{type(e).__name__}: {e}"
+            self.recorder.record({"type": "writer-crashed", "writer": self.name, "error": self.crashed})
+
+    def _write(self):
         i = 0
         next_at = time.monotonic()
         while not self._stop.is_set():
@@ -117,10 +125,25 @@ class Writer:
 class ConfluentWriter(Writer):
     def __init__(self, name, recorder, topic, rate, bootstrap, acks, idempotent):
         super().__init__(name, recorder, topic, rate)
-        conf = {"bootstrap.servers": bootstrap, "acks": acks, "enable.idempotence": idempotent,
-                "linger.ms": 5, "message.timeout.ms": 60000, "retry.backoff.ms": 100,
-                "topic.metadata.refresh.interval.ms": 1000, "metadata.max.age.ms": 3000}
-        self.producer = Producer(conf)
+        self.conf = {"bootstrap.servers": bootstrap, "acks": acks, "enable.idempotence": idempotent,
+                     "linger.ms": 5, "message.timeout.ms": 60000, "retry.backoff.ms": 100,
+                     "topic.metadata.refresh.interval.ms": 1000, "metadata.max.age.ms": 3000}
+        self.producer = Producer(self.conf)
+        self.restarts = 0
+
+    def _restart(self, error):
+        """librdkafka before 2.3.0 (Debian 12 ships 2.0.2) raises a fatal 'sequence
+        desynchronization' error when a leader it wrote to is cut off and answers
+        NOT_ENOUGH_REPLICAS_AFTER_APPEND (its issue #4438): it wrongly counts the batch as
+        written. An application would start a new producer; so does the workload, and the
+        report counts it. Its unanswered records are reported failed, never acknowledged."""
+        self.restarts += 1
+        self.recorder.record({"type": "client-restart", "writer": self.name, "error": str(error)})
+        old, self.producer = self.producer, Producer(self.conf)
+        try:
+            old.flush(0)
+        except KafkaException:
+            pass
 
     def send(self, key, value):
         def on_delivery(err, msg):
@@ -135,12 +158,28 @@ class ConfluentWriter(Writer):
             return True
         except BufferError:
             return False
+        except KafkaException as e:
+            if not e.args[0].fatal():
+                raise
+            self._restart(e.args[0])
+            return False
 
     def poll(self):
-        self.producer.poll(0)
+        try:
+            self.producer.poll(0)
+        except KafkaException as e:
+            if not e.args[0].fatal():
+                raise
+            self._restart(e.args[0])
 
     def flush(self, timeout):
-        return self.producer.flush(timeout)
+        try:
+            return self.producer.flush(timeout)
+        except KafkaException as e:
+            if not e.args[0].fatal():
+                raise
+            self._restart(e.args[0])
+            return self.producer.flush(timeout)
 
 
 class KafkaPythonWriter(Writer):

@@ -1280,6 +1280,71 @@ void cell_describe_user_scram_credentials(int16_t v) {
          "DescribeUserScramCredentials: listing failed");
 }
 
+// ACLs: made, listed and removed (the matrix's broker authorizes nothing, so they change
+// nothing it does).
+bp::CreateAclsRequest::AclCreation matrix_acl(const std::string& topic) {
+  bp::CreateAclsRequest::AclCreation c;
+  c.resource_type = 2;  // TOPIC
+  c.resource_name = topic;
+  c.resource_pattern_type = 3;  // LITERAL
+  c.principal = "User:matrix";
+  c.host = "*";
+  c.operation = 3;  // READ
+  c.permission_type = 3;  // ALLOW
+  return c;
+}
+
+void cell_create_acls(int16_t v) {
+  bp::CreateAclsRequest req;
+  req.creations.push_back(matrix_acl("matrix-acl-" + std::to_string(v)));
+  auto bad = matrix_acl("matrix-acl-bad");
+  bad.principal = "no-colon";
+  req.creations.push_back(bad);
+  auto resp = check_cell<bp::CreateAclsResponse>(req, v);
+  expect(resp.results.size() == 2, "CreateAcls: 2 results expected");
+  expect(resp.results[0].error_code == 0, "CreateAcls: a valid binding refused");
+  expect(resp.results[1].error_code == 42, "CreateAcls: a principal without a type should be INVALID_REQUEST");
+}
+
+void cell_describe_acls(int16_t v) {
+  bp::CreateAclsRequest create;
+  create.creations.push_back(matrix_acl("matrix-acl-described"));
+  expect(exchange_new<bp::CreateAclsResponse>(create, 1).results.at(0).error_code == 0,
+         "DescribeAcls: the binding to describe was not created");
+  bp::DescribeAclsRequest req;
+  req.resource_type_filter = 2;
+  req.resource_name_filter = "matrix-acl-described";
+  req.pattern_type_filter = 1;  // ANY
+  req.principal_filter = std::nullopt;
+  req.host_filter = std::nullopt;
+  req.operation = 1;
+  req.permission_type = 1;
+  auto resp = check_cell<bp::DescribeAclsResponse>(req, v);
+  expect(resp.error_code == 0 && resp.resources.size() == 1 && resp.resources[0].acls.size() == 1,
+         "DescribeAcls: the binding was not found");
+}
+
+void cell_delete_acls(int16_t v) {
+  const std::string topic = "matrix-acl-deleted-" + std::to_string(v);
+  bp::CreateAclsRequest create;
+  create.creations.push_back(matrix_acl(topic));
+  expect(exchange_new<bp::CreateAclsResponse>(create, 1).results.at(0).error_code == 0,
+         "DeleteAcls: the binding to delete was not created");
+  bp::DeleteAclsRequest req;
+  auto& f = req.filters.emplace_back();
+  f.resource_type_filter = 2;
+  f.resource_name_filter = topic;
+  f.pattern_type_filter = 3;
+  f.principal_filter = "User:matrix";
+  f.host_filter = std::nullopt;
+  f.operation = 1;
+  f.permission_type = 1;
+  auto resp = check_cell<bp::DeleteAclsResponse>(req, v);
+  expect(resp.filter_results.size() == 1 && resp.filter_results[0].error_code == 0 &&
+             resp.filter_results[0].matching_acls.size() == 1,
+         "DeleteAcls: the binding was not deleted");
+}
+
 const std::map<int16_t, Cell>& cells() {
   static const std::map<int16_t, Cell> m = {
       {0, cell_produce},          {1, cell_fetch},
@@ -1301,6 +1366,7 @@ const std::map<int16_t, Cell>& cells() {
       {60, cell_describe_cluster}, {61, cell_describe_producers},
       {74, cell_list_config_resources}, {75, cell_describe_topic_partitions},
       {17, cell_sasl_handshake}, {36, cell_sasl_authenticate},
+      {29, cell_describe_acls}, {30, cell_create_acls}, {31, cell_delete_acls},
       {50, cell_describe_user_scram_credentials}, {51, cell_alter_user_scram_credentials},
       {30000, cell_create_mirror_links}, {30001, cell_alter_mirror_links},
       {30002, cell_describe_mirror_links}, {30003, cell_promote_mirror_topics},

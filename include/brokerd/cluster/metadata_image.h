@@ -17,6 +17,8 @@
 #include <string_view>
 #include <vector>
 
+#include "brokerd/acl/acl.h"
+#include "brokerd/acl/authorizer.h"
 #include "brokerd/auth/scram.h"
 #include "brokerd/cluster/mirror_link.h"
 #include "brokerd/protocol/uuid.h"
@@ -51,6 +53,13 @@ struct BrokerInfo {
 // Where a client that came in on `listener` reaches `b`: the broker's endpoint of that name,
 // else the one other brokers use.
 BrokerEndpoint endpoint_for(const BrokerInfo& b, std::string_view listener);
+
+// The ACLs (AccessControlEntryRecord), by id, and the index the authorizer reads. The index
+// is rebuilt once per published image whose bindings changed.
+struct AclSet {
+  std::map<protocol::Uuid, acl::Binding> bindings;
+  std::shared_ptr<const acl::Index> index;  // null while stale (between a change and publishing)
+};
 
 // SCRAM credentials (KIP-554), by user name, then mechanism.
 using ScramCredentials = std::map<std::string, std::map<auth::ScramMechanism, auth::ScramCredential>>;
@@ -116,6 +125,9 @@ class MetadataImage {
   // Shared between images: copied only when a credential changes.
   std::shared_ptr<const ScramCredentials> scram_credentials = std::make_shared<const ScramCredentials>();
   std::optional<auth::ScramCredential> scram_credential(const std::string& user, auth::ScramMechanism m) const;
+  std::shared_ptr<const AclSet> acls = std::make_shared<const AclSet>(AclSet{{}, std::make_shared<const acl::Index>()});
+  // Rebuilds the ACL index when a change left it stale; the store calls it before publishing.
+  void seal();
 
   const TopicMetadata* topic(std::string_view name) const;
   const TopicMetadata* topic(const protocol::Uuid& id) const;

@@ -150,6 +150,17 @@ class MetadataStore final : public quorum::QuorumListener {
   };
   std::vector<ChangeAnswer> alter_scram_credentials(const std::vector<ScramChange>& changes);
 
+  // ACLs, on the controller only: NOT_CONTROLLER elsewhere. Creating a binding that exists
+  // already succeeds and changes nothing; the new ones commit together. Each deletion filter
+  // is answered with the bindings it removed (a binding two filters match is removed once).
+  // Both block until committed.
+  std::vector<ChangeAnswer> create_acls(std::vector<acl::Binding> bindings);
+  struct AclDeletion {
+    ChangeAnswer answer;
+    std::vector<acl::Binding> removed;
+  };
+  std::vector<AclDeletion> delete_acls(const std::vector<acl::Filter>& filters);
+
   // Mirror links (mirror_link.h), on the controller only: NOT_CONTROLLER elsewhere (the
   // handlers forward the request instead). Each blocks until committed.
   ChangeAnswer create_link(MirrorLink link, bool validate_only);

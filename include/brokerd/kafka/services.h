@@ -14,6 +14,7 @@ namespace brokerd::kafka {
 
 class FetchSessionCache;
 class SaslListeners;
+struct Authorization;
 
 struct Services {
   const config::BrokerConfig& config;
@@ -33,6 +34,8 @@ struct Services {
   cluster::MirrorStatus& mirror_status;
   // What each SASL listener accepts (SaslHandshake, SaslAuthenticate).
   const SaslListeners& sasl;
+  // Whether and how requests are authorized (authorize.h).
+  const Authorization& authorization;
 };
 
 }  // namespace brokerd::kafka

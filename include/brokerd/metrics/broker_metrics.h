@@ -35,6 +35,9 @@ class BrokerMetrics {
     return api_key >= 0 && api_key < kMaxApiKey && apis_[api_key] ? *apis_[api_key] : *unknown_;
   }
   KeyedCounters& topics() { return topics_; }
+  // Per principal (User:alice): what the authorizer refused.
+  enum PrincipalColumn : size_t { refused = 0 };
+  void authorization_refused(std::string_view principal) { principals_.row(principal).add(refused, 1); }
   Gauge& fetch_purgatory() { return fetch_purgatory_; }
   Gauge& produce_purgatory() { return produce_purgatory_; }
   Registry& registry() { return registry_; }
@@ -43,6 +46,7 @@ class BrokerMetrics {
   static constexpr int16_t kMaxApiKey = 128;
   Registry& registry_;
   KeyedCounters& topics_;
+  KeyedCounters& principals_;
   Gauge& fetch_purgatory_;
   Gauge& produce_purgatory_;
   std::array<std::unique_ptr<Api>, kMaxApiKey> apis_;

@@ -6,6 +6,7 @@
 
 #include "brokerd/protocol/messages/alter_configs_request.h"
 #include "brokerd/protocol/messages/alter_configs_response.h"
+#include "kafka/authorize.h"
 #include "kafka/handler.h"
 #include "kafka/handlers/config_resources.h"
 
@@ -31,6 +32,9 @@ boost::asio::awaitable<net::Response> handle_alter_configs(HandlerContext& ctx) 
     ConfigResult result;
     if (seen[{res.resource_type, res.resource_name}] > 1) {
       result = {ErrorCode::invalid_request, "Each resource must appear at most once."};
+    } else if (auto e = config_access(ctx, res.resource_type, res.resource_name, acl::Operation::alter_configs);
+               e != ErrorCode::none) {
+      result = {e, "Not authorized to alter these configs."};
     } else if (auto unsupported = unsupported_alter_resource(res.resource_type)) {
       result = *unsupported;
     } else if (res.resource_type == resource_type::broker) {

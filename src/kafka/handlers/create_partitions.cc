@@ -12,6 +12,7 @@
 #include "brokerd/net/blocking_pool.h"
 #include "brokerd/protocol/messages/create_partitions_request.h"
 #include "brokerd/protocol/messages/create_partitions_response.h"
+#include "kafka/authorize.h"
 #include "kafka/handler.h"
 
 namespace brokerd::kafka {
@@ -75,7 +76,10 @@ boost::asio::awaitable<net::Response> handle_create_partitions(HandlerContext& c
   std::set<std::string> answered;
   for (const auto& t : req.topics) {
     if (!answered.insert(t.name).second) continue;
-    Check c = count[t.name] > 1 ? Check{ErrorCode::invalid_request, "Duplicate topic name."} : check(t, *image);
+    Check c = count[t.name] > 1 ? Check{ErrorCode::invalid_request, "Duplicate topic name."}
+              : !authorized_topic(ctx, acl::Operation::alter, t.name)
+                  ? Check{ErrorCode::topic_authorization_failed, "Not authorized to add partitions to this topic."}
+                  : check(t, *image);
     slots.emplace_back(&t, std::move(c));
   }
 

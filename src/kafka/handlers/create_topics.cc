@@ -14,6 +14,7 @@
 #include "brokerd/net/blocking_pool.h"
 #include "brokerd/protocol/messages/create_topics_request.h"
 #include "brokerd/protocol/messages/create_topics_response.h"
+#include "kafka/authorize.h"
 #include "kafka/handler.h"
 #include "kafka/handlers/config_resources.h"
 
@@ -121,9 +122,14 @@ boost::asio::awaitable<net::Response> handle_create_topics(HandlerContext& ctx) 
   };
   std::vector<Slot> slots;
   std::set<std::string> answered;
+  // CREATE on the cluster allows every topic; else CREATE on each topic is needed.
+  const bool may_create_any = authorized_cluster(ctx, acl::Operation::create);
   for (const auto& t : req.topics) {
     if (!answered.insert(t.name).second) continue;
-    Plan p = count[t.name] > 1 ? refuse(ErrorCode::invalid_request, "Duplicate topic name.") : plan(t, svc);
+    Plan p = count[t.name] > 1 ? refuse(ErrorCode::invalid_request, "Duplicate topic name.")
+             : !may_create_any && !authorized_topic(ctx, acl::Operation::create, t.name)
+                 ? refuse(ErrorCode::topic_authorization_failed, "Not authorized to create this topic.")
+                 : plan(t, svc);
     slots.push_back({&t, std::move(p), {}});
   }
 

@@ -11,6 +11,7 @@
 #include "brokerd/cluster/partition_manager.h"
 #include "brokerd/protocol/messages/delete_records_request.h"
 #include "brokerd/protocol/messages/delete_records_response.h"
+#include "kafka/authorize.h"
 #include "kafka/handler.h"
 
 namespace brokerd::kafka {
@@ -79,7 +80,9 @@ boost::asio::awaitable<net::Response> handle_delete_records(HandlerContext& ctx)
   for (const auto& [key, slot] : part_slot) {
     auto& pr = resp.topics[slot.first].partitions[slot.second];
     const cluster::TopicMetadata* meta = image->topic(key.first);
-    if (!meta || key.second < 0 || key.second >= meta->partition_count()) {
+    if (!authorized_topic(ctx, acl::Operation::remove, key.first)) {
+      pr.error_code = protocol::code(ErrorCode::topic_authorization_failed);
+    } else if (!meta || key.second < 0 || key.second >= meta->partition_count()) {
       pr.error_code = protocol::code(ErrorCode::unknown_topic_or_partition);
     } else if (cluster::is_internal_topic(key.first)) {
       pr.error_code = protocol::code(ErrorCode::invalid_topic_exception);

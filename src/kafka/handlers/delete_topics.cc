@@ -10,6 +10,7 @@
 #include "brokerd/net/blocking_pool.h"
 #include "brokerd/protocol/messages/delete_topics_request.h"
 #include "brokerd/protocol/messages/delete_topics_response.h"
+#include "kafka/authorize.h"
 #include "kafka/handler.h"
 
 namespace brokerd::kafka {
@@ -76,6 +77,12 @@ boost::asio::awaitable<net::Response> handle_delete_topics(HandlerContext& ctx) 
       continue;
     }
     const cluster::TopicMetadata* t = e.by_id ? image->topic(e.id) : image->topic(*e.name);
+    // DELETE on the topic; a topic asked by name is refused before saying whether it exists.
+    if ((t || !e.by_id) && !authorized_topic(ctx, acl::Operation::remove, t ? t->name : *e.name)) {
+      e.error = ErrorCode::topic_authorization_failed;
+      e.message = "Not authorized to delete this topic.";
+      continue;
+    }
     if (!t) {
       e.error = e.by_id ? ErrorCode::unknown_topic_id : ErrorCode::unknown_topic_or_partition;
       e.message = e.by_id ? "This server does not host this topic ID." : "This server does not host this topic-partition.";

@@ -9,6 +9,7 @@
 #include "brokerd/config/broker_config.h"
 #include "brokerd/protocol/messages/describe_configs_request.h"
 #include "brokerd/protocol/messages/describe_configs_response.h"
+#include "kafka/authorize.h"
 #include "kafka/handler.h"
 #include "kafka/handlers/config_resources.h"
 
@@ -69,7 +70,10 @@ boost::asio::awaitable<net::Response> handle_describe_configs(HandlerContext& ct
     };
 
     std::vector<ConfigEntry> entries;
-    if (res.resource_type == resource_type::topic) {
+    if (auto e = config_access(ctx, res.resource_type, res.resource_name, acl::Operation::describe_configs);
+        e != ErrorCode::none) {
+      fail(e, "Not authorized to describe these configs.");
+    } else if (res.resource_type == resource_type::topic) {
       if (!cluster::valid_topic_name(res.resource_name)) {
         fail(ErrorCode::invalid_topic_exception, fmt::format("Topic name '{}' is illegal.", res.resource_name));
       } else if (const auto* t = image->topic(res.resource_name)) {

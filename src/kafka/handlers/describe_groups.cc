@@ -3,6 +3,7 @@
 #include "brokerd/group/group_coordinator.h"
 #include "brokerd/protocol/messages/describe_groups_request.h"
 #include "brokerd/protocol/messages/describe_groups_response.h"
+#include "kafka/authorize.h"
 #include "kafka/handler.h"
 
 namespace brokerd::kafka {
@@ -17,6 +18,13 @@ boost::asio::awaitable<net::Response> handle_describe_groups(HandlerContext& ctx
   auto req = ctx.decode<protocol::DescribeGroupsRequest>();
   protocol::DescribeGroupsResponse resp;
   for (auto& id : req.groups) {
+    if (!authorized_group(ctx, acl::Operation::describe, id)) {
+      protocol::DescribeGroupsResponse::DescribedGroup dg;
+      dg.group_id = id;
+      dg.error_code = protocol::code(protocol::ErrorCode::group_authorization_failed);
+      resp.groups.push_back(std::move(dg));
+      continue;
+    }
     auto d = co_await ctx.services.groups.describe(id);
     protocol::DescribeGroupsResponse::DescribedGroup dg;
     dg.error_code = protocol::code(d.error);

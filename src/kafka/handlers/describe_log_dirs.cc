@@ -11,6 +11,7 @@
 #include "brokerd/net/blocking_pool.h"
 #include "brokerd/protocol/messages/describe_log_dirs_request.h"
 #include "brokerd/protocol/messages/describe_log_dirs_response.h"
+#include "kafka/authorize.h"
 #include "kafka/handler.h"
 
 namespace brokerd::kafka {
@@ -38,6 +39,11 @@ Space space_of(const fs::path& dir) {
 
 boost::asio::awaitable<net::Response> handle_describe_log_dirs(HandlerContext& ctx) {
   auto req = ctx.decode<DescribeLogDirsRequest>();
+  if (!authorized_cluster(ctx, acl::Operation::describe)) {
+    DescribeLogDirsResponse refused;
+    refused.error_code = protocol::code(protocol::ErrorCode::cluster_authorization_failed);
+    co_return ctx.respond(refused);
+  }
   auto& svc = ctx.services;
 
   // Which partitions to report: all (null), or those named.

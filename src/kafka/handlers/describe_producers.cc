@@ -11,6 +11,7 @@
 #include "brokerd/config/broker_config.h"
 #include "brokerd/protocol/messages/describe_producers_request.h"
 #include "brokerd/protocol/messages/describe_producers_response.h"
+#include "kafka/authorize.h"
 #include "kafka/handler.h"
 
 namespace brokerd::kafka {
@@ -61,12 +62,15 @@ boost::asio::awaitable<net::Response> handle_describe_producers(HandlerContext& 
   std::vector<cluster::FanOutTask<Listing>> tasks;
   for (const auto& topic : req.topics) {
     const cluster::TopicMetadata* meta = image->topic(topic.name);
+    const bool allowed = authorized_topic(ctx, acl::Operation::read, topic.name);
     DescribeProducersResponse::TopicResponse tr;
     tr.name = topic.name;
     for (int32_t index : topic.partition_indexes) {
       DescribeProducersResponse::PartitionResponse pr;
       pr.partition_index = index;
-      if (!meta || index < 0 || index >= meta->partition_count()) {
+      if (!allowed) {
+        pr.error_code = protocol::code(ErrorCode::topic_authorization_failed);
+      } else if (!meta || index < 0 || index >= meta->partition_count()) {
         pr.error_code = protocol::code(ErrorCode::unknown_topic_or_partition);
       } else {
         cluster::TopicPartition tp{topic.name, index};

@@ -8,6 +8,7 @@
 #include "brokerd/protocol/messages/describe_quorum_response.h"
 #include "brokerd/quorum/kraft_codec.h"
 #include "brokerd/quorum/quorum_driver.h"
+#include "kafka/authorize.h"
 #include "kafka/handler.h"
 
 namespace brokerd::kafka {
@@ -26,6 +27,11 @@ net::Response raw_response(const HandlerContext& ctx, const Bytes& body) {
 
 boost::asio::awaitable<net::Response> handle_describe_quorum(HandlerContext& ctx) {
   auto req = ctx.decode<protocol::DescribeQuorumRequest>();
+  if (!authorized_cluster(ctx, acl::Operation::describe)) {
+    protocol::DescribeQuorumResponse refused;
+    refused.error_code = protocol::code(protocol::ErrorCode::cluster_authorization_failed);
+    co_return ctx.respond(refused);
+  }
   auto& svc = ctx.services;
   if (svc.quorum.status().role == raft::Role::leader) {
     auto q = co_await svc.quorum.describe();

@@ -7,6 +7,7 @@
 #include "brokerd/cluster/metadata_store.h"
 #include "brokerd/protocol/messages/describe_topic_partitions_request.h"
 #include "brokerd/protocol/messages/describe_topic_partitions_response.h"
+#include "kafka/authorize.h"
 #include "kafka/handler.h"
 
 namespace brokerd::kafka {
@@ -49,7 +50,10 @@ boost::asio::awaitable<net::Response> handle_describe_topic_partitions(HandlerCo
   // The topics asked for (every topic when none are named), in name order.
   std::set<std::string> names;
   if (req.topics.empty()) {
-    image->for_each_topic([&](const cluster::TopicPtr& t) { names.insert(t->name); });
+    // Every topic the principal may DESCRIBE.
+    image->for_each_topic([&](const cluster::TopicPtr& t) {
+      if (authorized_topic(ctx, acl::Operation::describe, t->name)) names.insert(t->name);
+    });
   } else {
     for (const auto& t : req.topics) names.insert(t.name);
   }
@@ -67,6 +71,11 @@ boost::asio::awaitable<net::Response> handle_describe_topic_partitions(HandlerCo
     const cluster::TopicMetadata* t = image->topic(*it);
     DescribeTopicPartitionsResponse::DescribeTopicPartitionsResponseTopic out;
     out.name = *it;
+    if (!req.topics.empty() && !authorized_topic(ctx, acl::Operation::describe, *it)) {
+      out.error_code = protocol::code(ErrorCode::topic_authorization_failed);
+      resp.topics.push_back(std::move(out));
+      continue;
+    }
     if (!t) {
       out.error_code = protocol::code(ErrorCode::unknown_topic_or_partition);
       resp.topics.push_back(std::move(out));

@@ -5,12 +5,18 @@
 #include "brokerd/cluster/metadata_store.h"
 #include "brokerd/cluster/partition_manager.h"
 #include "brokerd/net/blocking_pool.h"
+#include "kafka/authorize.h"
 #include "kafka/handler.h"
 
 namespace brokerd::kafka {
 
 boost::asio::awaitable<net::Response> handle_elect_leaders(HandlerContext& ctx) {
   auto req = ctx.decode<protocol::ElectLeadersRequest>();
+  if (!authorized_cluster(ctx, acl::Operation::alter)) {
+    protocol::ElectLeadersResponse refused;
+    refused.error_code = protocol::code(protocol::ErrorCode::cluster_authorization_failed);
+    co_return ctx.respond(refused);
+  }
   auto& svc = ctx.services;
   const int16_t version = ctx.version;
   if (svc.metadata.leads()) {

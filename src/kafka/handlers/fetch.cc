@@ -21,6 +21,7 @@
 #include "brokerd/protocol/messages/fetch_request.h"
 #include "brokerd/protocol/messages/fetch_response.h"
 #include "brokerd/replication/read_replica.h"
+#include "kafka/authorize.h"
 #include "kafka/handler.h"
 
 namespace brokerd::kafka {
@@ -241,6 +242,11 @@ boost::asio::awaitable<net::Response> handle_fetch(HandlerContext& ctx) {
     co_return ctx.respond(resp);
   }
 
+  // Authorization: a follower needs CLUSTER_ACTION on the cluster, a consumer READ on each topic.
+  if (replica_id >= 0 && !authorized_cluster(ctx, acl::Operation::cluster_action)) {
+    resp.error_code = protocol::code(ErrorCode::cluster_authorization_failed);
+    co_return ctx.respond(resp);
+  }
   auto image = svc.metadata.image();
   ReadPolicy policy;
   policy.any_replica = replica_id < 0 && ctx.version >= 11;
@@ -261,6 +267,8 @@ boost::asio::awaitable<net::Response> handle_fetch(HandlerContext& ctx) {
     w.replica_log_start = sp.requester_log_start;
     if (!meta) {
       w.error = ctx.version >= 13 ? ErrorCode::unknown_topic_id : ErrorCode::unknown_topic_or_partition;
+    } else if (replica_id < 0 && !authorized_topic(ctx, acl::Operation::read, meta->name)) {
+      w.error = ErrorCode::topic_authorization_failed;
     } else if (key.partition < 0 || key.partition >= meta->partition_count()) {
       w.error = ErrorCode::unknown_topic_or_partition;
     }

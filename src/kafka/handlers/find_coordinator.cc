@@ -9,6 +9,7 @@
 #include "brokerd/net/blocking_pool.h"
 #include "brokerd/protocol/messages/find_coordinator_request.h"
 #include "brokerd/protocol/messages/find_coordinator_response.h"
+#include "kafka/authorize.h"
 #include "kafka/handler.h"
 
 namespace brokerd::kafka {
@@ -41,6 +42,14 @@ Answer find(const cluster::MetadataImage& image, int8_t key_type, const std::str
   return {ErrorCode::none, std::nullopt, leader->node_id, at.host, at.port};
 }
 
+// DESCRIBE on the group (key type 0) before anything is said about its coordinator.
+Answer find_authorized(const HandlerContext& ctx, const cluster::MetadataImage& image, int8_t key_type,
+                       const std::string& key, int32_t withheld) {
+  if (key_type == kGroupKey && !authorized_group(ctx, acl::Operation::describe, key))
+    return {ErrorCode::group_authorization_failed, std::nullopt};
+  return find(image, key_type, key, withheld, listener_of(ctx));
+}
+
 }  // namespace
 
 boost::asio::awaitable<net::Response> handle_find_coordinator(HandlerContext& ctx) {
@@ -61,7 +70,7 @@ boost::asio::awaitable<net::Response> handle_find_coordinator(HandlerContext& ct
   FindCoordinatorResponse resp;
   const int32_t withheld = withheld_leader(svc);
   if (ctx.version < 4) {
-    Answer a = find(*image, req.key_type, req.key, withheld, listener_of(ctx));
+    Answer a = find_authorized(ctx, *image, req.key_type, req.key, withheld);
     resp.error_code = protocol::code(a.error);
     resp.error_message = a.message;
     resp.node_id = a.node_id;
@@ -69,7 +78,7 @@ boost::asio::awaitable<net::Response> handle_find_coordinator(HandlerContext& ct
     resp.port = a.port;
   } else {
     for (const auto& key : req.coordinator_keys) {
-      Answer a = find(*image, req.key_type, key, withheld, listener_of(ctx));
+      Answer a = find_authorized(ctx, *image, req.key_type, key, withheld);
       FindCoordinatorResponse::Coordinator c;
       c.key = key;
       c.error_code = protocol::code(a.error);

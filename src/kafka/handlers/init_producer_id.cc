@@ -14,6 +14,7 @@
 #include "brokerd/net/blocking_pool.h"
 #include "brokerd/protocol/messages/init_producer_id_request.h"
 #include "brokerd/protocol/messages/init_producer_id_response.h"
+#include "kafka/authorize.h"
 #include "kafka/handler.h"
 
 namespace brokerd::kafka {
@@ -42,6 +43,10 @@ boost::asio::awaitable<net::Response> handle_init_producer_id(HandlerContext& ct
   ErrorCode error = ErrorCode::none;
   if (req.transactional_id) {
     error = req.transactional_id->empty() ? ErrorCode::invalid_request : ErrorCode::transactional_id_authorization_failed;
+  } else if (!authorized_cluster(ctx, acl::Operation::idempotent_write) &&
+             !authorized_any(ctx, acl::Operation::write, acl::ResourceType::topic)) {
+    // KIP-679: WRITE on any topic is enough for an idempotent producer.
+    error = ErrorCode::cluster_authorization_failed;
   } else if ((req.producer_id < 0) != (req.producer_epoch < 0)) {
     error = ErrorCode::invalid_request;  // both or neither, as Kafka requires
   } else {

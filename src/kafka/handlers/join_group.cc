@@ -3,6 +3,7 @@
 #include "brokerd/group/group_coordinator.h"
 #include "brokerd/protocol/messages/join_group_request.h"
 #include "brokerd/protocol/messages/join_group_response.h"
+#include "kafka/authorize.h"
 #include "kafka/handler.h"
 
 namespace brokerd::kafka {
@@ -12,6 +13,12 @@ using protocol::JoinGroupResponse;
 
 boost::asio::awaitable<net::Response> handle_join_group(HandlerContext& ctx) {
   auto req = ctx.decode<JoinGroupRequest>();
+  if (!authorized_group(ctx, acl::Operation::read, req.group_id)) {
+    JoinGroupResponse resp;
+    resp.error_code = protocol::code(protocol::ErrorCode::group_authorization_failed);
+    resp.generation_id = -1;
+    co_return ctx.respond(resp);
+  }
   group::JoinRequest join;
   join.group_id = std::move(req.group_id);
   join.member_id = std::move(req.member_id);

@@ -2,6 +2,7 @@
 #include "brokerd/group/group_coordinator.h"
 #include "brokerd/protocol/messages/leave_group_request.h"
 #include "brokerd/protocol/messages/leave_group_response.h"
+#include "kafka/authorize.h"
 #include "kafka/handler.h"
 
 namespace brokerd::kafka {
@@ -11,6 +12,11 @@ using protocol::LeaveGroupResponse;
 
 boost::asio::awaitable<net::Response> handle_leave_group(HandlerContext& ctx) {
   auto req = ctx.decode<LeaveGroupRequest>();
+  if (!authorized_group(ctx, acl::Operation::read, req.group_id)) {
+    LeaveGroupResponse resp;
+    resp.error_code = protocol::code(protocol::ErrorCode::group_authorization_failed);
+    co_return ctx.respond(resp);
+  }
   std::vector<group::LeaveMember> members;
   if (ctx.version < 3) {
     members.push_back({req.member_id, std::nullopt});

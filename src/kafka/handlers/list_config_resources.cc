@@ -11,6 +11,7 @@
 #include "brokerd/cluster/metadata_store.h"
 #include "brokerd/protocol/messages/list_config_resources_request.h"
 #include "brokerd/protocol/messages/list_config_resources_response.h"
+#include "kafka/authorize.h"
 #include "kafka/handler.h"
 #include "kafka/handlers/config_resources.h"
 
@@ -19,6 +20,10 @@ namespace brokerd::kafka {
 boost::asio::awaitable<net::Response> handle_list_config_resources(HandlerContext& ctx) {
   auto req = ctx.decode<protocol::ListConfigResourcesRequest>();
   protocol::ListConfigResourcesResponse resp;
+  if (!authorized_cluster(ctx, acl::Operation::describe_configs)) {
+    resp.error_code = protocol::code(protocol::ErrorCode::cluster_authorization_failed);
+    co_return ctx.respond(resp);
+  }
   std::vector<int8_t> types = ctx.version >= 1 ? req.resource_types : std::vector<int8_t>{resource_type::client_metrics};
   if (types.empty())
     types = {resource_type::topic, resource_type::broker, resource_type::client_metrics, resource_type::group};

@@ -6,6 +6,7 @@
 #include "brokerd/group/group_coordinator.h"
 #include "brokerd/protocol/messages/list_groups_request.h"
 #include "brokerd/protocol/messages/list_groups_response.h"
+#include "kafka/authorize.h"
 #include "kafka/handler.h"
 
 namespace brokerd::kafka {
@@ -28,8 +29,11 @@ boost::asio::awaitable<net::Response> handle_list_groups(HandlerContext& ctx) {
   auto [error, groups] = co_await ctx.services.groups.list();
   protocol::ListGroupsResponse resp;
   resp.error_code = protocol::code(error);
+  // DESCRIBE on the cluster lists every group; else only the groups the principal may describe.
+  const bool all = authorized_cluster(ctx, acl::Operation::describe);
   if (matches(req.types_filter, "classic")) {
     for (const auto& g : groups) {
+      if (!all && !authorized_group(ctx, acl::Operation::describe, g.group_id)) continue;
       auto state = group::state_name(g.state);
       if (!matches(req.states_filter, state)) continue;
       protocol::ListGroupsResponse::ListedGroup lg;

@@ -5,6 +5,7 @@
 #include "brokerd/cluster/partition_manager.h"
 #include "brokerd/protocol/messages/list_offsets_request.h"
 #include "brokerd/protocol/messages/list_offsets_response.h"
+#include "kafka/authorize.h"
 #include "kafka/handler.h"
 
 namespace brokerd::kafka {
@@ -77,12 +78,15 @@ boost::asio::awaitable<net::Response> handle_list_offsets(HandlerContext& ctx) {
   std::vector<cluster::FanOutTask<Answer>> tasks;
   for (const auto& topic : req.topics) {
     const cluster::TopicMetadata* meta = image->topic(topic.name);
+    const bool allowed = authorized_topic(ctx, acl::Operation::describe, topic.name);
     ListOffsetsResponse::ListOffsetsTopicResponse tr;
     tr.name = topic.name;
     for (const auto& part : topic.partitions) {
       ListOffsetsResponse::ListOffsetsPartitionResponse pr;
       pr.partition_index = part.partition_index;
-      if (!meta || part.partition_index < 0 || part.partition_index >= meta->partition_count()) {
+      if (!allowed) {
+        pr.error_code = protocol::code(ErrorCode::topic_authorization_failed);
+      } else if (!meta || part.partition_index < 0 || part.partition_index >= meta->partition_count()) {
         pr.error_code = protocol::code(ErrorCode::unknown_topic_or_partition);
       } else {
         cluster::TopicPartition tp{topic.name, part.partition_index};

@@ -8,6 +8,7 @@
 #include "brokerd/net/blocking_pool.h"
 #include "brokerd/protocol/messages/metadata_request.h"
 #include "brokerd/protocol/messages/metadata_response.h"
+#include "kafka/authorize.h"
 #include "kafka/handler.h"
 
 namespace brokerd::kafka {
@@ -77,7 +78,10 @@ boost::asio::awaitable<net::Response> handle_metadata(HandlerContext& ctx) {
   if (all_topics) {
     std::vector<const cluster::TopicMetadata*> all;
     all.reserve(image->topic_count());
-    image->for_each_topic([&](const cluster::TopicPtr& t) { all.push_back(t.get()); });
+    // Only the topics the principal may DESCRIBE are listed.
+    image->for_each_topic([&](const cluster::TopicPtr& t) {
+      if (authorized_topic(ctx, acl::Operation::describe, t->name)) all.push_back(t.get());
+    });
     std::sort(all.begin(), all.end(), [](const auto* a, const auto* b) { return a->name < b->name; });
     resp.topics.reserve(all.size());
     for (const auto* t : all) resp.topics.push_back(describe_topic(*t, *image, withheld));
@@ -89,7 +93,10 @@ boost::asio::awaitable<net::Response> handle_metadata(HandlerContext& ctx) {
     if (!requested.name.has_value()) {
       // Lookup by topic id (v10+).
       const auto* t = image->topic(requested.topic_id);
-      if (t) {
+      if (t && !authorized_topic(ctx, acl::Operation::describe, t->name)) {
+        std::optional<std::string> no_name = ctx.version >= 12 ? std::nullopt : std::optional<std::string>("");
+        resp.topics.push_back(topic_error(std::move(no_name), requested.topic_id, ErrorCode::topic_authorization_failed));
+      } else if (t) {
         resp.topics.push_back(describe_topic(*t, *image, withheld));
       } else {
         // The response name is nullable from v12 only: v10-11 answer with an empty name.
@@ -99,6 +106,10 @@ boost::asio::awaitable<net::Response> handle_metadata(HandlerContext& ctx) {
       continue;
     }
     const std::string& name = *requested.name;
+    if (!authorized_topic(ctx, acl::Operation::describe, name)) {
+      resp.topics.push_back(topic_error(name, {}, ErrorCode::topic_authorization_failed));
+      continue;
+    }
     if (const auto* t = image->topic(name)) {
       resp.topics.push_back(describe_topic(*t, *image, withheld));
       continue;
@@ -107,7 +118,9 @@ boost::asio::awaitable<net::Response> handle_metadata(HandlerContext& ctx) {
       resp.topics.push_back(topic_error(name, {}, ErrorCode::invalid_topic_exception));
       continue;
     }
-    if (!may_create || cluster::is_internal_topic(name)) {
+    // Auto-creation needs CREATE on the cluster or on the topic, as CreateTopics does.
+    if (!may_create || cluster::is_internal_topic(name) ||
+        (!authorized_cluster(ctx, acl::Operation::create) && !authorized_topic(ctx, acl::Operation::create, name))) {
       resp.topics.push_back(topic_error(name, {}, ErrorCode::unknown_topic_or_partition));
       continue;
     }

@@ -10,6 +10,7 @@
 #include "brokerd/net/blocking_pool.h"
 #include "brokerd/protocol/messages/describe_mirror_links_request.h"
 #include "brokerd/protocol/messages/describe_mirror_links_response.h"
+#include "kafka/authorize.h"
 #include "kafka/handler.h"
 #include "kafka/on_controller.h"
 
@@ -18,13 +19,11 @@ namespace {
 
 using protocol::ErrorCode;
 
-constexpr const char* kNoController = "no controller answered in time";
-
 template <typename Result>
-void refused(Result& r, const std::string& name) {
+void refused(Result& r, const std::string& name, ErrorCode e, const char* message) {
   r.name = name;
-  r.error_code = protocol::code(ErrorCode::request_timed_out);
-  r.error_message = kNoController;
+  r.error_code = protocol::code(e);
+  r.error_message = message;
 }
 
 }  // namespace
@@ -34,8 +33,8 @@ boost::asio::awaitable<net::Response> handle_create_mirror_links(HandlerContext&
   using Resp = protocol::CreateMirrorLinksResponse;
   return on_controller<Req, Resp>(
       ctx, [](cluster::MetadataStore& m, const Req& r) { return cluster::answer_create_mirror_links(m, r); },
-      [](const Req& req, Resp& resp) {
-        for (const auto& l : req.links) refused(resp.results.emplace_back(), l.name);
+      [](const Req& req, Resp& resp, ErrorCode e, const char* message) {
+        for (const auto& l : req.links) refused(resp.results.emplace_back(), l.name, e, message);
       });
 }
 
@@ -44,8 +43,8 @@ boost::asio::awaitable<net::Response> handle_alter_mirror_links(HandlerContext& 
   using Resp = protocol::AlterMirrorLinksResponse;
   return on_controller<Req, Resp>(
       ctx, [](cluster::MetadataStore& m, const Req& r) { return cluster::answer_alter_mirror_links(m, r); },
-      [](const Req& req, Resp& resp) {
-        for (const auto& l : req.links) refused(resp.results.emplace_back(), l.name);
+      [](const Req& req, Resp& resp, ErrorCode e, const char* message) {
+        for (const auto& l : req.links) refused(resp.results.emplace_back(), l.name, e, message);
       });
 }
 
@@ -54,14 +53,20 @@ boost::asio::awaitable<net::Response> handle_promote_mirror_topics(HandlerContex
   using Resp = protocol::PromoteMirrorTopicsResponse;
   return on_controller<Req, Resp>(
       ctx, [](cluster::MetadataStore& m, const Req& r) { return cluster::answer_promote_mirror_topics(m, r); },
-      [](const Req&, Resp& resp) {
-        resp.error_code = protocol::code(ErrorCode::request_timed_out);
-        resp.error_message = kNoController;
+      [](const Req&, Resp& resp, ErrorCode e, const char* message) {
+        resp.error_code = protocol::code(e);
+        resp.error_message = message;
       });
 }
 
 boost::asio::awaitable<net::Response> handle_describe_mirror_links(HandlerContext& ctx) {
   auto req = ctx.decode<protocol::DescribeMirrorLinksRequest>();
+  if (!authorized_cluster(ctx, acl::Operation::describe)) {
+    protocol::DescribeMirrorLinksResponse resp;
+    resp.broker_id = ctx.services.node_id;
+    resp.error_code = protocol::code(ErrorCode::cluster_authorization_failed);
+    co_return ctx.respond(resp);
+  }
   const auto image = ctx.services.metadata.image();
   const cluster::MirrorStatus& status = ctx.services.mirror_status;
   protocol::DescribeMirrorLinksResponse resp;

@@ -6,6 +6,7 @@
 #include "brokerd/group/group_coordinator.h"
 #include "brokerd/protocol/messages/offset_commit_request.h"
 #include "brokerd/protocol/messages/offset_commit_response.h"
+#include "kafka/authorize.h"
 #include "kafka/handler.h"
 
 namespace brokerd::kafka {
@@ -25,14 +26,21 @@ boost::asio::awaitable<net::Response> handle_offset_commit(HandlerContext& ctx) 
 
   OffsetCommitResponse resp;
   std::vector<std::pair<size_t, size_t>> slots;  // (topic, partition) of each commit entry
+  // READ on the group, and READ on each topic.
+  const bool group_ok = authorized_group(ctx, acl::Operation::read, req.group_id);
   for (const auto& t : req.topics) {
     OffsetCommitResponse::OffsetCommitResponseTopic rt;
     rt.name = t.name;
     const cluster::TopicMetadata* meta = image->topic(t.name);
+    const bool topic_ok = group_ok && authorized_topic(ctx, acl::Operation::read, t.name);
     for (const auto& p : t.partitions) {
       OffsetCommitResponse::OffsetCommitResponsePartition rp;
       rp.partition_index = p.partition_index;
-      if (!meta || p.partition_index < 0 || p.partition_index >= meta->partition_count()) {
+      if (!group_ok) {
+        rp.error_code = protocol::code(ErrorCode::group_authorization_failed);
+      } else if (!topic_ok) {
+        rp.error_code = protocol::code(ErrorCode::topic_authorization_failed);
+      } else if (!meta || p.partition_index < 0 || p.partition_index >= meta->partition_count()) {
         rp.error_code = protocol::code(ErrorCode::unknown_topic_or_partition);
       } else {
         group::OffsetEntry e;

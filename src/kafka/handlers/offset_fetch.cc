@@ -1,10 +1,12 @@
 // OffsetFetch: committed positions of one group (v1-7) or of several (v8+); a null topic list
 // asks for every partition the group has committed. Nothing committed reads as offset -1.
 #include <map>
+#include <set>
 
 #include "brokerd/group/group_coordinator.h"
 #include "brokerd/protocol/messages/offset_fetch_request.h"
 #include "brokerd/protocol/messages/offset_fetch_response.h"
+#include "kafka/authorize.h"
 #include "kafka/handler.h"
 
 namespace brokerd::kafka {
@@ -16,7 +18,8 @@ using protocol::OffsetFetchResponse;
 
 // The committed offsets grouped by topic, in the order the request named them.
 template <typename Topic, typename Partition>
-std::vector<Topic> by_topic(const group::FetchOffsetsResult& r, ErrorCode partition_error) {
+std::vector<Topic> by_topic(const group::FetchOffsetsResult& r, ErrorCode partition_error,
+                            const std::set<std::string>& refused) {
   std::vector<Topic> topics;
   std::map<std::string, size_t> index;
   for (const auto& f : r.offsets) {
@@ -32,6 +35,11 @@ std::vector<Topic> by_topic(const group::FetchOffsetsResult& r, ErrorCode partit
     p.committed_leader_epoch = f.entry.leader_epoch;
     p.metadata = f.entry.offset >= 0 ? f.entry.metadata : "";
     p.error_code = protocol::code(partition_error);
+    if (refused.count(f.key.topic)) {
+      p.committed_offset = -1;
+      p.metadata = "";
+      p.error_code = protocol::code(ErrorCode::topic_authorization_failed);
+    }
     topics[it->second].partitions.push_back(std::move(p));
   }
   return topics;
@@ -46,6 +54,22 @@ std::optional<std::vector<group::OffsetKey>> requested(const std::optional<std::
   return keys;
 }
 
+// DESCRIBE on each topic: a topic the principal may not describe is left out when the
+// group's offsets are listed whole, and refused when asked for by name.
+std::set<std::string> refused_topics(const HandlerContext& ctx, group::FetchOffsetsResult& r, bool asked) {
+  std::map<std::string, bool> allowed;
+  for (const auto& f : r.offsets)
+    if (!allowed.count(f.key.topic)) allowed[f.key.topic] = authorized_topic(ctx, acl::Operation::describe, f.key.topic);
+  std::set<std::string> refused;
+  for (const auto& [topic, ok] : allowed)
+    if (!ok) refused.insert(topic);
+  if (!asked) {
+    std::erase_if(r.offsets, [&](const auto& f) { return refused.count(f.key.topic) > 0; });
+    refused.clear();
+  }
+  return refused;
+}
+
 }  // namespace
 
 boost::asio::awaitable<net::Response> handle_offset_fetch(HandlerContext& ctx) {
@@ -55,25 +79,37 @@ boost::asio::awaitable<net::Response> handle_offset_fetch(HandlerContext& ctx) {
     std::optional<std::vector<OffsetFetchRequest::OffsetFetchRequestTopic>> topics;
     if (req.topics) topics = std::move(*req.topics);
     auto keys = requested(topics);
-    auto r = co_await ctx.services.groups.fetch(req.group_id, keys);
+    group::FetchOffsetsResult r;
+    if (authorized_group(ctx, acl::Operation::describe, req.group_id)) {
+      r = co_await ctx.services.groups.fetch(req.group_id, keys);
+    } else {
+      r.error = ErrorCode::group_authorization_failed;
+    }
+    const auto refused = refused_topics(ctx, r, keys.has_value());
     if (r.error != ErrorCode::none && keys) {
       // Versions without a group error carry it on every partition.
       for (const auto& k : *keys) r.offsets.push_back({k, {}});
     }
     ErrorCode partition_error = ctx.version < 2 ? r.error : ErrorCode::none;
     resp.topics = by_topic<OffsetFetchResponse::OffsetFetchResponseTopic,
-                           OffsetFetchResponse::OffsetFetchResponsePartition>(r, partition_error);
+                           OffsetFetchResponse::OffsetFetchResponsePartition>(r, partition_error, refused);
     resp.error_code = protocol::code(r.error);
   } else {
     for (auto& g : req.groups) {
       auto keys = requested(g.topics);
-      auto r = co_await ctx.services.groups.fetch(g.group_id, keys);
+      group::FetchOffsetsResult r;
+      if (authorized_group(ctx, acl::Operation::describe, g.group_id)) {
+        r = co_await ctx.services.groups.fetch(g.group_id, keys);
+      } else {
+        r.error = ErrorCode::group_authorization_failed;
+      }
+      const auto refused = refused_topics(ctx, r, keys.has_value());
       OffsetFetchResponse::OffsetFetchResponseGroup rg;
       rg.group_id = g.group_id;
       rg.error_code = protocol::code(r.error);
       if (r.error == ErrorCode::none)
         rg.topics = by_topic<OffsetFetchResponse::OffsetFetchResponseTopics,
-                             OffsetFetchResponse::OffsetFetchResponsePartitions>(r, ErrorCode::none);
+                             OffsetFetchResponse::OffsetFetchResponsePartitions>(r, ErrorCode::none, refused);
       resp.groups.push_back(std::move(rg));
     }
   }

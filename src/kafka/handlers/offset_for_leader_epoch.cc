@@ -5,6 +5,7 @@
 #include "brokerd/metrics/broker_metrics.h"
 #include "brokerd/protocol/messages/offset_for_leader_epoch_request.h"
 #include "brokerd/protocol/messages/offset_for_leader_epoch_response.h"
+#include "kafka/authorize.h"
 #include "kafka/handler.h"
 
 namespace brokerd::kafka {
@@ -15,12 +16,20 @@ boost::asio::awaitable<net::Response> handle_offset_for_leader_epoch(HandlerCont
   auto& pm = ctx.services.partitions;
   const int32_t replica = ctx.version >= 3 ? req.replica_id : -1;
   std::vector<cluster::FanOutTask<protocol::OffsetForLeaderEpochResponse::EpochEndOffset>> tasks;
+  // A follower needs CLUSTER_ACTION on the cluster, a consumer DESCRIBE on the topic.
+  const bool follower_ok = replica < 0 || authorized_cluster(ctx, acl::Operation::cluster_action);
   for (const auto& t : req.topics) {
+    const bool allowed = replica >= 0 ? follower_ok : authorized_topic(ctx, acl::Operation::describe, t.topic);
     for (const auto& part : t.partitions) {
       cluster::TopicPartition tp{t.topic, part.partition};
-      tasks.push_back({pm.executor_of(tp), [&pm, tp, part, replica] {
+      tasks.push_back({pm.executor_of(tp), [&pm, tp, part, replica, allowed] {
                          protocol::OffsetForLeaderEpochResponse::EpochEndOffset out;
                          out.partition = part.partition;
+                         if (!allowed) {
+                           out.error_code = protocol::code(replica >= 0 ? ErrorCode::cluster_authorization_failed
+                                                                        : ErrorCode::topic_authorization_failed);
+                           return out;
+                         }
                          cluster::Partition* p = pm.local(tp);
                          // A consumer asks only the leader; a follower asks whatever this
                          // node thinks of its role (the core refuses unless it leads).

@@ -8,12 +8,18 @@
 #include "brokerd/cluster/partition_manager.h"
 #include "brokerd/cluster/reassignment_requests.h"
 #include "brokerd/net/blocking_pool.h"
+#include "kafka/authorize.h"
 #include "kafka/handler.h"
 
 namespace brokerd::kafka {
 
 boost::asio::awaitable<net::Response> handle_alter_partition_reassignments(HandlerContext& ctx) {
   auto req = ctx.decode<protocol::AlterPartitionReassignmentsRequest>();
+  if (!authorized_cluster(ctx, acl::Operation::alter)) {
+    protocol::AlterPartitionReassignmentsResponse refused;
+    refused.error_code = protocol::code(protocol::ErrorCode::cluster_authorization_failed);
+    co_return ctx.respond(refused);
+  }
   auto& svc = ctx.services;
   const int16_t version = ctx.version;
   if (svc.metadata.leads()) {
@@ -44,6 +50,11 @@ boost::asio::awaitable<net::Response> handle_alter_partition_reassignments(Handl
 
 boost::asio::awaitable<net::Response> handle_list_partition_reassignments(HandlerContext& ctx) {
   auto req = ctx.decode<protocol::ListPartitionReassignmentsRequest>();
+  if (!authorized_cluster(ctx, acl::Operation::describe)) {
+    protocol::ListPartitionReassignmentsResponse refused;
+    refused.error_code = protocol::code(protocol::ErrorCode::cluster_authorization_failed);
+    co_return ctx.respond(refused);
+  }
   auto& svc = ctx.services;
   if (svc.metadata.leads()) co_return ctx.respond(cluster::answer_list_partition_reassignments(svc.metadata, req));
   protocol::Writer w;

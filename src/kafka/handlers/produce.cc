@@ -14,6 +14,7 @@
 #include "brokerd/metrics/broker_metrics.h"
 #include "brokerd/protocol/messages/produce_request.h"
 #include "brokerd/protocol/messages/produce_response.h"
+#include "kafka/authorize.h"
 #include "kafka/handler.h"
 
 namespace brokerd::kafka {
@@ -62,11 +63,19 @@ boost::asio::awaitable<net::Response> handle_produce(HandlerContext& ctx) {
   std::vector<Outcome> outcomes;
   std::vector<size_t> task_slot;
   std::vector<cluster::FanOutTask<Outcome>> tasks;
+  // Authorization: WRITE on the transactional id when there is one, WRITE on each topic.
+  const bool transaction_ok = !req.transactional_id ||
+                              authorized(ctx, acl::Operation::write, acl::ResourceType::transactional_id, *req.transactional_id);
   for (auto& topic : req.topic_data) {
     const cluster::TopicMetadata* meta = image->topic(topic.name);
+    const bool topic_ok = authorized_topic(ctx, acl::Operation::write, topic.name);
     for (auto& part : topic.partition_data) {
       Outcome o;
-      if (!acks_valid) {
+      if (!transaction_ok) {
+        o.error = ErrorCode::transactional_id_authorization_failed;
+      } else if (!topic_ok) {
+        o.error = ErrorCode::topic_authorization_failed;
+      } else if (!acks_valid) {
         o.error = ErrorCode::invalid_required_acks;
       } else if (!meta || part.index < 0 || part.index >= meta->partition_count()) {
         o.error = ErrorCode::unknown_topic_or_partition;

@@ -2,6 +2,7 @@
 #include "brokerd/group/group_coordinator.h"
 #include "brokerd/protocol/messages/sync_group_request.h"
 #include "brokerd/protocol/messages/sync_group_response.h"
+#include "kafka/authorize.h"
 #include "kafka/handler.h"
 
 namespace brokerd::kafka {
@@ -11,6 +12,11 @@ using protocol::SyncGroupResponse;
 
 boost::asio::awaitable<net::Response> handle_sync_group(HandlerContext& ctx) {
   auto req = ctx.decode<SyncGroupRequest>();
+  if (!authorized_group(ctx, acl::Operation::read, req.group_id)) {
+    SyncGroupResponse resp;
+    resp.error_code = protocol::code(protocol::ErrorCode::group_authorization_failed);
+    co_return ctx.respond(resp);
+  }
   group::SyncRequest sync;
   sync.group_id = std::move(req.group_id);
   sync.generation = req.generation_id;

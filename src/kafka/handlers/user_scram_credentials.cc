@@ -11,14 +11,14 @@ boost::asio::awaitable<net::Response> handle_alter_user_scram_credentials(Handle
   using Resp = protocol::AlterUserScramCredentialsResponse;
   return on_controller<Req, Resp>(
       ctx, [](cluster::MetadataStore& m, const Req& r) { return cluster::answer_alter_user_scram_credentials(m, r); },
-      [](const Req& req, Resp& resp) {
+      [](const Req& req, Resp& resp, protocol::ErrorCode e, const char* message) {
         auto refuse = [&](const std::string& user) {
           for (const auto& r : resp.results)
             if (r.user == user) return;
           auto& r = resp.results.emplace_back();
           r.user = user;
-          r.error_code = protocol::code(protocol::ErrorCode::request_timed_out);
-          r.error_message = "no controller answered in time";
+          r.error_code = protocol::code(e);
+          r.error_message = message;
         };
         for (const auto& d : req.deletions) refuse(d.name);
         for (const auto& u : req.upsertions) refuse(u.name);
@@ -27,6 +27,11 @@ boost::asio::awaitable<net::Response> handle_alter_user_scram_credentials(Handle
 
 boost::asio::awaitable<net::Response> handle_describe_user_scram_credentials(HandlerContext& ctx) {
   auto req = ctx.decode<protocol::DescribeUserScramCredentialsRequest>();
+  if (!authorized_cluster(ctx, acl::Operation::describe)) {
+    protocol::DescribeUserScramCredentialsResponse resp;
+    resp.error_code = protocol::code(protocol::ErrorCode::cluster_authorization_failed);
+    co_return ctx.respond(resp);
+  }
   co_return ctx.respond(cluster::answer_describe_user_scram_credentials(*ctx.services.metadata.image(), req));
 }
 

@@ -1,0 +1,57 @@
+#include "kafka/authorize.h"
+
+#include "brokerd/cluster/metadata_store.h"
+#include "brokerd/common/logger.h"
+#include "brokerd/kafka/authorization.h"
+#include "brokerd/metrics/broker_metrics.h"
+
+namespace brokerd::kafka {
+
+namespace {
+
+// "10.0.0.1" of "10.0.0.1:52344" (and "::1" of "::1:52344").
+std::string_view host_of(std::string_view peer) {
+  const auto colon = peer.rfind(':');
+  return colon == std::string_view::npos ? peer : peer.substr(0, colon);
+}
+
+}  // namespace
+
+bool authorized(const HandlerContext& ctx, acl::Operation op, acl::ResourceType type, std::string_view name) {
+  const Authorization& a = ctx.services.authorization;
+  if (!a.enabled) return true;
+  const auto* conn = ctx.request.connection;
+  static const std::string anonymous = "User:ANONYMOUS";
+  const std::string& principal = conn ? conn->principal : anonymous;
+  const std::string_view host = conn ? host_of(conn->peer) : std::string_view("*");
+  const auto image = ctx.services.metadata.image();
+  const bool allowed = image->acls->index->authorize(a.rules, principal, host, op, type, name);
+  if (!allowed) {
+    ctx.services.metrics.authorization_refused(principal);
+    module_logger("kafka")->debug("{} from {} may not {} {} '{}'", principal, host, acl::name(op), acl::name(type), name);
+  }
+  return allowed;
+}
+
+bool authorized_any(const HandlerContext& ctx, acl::Operation op, acl::ResourceType type) {
+  const Authorization& a = ctx.services.authorization;
+  if (!a.enabled) return true;
+  const auto* conn = ctx.request.connection;
+  static const std::string anonymous = "User:ANONYMOUS";
+  const std::string& principal = conn ? conn->principal : anonymous;
+  const std::string_view host = conn ? host_of(conn->peer) : std::string_view("*");
+  const bool allowed =
+      ctx.services.metadata.image()->acls->index->authorize_any(a.rules, principal, host, op, type);
+  if (!allowed) ctx.services.metrics.authorization_refused(principal);
+  return allowed;
+}
+
+protocol::ErrorCode config_access(const HandlerContext& ctx, int8_t resource_type, std::string_view name,
+                                  acl::Operation op) {
+  constexpr int8_t kTopic = 2;
+  if (resource_type == kTopic)
+    return authorized_topic(ctx, op, name) ? protocol::ErrorCode::none : protocol::ErrorCode::topic_authorization_failed;
+  return authorized_cluster(ctx, op) ? protocol::ErrorCode::none : protocol::ErrorCode::cluster_authorization_failed;
+}
+
+}  // namespace brokerd::kafka

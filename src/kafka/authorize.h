@@ -1,0 +1,33 @@
+#pragma once
+// The one place handlers ask whether the request's principal may do something: every
+// handler calls these before it acts (the API-by-API table is in docs/security.md). Without
+// an authorizer configured, everything is allowed.
+#include <string_view>
+
+#include "brokerd/acl/acl.h"
+#include "kafka/handler.h"
+
+namespace brokerd::kafka {
+
+bool authorized(const HandlerContext& ctx, acl::Operation op, acl::ResourceType type, std::string_view name);
+
+inline bool authorized_topic(const HandlerContext& ctx, acl::Operation op, std::string_view topic) {
+  return authorized(ctx, op, acl::ResourceType::topic, topic);
+}
+inline bool authorized_group(const HandlerContext& ctx, acl::Operation op, std::string_view group) {
+  return authorized(ctx, op, acl::ResourceType::group, group);
+}
+inline bool authorized_cluster(const HandlerContext& ctx, acl::Operation op) {
+  return authorized(ctx, op, acl::ResourceType::cluster, acl::kClusterName);
+}
+
+// Whether the principal may do `op` on some resource of the type (an ALLOW binding for it
+// that no DENY of the same pattern cancels): KIP-679's test for idempotent producers.
+bool authorized_any(const HandlerContext& ctx, acl::Operation op, acl::ResourceType type);
+
+// DESCRIBE_CONFIGS or ALTER_CONFIGS on a config resource (ConfigResource.Type: 2 a topic,
+// 4 a broker, which Kafka authorizes on the cluster): the error to answer, or NONE.
+protocol::ErrorCode config_access(const HandlerContext& ctx, int8_t resource_type, std::string_view name,
+                                  acl::Operation op);
+
+}  // namespace brokerd::kafka
