@@ -251,6 +251,14 @@ void set_fenced(MetadataImage& image, int32_t id, int64_t epoch, bool fenced) {
 }
 
 // Applies the frame at the reader's position and leaves the reader after it.
+// The image's ACLs, to change: a published image's set is shared and indexed, so the first
+// change of a batch copies it and leaves the index stale (null) until MetadataImage::seal();
+// later changes of the same batch find that private copy and change it in place.
+AclSet& writable_acls(MetadataImage& image) {
+  if (image.acls->index) image.acls = std::make_shared<AclSet>(AclSet{image.acls->bindings, nullptr});
+  return const_cast<AclSet&>(*image.acls);
+}
+
 void apply_record(protocol::Reader& rd, MetadataImage& image) {
   rd.uvarint();  // frame version
   uint32_t type = rd.uvarint();
@@ -378,17 +386,13 @@ void apply_record(protocol::Reader& rd, MetadataImage& image) {
                      static_cast<acl::Operation>(r.operation),
                      static_cast<acl::Permission>(r.permission_type)};
       if (acl::invalid_binding(b)) break;  // codes this release does not know
-      auto next = std::make_shared<AclSet>(AclSet{image.acls->bindings, nullptr});
-      next->bindings[r.id] = std::move(b);
-      image.acls = std::move(next);
+      writable_acls(image).bindings[r.id] = std::move(b);
       break;
     }
     case kRemoveAccessControlEntryRecord: {
       protocol::RemoveAccessControlEntryRecord r;
       r.decode(rd, version);
-      auto next = std::make_shared<AclSet>(AclSet{image.acls->bindings, nullptr});
-      next->bindings.erase(r.id);
-      image.acls = std::move(next);
+      writable_acls(image).bindings.erase(r.id);
       break;
     }
     case kUserScramCredentialRecord: {

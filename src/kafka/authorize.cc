@@ -24,8 +24,8 @@ bool authorized(const HandlerContext& ctx, acl::Operation op, acl::ResourceType 
   static const std::string anonymous = "User:ANONYMOUS";
   const std::string& principal = conn ? conn->principal : anonymous;
   const std::string_view host = conn ? host_of(conn->peer) : std::string_view("*");
-  const auto image = ctx.services.metadata.image();
-  const bool allowed = image->acls->index->authorize(a.rules, principal, host, op, type, name);
+  if (!ctx.acl_image) ctx.acl_image = ctx.services.metadata.image();
+  const bool allowed = ctx.acl_image->acls->index->authorize(a.rules, principal, host, op, type, name);
   if (!allowed) {
     ctx.services.metrics.authorization_refused(principal);
     module_logger("kafka")->debug("{} from {} may not {} {} '{}'", principal, host, acl::name(op), acl::name(type), name);
@@ -40,8 +40,8 @@ bool authorized_any(const HandlerContext& ctx, acl::Operation op, acl::ResourceT
   static const std::string anonymous = "User:ANONYMOUS";
   const std::string& principal = conn ? conn->principal : anonymous;
   const std::string_view host = conn ? host_of(conn->peer) : std::string_view("*");
-  const bool allowed =
-      ctx.services.metadata.image()->acls->index->authorize_any(a.rules, principal, host, op, type);
+  if (!ctx.acl_image) ctx.acl_image = ctx.services.metadata.image();
+  const bool allowed = ctx.acl_image->acls->index->authorize_any(a.rules, principal, host, op, type);
   if (!allowed) ctx.services.metrics.authorization_refused(principal);
   return allowed;
 }

@@ -4,6 +4,7 @@
 // and returns the encoded response with per-partition error codes.
 #include <boost/asio/awaitable.hpp>
 
+#include <memory>
 #include <optional>
 
 #include "brokerd/common/bytes.h"
@@ -14,6 +15,8 @@
 #include "brokerd/protocol/framing.h"
 #include "brokerd/protocol/wire.h"
 
+namespace brokerd::cluster { class MetadataImage; }
+
 namespace brokerd::kafka {
 
 struct HandlerContext {
@@ -21,6 +24,9 @@ struct HandlerContext {
   protocol::Reader& body;
   int16_t version;
   Services& services;
+  // The image whose ACLs authorize this request: loaded at the first check, so a request
+  // is judged against one set of bindings and a handler checking many topics loads it once.
+  mutable std::shared_ptr<const cluster::MetadataImage> acl_image = nullptr;
 
   template <typename Msg>
   Msg decode() const {
