@@ -15,17 +15,16 @@ std::string_view host_of(std::string_view peer) {
   return colon == std::string_view::npos ? peer : peer.substr(0, colon);
 }
 
-}  // namespace
-
-bool authorized(const HandlerContext& ctx, acl::Operation op, acl::ResourceType type, std::string_view name) {
-  const Authorization& a = ctx.services.authorization;
-  if (!a.enabled) return true;
+// Asks `check(index, rules, principal, host)` about the request's principal, counting and
+// logging a refusal.
+template <typename Check>
+bool judge(const HandlerContext& ctx, Check check, acl::Operation op, acl::ResourceType type, std::string_view name) {
   const auto* conn = ctx.request.connection;
   static const std::string anonymous = "User:ANONYMOUS";
   const std::string& principal = conn ? conn->principal : anonymous;
   const std::string_view host = conn ? host_of(conn->peer) : std::string_view("*");
   if (!ctx.acl_image) ctx.acl_image = ctx.services.metadata.image();
-  const bool allowed = ctx.acl_image->acls->index->authorize(a.rules, principal, host, op, type, name);
+  const bool allowed = check(*ctx.acl_image->acls->index, ctx.services.authorization.rules, principal, host);
   if (!allowed) {
     ctx.services.metrics.authorization_refused(principal);
     module_logger("kafka")->debug("{} from {} may not {} {} '{}'", principal, host, acl::name(op), acl::name(type), name);
@@ -33,17 +32,26 @@ bool authorized(const HandlerContext& ctx, acl::Operation op, acl::ResourceType 
   return allowed;
 }
 
+}  // namespace
+
+bool authorized(const HandlerContext& ctx, acl::Operation op, acl::ResourceType type, std::string_view name) {
+  if (!ctx.services.authorization.enabled) return true;
+  return judge(
+      ctx,
+      [&](const acl::Index& index, const acl::AuthorizerConfig& rules, std::string_view principal, std::string_view host) {
+        return index.authorize(rules, principal, host, op, type, name);
+      },
+      op, type, name);
+}
+
 bool authorized_any(const HandlerContext& ctx, acl::Operation op, acl::ResourceType type) {
-  const Authorization& a = ctx.services.authorization;
-  if (!a.enabled) return true;
-  const auto* conn = ctx.request.connection;
-  static const std::string anonymous = "User:ANONYMOUS";
-  const std::string& principal = conn ? conn->principal : anonymous;
-  const std::string_view host = conn ? host_of(conn->peer) : std::string_view("*");
-  if (!ctx.acl_image) ctx.acl_image = ctx.services.metadata.image();
-  const bool allowed = ctx.acl_image->acls->index->authorize_any(a.rules, principal, host, op, type);
-  if (!allowed) ctx.services.metrics.authorization_refused(principal);
-  return allowed;
+  if (!ctx.services.authorization.enabled) return true;
+  return judge(
+      ctx,
+      [&](const acl::Index& index, const acl::AuthorizerConfig& rules, std::string_view principal, std::string_view host) {
+        return index.authorize_any(rules, principal, host, op, type);
+      },
+      op, type, "(any)");
 }
 
 protocol::ErrorCode config_access(const HandlerContext& ctx, int8_t resource_type, std::string_view name,
