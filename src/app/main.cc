@@ -11,6 +11,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -129,12 +130,27 @@ std::optional<brokerd::metrics::HttpAddress> metrics_address(const brokerd::conf
   }
 }
 
-// The listener other brokers use: inter.broker.listener.name, else the first advertised one
-// that is not the controller listener.
+// The listener other brokers use: inter.broker.listener.name, else the first advertised
+// PLAINTEXT one that is not the controller listener (brokers do not authenticate to each
+// other yet), else the first client listener (a node alone needs none).
 brokerd::config::Endpoint inter_broker_listener(const brokerd::config::BrokerConfig& cfg) {
   const auto& named = cfg.raw("inter.broker.listener.name");
-  for (const auto& e : cfg.advertised_listeners())
-    if (!brokerd::quorum::is_controller_listener(cfg, e.listener) && (named.empty() || e.listener == named)) return e;
+  std::optional<brokerd::config::Endpoint> first;
+  for (const auto& e : cfg.advertised_listeners()) {
+    if (brokerd::quorum::is_controller_listener(cfg, e.listener)) continue;
+    if (!named.empty()) {
+      if (e.listener == named) return e;
+      continue;
+    }
+    if (cfg.security_protocol(e.listener) == brokerd::SecurityProtocol::plaintext) return e;
+    if (!first) first = e;
+  }
+  if (first) {
+    brokerd::module_logger("main")->warn("no PLAINTEXT client listener: other brokers would reach this one on {}, "
+                                         "which they cannot authenticate to; replication needs a PLAINTEXT listener",
+                                         first->listener);
+    return *first;
+  }
   throw brokerd::config::ConfigError("listeners: a broker needs a listener other than the controller listener");
 }
 

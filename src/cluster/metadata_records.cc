@@ -132,7 +132,9 @@ Bytes register_broker_record(const BrokerInfo& b) {
   ep.name = b.listener.empty() ? "PLAINTEXT" : b.listener;
   ep.host = b.host;
   ep.port = static_cast<uint16_t>(b.port);
-  ep.security_protocol = 0;  // PLAINTEXT
+  ep.security_protocol = 0;  // PLAINTEXT, unless the endpoints say otherwise
+  for (const auto& e : b.endpoints)
+    if (e.listener == ep.name) ep.security_protocol = e.security_protocol;
   for (const auto& e : b.endpoints) {
     if (e.listener == ep.name) continue;
     auto& other = r.end_points.emplace_back();

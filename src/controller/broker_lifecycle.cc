@@ -89,7 +89,10 @@ void BrokerLifecycle::step(bool shutting_down) {
     l.port = static_cast<uint16_t>(self_.port);
     l.security_protocol = 0;
     for (const auto& e : self_.endpoints) {
-      if (e.listener == listener_) continue;
+      if (e.listener == listener_) {
+        l.security_protocol = e.security_protocol;
+        continue;
+      }
       auto& other = req.listeners.emplace_back();
       other.name = e.listener;
       other.host = e.host;

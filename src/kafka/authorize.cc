@@ -18,16 +18,18 @@ std::string_view host_of(std::string_view peer) {
 // Asks `check(index, rules, principal, host)` about the request's principal, counting and
 // logging a refusal.
 template <typename Check>
-bool judge(const HandlerContext& ctx, Check check, acl::Operation op, acl::ResourceType type, std::string_view name) {
+bool judge(const HandlerContext& ctx, Check check, acl::Operation op, acl::ResourceType type, std::string_view name,
+           bool quiet = false) {
   const auto* conn = ctx.request.connection;
   static const std::string anonymous = "User:ANONYMOUS";
   const std::string& principal = conn ? conn->principal : anonymous;
   const std::string_view host = conn ? host_of(conn->peer) : std::string_view("*");
   if (!ctx.acl_image) ctx.acl_image = ctx.services.metadata.image();
   const bool allowed = check(*ctx.acl_image->acls->index, ctx.services.authorization.rules, principal, host);
-  if (!allowed) {
+  if (!allowed && !quiet) {
+    static const auto log = module_logger("kafka");
     ctx.services.metrics.authorization_refused(principal);
-    module_logger("kafka")->debug("{} from {} may not {} {} '{}'", principal, host, acl::name(op), acl::name(type), name);
+    log->debug("{} from {} may not {} {} '{}'", principal, host, acl::name(op), acl::name(type), name);
   }
   return allowed;
 }
@@ -42,6 +44,16 @@ bool authorized(const HandlerContext& ctx, acl::Operation op, acl::ResourceType 
         return index.authorize(rules, principal, host, op, type, name);
       },
       op, type, name);
+}
+
+bool may_see(const HandlerContext& ctx, acl::ResourceType type, std::string_view name) {
+  if (!ctx.services.authorization.enabled) return true;
+  return judge(
+      ctx,
+      [&](const acl::Index& index, const acl::AuthorizerConfig& rules, std::string_view principal, std::string_view host) {
+        return index.authorize(rules, principal, host, acl::Operation::describe, type, name);
+      },
+      acl::Operation::describe, type, name, true);
 }
 
 bool authorized_any(const HandlerContext& ctx, acl::Operation op, acl::ResourceType type) {

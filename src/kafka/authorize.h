@@ -11,6 +11,10 @@ namespace brokerd::kafka {
 
 bool authorized(const HandlerContext& ctx, acl::Operation op, acl::ResourceType type, std::string_view name);
 
+// For listings that leave out what the principal may not see (Metadata of every topic,
+// ListGroups, ...): the same answer, neither counted as a refusal nor logged.
+bool may_see(const HandlerContext& ctx, acl::ResourceType type, std::string_view name);
+
 inline bool authorized_topic(const HandlerContext& ctx, acl::Operation op, std::string_view topic) {
   return authorized(ctx, op, acl::ResourceType::topic, topic);
 }

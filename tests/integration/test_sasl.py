@@ -235,6 +235,38 @@ def test_nothing_is_served_before_authentication(sasl_broker):
     assert sasl_broker.alive()
 
 
+def test_guesses_pipelined_behind_a_refused_one_are_not_served(sasl_broker):
+    """A refused exchange ends the connection's session: a right password pipelined behind a
+    wrong one does not authenticate, and nothing queued behind it is served."""
+    with kw.Connection(sasl_broker.sasl_port) as c:
+        assert sasl_handshake(c, "PLAIN")[0] == 0
+        frames = b""
+        for token in (b"\0alice\0wrong", b"\0alice\0alice-secret"):
+            body = c.header(36, 1) + kw.nbytes(token)
+            frames += struct.pack(">i", len(body)) + body
+        # CreateTopics v2: [name, partitions, replication factor, no assignments, no configs],
+        # timeout, validate_only. Its side effect shows whether it was served.
+        create = (c.header(19, 2, correlation=4242) + kw.i32(1) + kw.string("guessed") + kw.i32(1) + kw.i16(1)
+                  + kw.i32(0) + kw.i32(0) + kw.i32(10000) + b"\0")
+        frames += struct.pack(">i", len(create)) + create
+        c.send_raw(frames)
+        first = kw.Reader(c.recv_frame())
+        first.i32()
+        assert first.i16() == 58  # SASL_AUTHENTICATION_FAILED
+        answered = []
+        try:
+            while True:
+                r = kw.Reader(c.recv_frame())
+                answered.append(r.i32())
+        except Exception:
+            pass  # closed
+        assert 4242 not in answered, answered
+    time.sleep(0.5)
+    md = AdminClient({"bootstrap.servers": sasl_broker.bootstrap}).list_topics(timeout=10)
+    assert "guessed" not in md.topics
+    assert sasl_broker.alive()
+
+
 def test_sessions_end_and_clients_reauthenticate(broker_factory):
     sasl_port = free_port()
     b = broker_factory(start=False)

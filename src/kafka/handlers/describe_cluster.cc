@@ -6,7 +6,6 @@
 #include "brokerd/cluster/metadata_store.h"
 #include "brokerd/protocol/messages/describe_cluster_request.h"
 #include "brokerd/protocol/messages/describe_cluster_response.h"
-#include "kafka/authorize.h"
 #include "kafka/handler.h"
 
 namespace brokerd::kafka {
@@ -27,11 +26,6 @@ constexpr int32_t kClusterOperations = (1 << 5) | (1 << 7) | (1 << 8) | (1 << 9)
 
 boost::asio::awaitable<net::Response> handle_describe_cluster(HandlerContext& ctx) {
   auto req = ctx.decode<DescribeClusterRequest>();
-  if (!authorized_cluster(ctx, acl::Operation::describe)) {
-    DescribeClusterResponse refused;
-    refused.error_code = protocol::code(protocol::ErrorCode::cluster_authorization_failed);
-    co_return ctx.respond(refused);
-  }
   DescribeClusterResponse resp;
   resp.endpoint_type = kBrokers;
   int8_t asked = ctx.version >= 1 ? req.endpoint_type : kBrokers;

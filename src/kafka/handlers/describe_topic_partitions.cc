@@ -52,7 +52,7 @@ boost::asio::awaitable<net::Response> handle_describe_topic_partitions(HandlerCo
   if (req.topics.empty()) {
     // Every topic the principal may DESCRIBE.
     image->for_each_topic([&](const cluster::TopicPtr& t) {
-      if (authorized_topic(ctx, acl::Operation::describe, t->name)) names.insert(t->name);
+      if (may_see(ctx, acl::ResourceType::topic, t->name)) names.insert(t->name);
     });
   } else {
     for (const auto& t : req.topics) names.insert(t.name);

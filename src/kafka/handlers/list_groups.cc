@@ -33,7 +33,7 @@ boost::asio::awaitable<net::Response> handle_list_groups(HandlerContext& ctx) {
   const bool all = authorized_cluster(ctx, acl::Operation::describe);
   if (matches(req.types_filter, "classic")) {
     for (const auto& g : groups) {
-      if (!all && !authorized_group(ctx, acl::Operation::describe, g.group_id)) continue;
+      if (!all && !may_see(ctx, acl::ResourceType::group, g.group_id)) continue;
       auto state = group::state_name(g.state);
       if (!matches(req.states_filter, state)) continue;
       protocol::ListGroupsResponse::ListedGroup lg;

@@ -80,7 +80,7 @@ boost::asio::awaitable<net::Response> handle_metadata(HandlerContext& ctx) {
     all.reserve(image->topic_count());
     // Only the topics the principal may DESCRIBE are listed.
     image->for_each_topic([&](const cluster::TopicPtr& t) {
-      if (authorized_topic(ctx, acl::Operation::describe, t->name)) all.push_back(t.get());
+      if (may_see(ctx, acl::ResourceType::topic, t->name)) all.push_back(t.get());
     });
     std::sort(all.begin(), all.end(), [](const auto* a, const auto* b) { return a->name < b->name; });
     resp.topics.reserve(all.size());
@@ -118,10 +118,13 @@ boost::asio::awaitable<net::Response> handle_metadata(HandlerContext& ctx) {
       resp.topics.push_back(topic_error(name, {}, ErrorCode::invalid_topic_exception));
       continue;
     }
-    // Auto-creation needs CREATE on the cluster or on the topic, as CreateTopics does.
-    if (!may_create || cluster::is_internal_topic(name) ||
-        (!authorized_cluster(ctx, acl::Operation::create) && !authorized_topic(ctx, acl::Operation::create, name))) {
+    if (!may_create || cluster::is_internal_topic(name)) {
       resp.topics.push_back(topic_error(name, {}, ErrorCode::unknown_topic_or_partition));
+      continue;
+    }
+    // Auto-creation needs CREATE on the cluster or on the topic, as CreateTopics does.
+    if (!authorized_cluster(ctx, acl::Operation::create) && !authorized_topic(ctx, acl::Operation::create, name)) {
+      resp.topics.push_back(topic_error(name, {}, ErrorCode::topic_authorization_failed));
       continue;
     }
     auto partitions = static_cast<int32_t>(svc.config.integer("num.partitions"));

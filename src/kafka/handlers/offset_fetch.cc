@@ -59,7 +59,9 @@ std::optional<std::vector<group::OffsetKey>> requested(const std::optional<std::
 std::set<std::string> refused_topics(const HandlerContext& ctx, group::FetchOffsetsResult& r, bool asked) {
   std::map<std::string, bool> allowed;
   for (const auto& f : r.offsets)
-    if (!allowed.count(f.key.topic)) allowed[f.key.topic] = authorized_topic(ctx, acl::Operation::describe, f.key.topic);
+    if (!allowed.count(f.key.topic))
+      allowed[f.key.topic] = asked ? authorized_topic(ctx, acl::Operation::describe, f.key.topic)
+                                   : may_see(ctx, acl::ResourceType::topic, f.key.topic);
   std::set<std::string> refused;
   for (const auto& [topic, ok] : allowed)
     if (!ok) refused.insert(topic);

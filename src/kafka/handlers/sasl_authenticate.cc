@@ -58,8 +58,13 @@ StepAnswer sasl_step(HandlerContext& ctx, const std::string& token) {
   auto* conn = ctx.request.connection;
   const SaslListener* listener = ctx.services.sasl.find(conn->listener);
   auto& session = sasl_session(*conn);
-  if (session.stage != SaslSession::Stage::handshaken)
-    return {ErrorCode::illegal_sasl_state, "SaslAuthenticate before SaslHandshake.", {}, false};
+  if (session.stage != SaslSession::Stage::handshaken) {
+    const bool failed = session.stage == SaslSession::Stage::failed;
+    fail_session(*conn, session);
+    return {ErrorCode::illegal_sasl_state,
+            failed ? "The exchange failed; the connection is closing." : "SaslAuthenticate before SaslHandshake.", {},
+            false};
+  }
   Outcome step;
   if (session.scram) {
     auto s = session.scram->step(token);
@@ -68,12 +73,14 @@ StepAnswer sasl_step(HandlerContext& ctx, const std::string& token) {
     step = plain_step(*listener, token);
   }
   if (step.error) {
+    fail_session(*conn, session);
     log->info("authentication of {} on {} with {} failed{}: {}", conn->peer, conn->listener, session.mechanism,
               step.user.empty() ? "" : " for user " + step.user, *step.error);
     return {ErrorCode::sasl_authentication_failed, *step.error, {}, false};
   }
   if (!step.done) return {ErrorCode::none, {}, std::move(step.reply), false};  // the exchange goes on
   if (!session.user.empty() && step.user != session.user) {
+    fail_session(*conn, session);
     log->info("re-authentication of {} on {} as {} refused: the connection belongs to {}", conn->peer, conn->listener,
               step.user, session.user);
     return {ErrorCode::sasl_authentication_failed, "Re-authentication must keep the same principal.", {}, false};

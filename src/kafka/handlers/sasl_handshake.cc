@@ -31,13 +31,20 @@ boost::asio::awaitable<net::Response> handle_sasl_handshake(HandlerContext& ctx)
   }
   resp.mechanisms = listener->mechanisms;
   auto& session = sasl_session(*conn);
-  if (session.stage == SaslSession::Stage::handshaken) co_return refuse(ErrorCode::illegal_sasl_state);
+  if (session.stage == SaslSession::Stage::handshaken || session.stage == SaslSession::Stage::failed) {
+    fail_session(*conn, session);
+    co_return refuse(ErrorCode::illegal_sasl_state);
+  }
   const bool reauthenticating = session.stage == SaslSession::Stage::authenticated;
   // KIP-368: re-authentication needs v1 (the tokens then travel in SaslAuthenticate).
-  if (reauthenticating && (req.mechanism != session.mechanism || ctx.version < 1))
+  if (reauthenticating && (req.mechanism != session.mechanism || ctx.version < 1)) {
+    fail_session(*conn, session);
     co_return refuse(ErrorCode::illegal_sasl_state);
-  if (std::find(listener->mechanisms.begin(), listener->mechanisms.end(), req.mechanism) == listener->mechanisms.end())
+  }
+  if (std::find(listener->mechanisms.begin(), listener->mechanisms.end(), req.mechanism) == listener->mechanisms.end()) {
+    fail_session(*conn, session);
     co_return refuse(ErrorCode::unsupported_sasl_mechanism);
+  }
 
   session.mechanism = req.mechanism;
   session.stage = SaslSession::Stage::handshaken;
