@@ -39,7 +39,7 @@ constexpr int8_t kTopicResource = 2;
 
 Bytes bytes_of(const std::string& s) {
   Bytes out(s.size());
-  std::memcpy(out.data(), s.data(), s.size());
+  if (!s.empty()) std::memcpy(out.data(), s.data(), s.size());  // an empty vector's data() may be null
   return out;
 }
 

@@ -23,7 +23,7 @@ std::string text_of(const Bytes& b) { return std::string(reinterpret_cast<const 
 
 Bytes bytes_of(const std::string& s) {
   Bytes out(s.size());
-  std::memcpy(out.data(), s.data(), s.size());
+  if (!s.empty()) std::memcpy(out.data(), s.data(), s.size());  // an empty vector's data() may be null
   return out;
 }
 
