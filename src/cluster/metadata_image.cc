@@ -34,6 +34,7 @@ BrokerEndpoint endpoint_for(const BrokerInfo& b, std::string_view listener) {
 }
 
 void MetadataImage::seal() {
+  owns_scram_credentials = false;
   if (acls->index) return;
   std::vector<acl::Binding> all;
   all.reserve(acls->bindings.size());

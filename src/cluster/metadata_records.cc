@@ -261,6 +261,16 @@ AclSet& writable_acls(MetadataImage& image) {
   return const_cast<AclSet&>(*image.acls);
 }
 
+// The image's SCRAM credentials, to change: copied once per image being built (the image
+// remembers that it owns its copy), so replaying a snapshot of many users stays linear.
+ScramCredentials& writable_credentials(MetadataImage& image) {
+  if (!image.owns_scram_credentials) {
+    image.scram_credentials = std::make_shared<ScramCredentials>(*image.scram_credentials);
+    image.owns_scram_credentials = true;
+  }
+  return const_cast<ScramCredentials&>(*image.scram_credentials);
+}
+
 void apply_record(protocol::Reader& rd, MetadataImage& image) {
   rd.uvarint();  // frame version
   uint32_t type = rd.uvarint();
@@ -402,10 +412,8 @@ void apply_record(protocol::Reader& rd, MetadataImage& image) {
       r.decode(rd, version);
       auto mechanism = auth::scram_mechanism(r.mechanism);
       if (!mechanism) break;  // a mechanism this release does not know
-      auto next = std::make_shared<ScramCredentials>(*image.scram_credentials);
-      (*next)[r.name][*mechanism] =
+      writable_credentials(image)[r.name][*mechanism] =
           auth::ScramCredential{*mechanism, text_of(r.salt), text_of(r.stored_key), text_of(r.server_key), r.iterations};
-      image.scram_credentials = std::move(next);
       break;
     }
     case kRemoveUserScramCredentialRecord: {
@@ -413,12 +421,11 @@ void apply_record(protocol::Reader& rd, MetadataImage& image) {
       r.decode(rd, version);
       auto mechanism = auth::scram_mechanism(r.mechanism);
       if (!mechanism) break;
-      auto next = std::make_shared<ScramCredentials>(*image.scram_credentials);
-      if (auto it = next->find(r.name); it != next->end()) {
+      auto& credentials = writable_credentials(image);
+      if (auto it = credentials.find(r.name); it != credentials.end()) {
         it->second.erase(*mechanism);
-        if (it->second.empty()) next->erase(it);
+        if (it->second.empty()) credentials.erase(it);
       }
-      image.scram_credentials = std::move(next);
       break;
     }
     case kMirrorLinkRecord: {

@@ -9,10 +9,17 @@ namespace brokerd::kafka {
 
 namespace {
 
-// "10.0.0.1" of "10.0.0.1:52344" (and "::1" of "::1:52344").
+// "10.0.0.1" of "10.0.0.1:52344" (and "::1" of "::1:52344"). An IPv4 client of a dual-stack
+// listener shows as "::ffff:10.0.0.1": it is "10.0.0.1" to the bindings, so that a binding
+// on its address (a DENY above all) applies whichever way it came in.
 std::string_view host_of(std::string_view peer) {
   const auto colon = peer.rfind(':');
-  return colon == std::string_view::npos ? peer : peer.substr(0, colon);
+  std::string_view host = colon == std::string_view::npos ? peer : peer.substr(0, colon);
+  constexpr std::string_view mapped = "::ffff:";
+  if (host.size() > mapped.size() && host.substr(0, mapped.size()) == mapped &&
+      host.find('.') != std::string_view::npos)
+    host.remove_prefix(mapped.size());
+  return host;
 }
 
 // Asks `check(index, rules, principal, host)` about the request's principal, counting and

@@ -124,6 +124,23 @@ class MetadataImage {
   const MirrorLink* link(std::string_view name) const;
   // Shared between images: copied only when a credential changes.
   std::shared_ptr<const ScramCredentials> scram_credentials = std::make_shared<const ScramCredentials>();
+  // True only while a change being applied holds a private copy of scram_credentials: seal()
+  // clears it, and a copy of an image never owns what it shares with the original.
+  struct NotCopied {
+    bool value = false;
+    NotCopied() = default;
+    NotCopied(const NotCopied&) {}
+    NotCopied& operator=(const NotCopied&) {
+      value = false;
+      return *this;
+    }
+    operator bool() const { return value; }
+    NotCopied& operator=(bool v) {
+      value = v;
+      return *this;
+    }
+  };
+  NotCopied owns_scram_credentials;
   std::optional<auth::ScramCredential> scram_credential(const std::string& user, auth::ScramMechanism m) const;
   std::shared_ptr<const AclSet> acls = std::make_shared<const AclSet>(AclSet{{}, std::make_shared<const acl::Index>()});
   // Rebuilds the ACL index when a change left it stale; the store calls it before publishing.

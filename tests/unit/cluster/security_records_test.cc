@@ -74,5 +74,24 @@ TEST(SecurityRecords, ScramCredentialsReplayAndSurviveASnapshot) {
   EXPECT_FALSE(restored.scram_credential("alice", auth::ScramMechanism::sha256));
 }
 
+TEST(SecurityRecords, ImagesNeverShareCredentialsTheyChange) {
+  // Mid-change (unsealed) the image owns its credentials; a copy made then must not.
+  MetadataImage a;
+  const auto c = auth::make_credential(auth::ScramMechanism::sha256, "pw", 4096);
+  const std::string one = encode_change({scram_credential_record("alice", c)});
+  apply_change(std::as_bytes(std::span<const char>(one.data(), one.size())), a);
+  MetadataImage b = a;
+  const std::string two = encode_change({scram_credential_record("bob", c)});
+  apply_change(std::as_bytes(std::span<const char>(two.data(), two.size())), b);
+  EXPECT_TRUE(b.scram_credential("bob", auth::ScramMechanism::sha256));
+  EXPECT_FALSE(a.scram_credential("bob", auth::ScramMechanism::sha256));
+  // Many users in one change: one copy, all there.
+  MetadataImage many;
+  std::vector<Bytes> records;
+  for (int i = 0; i < 2000; ++i) records.push_back(scram_credential_record("user-" + std::to_string(i), c));
+  replay(records, many);
+  EXPECT_EQ(many.scram_credentials->size(), 2000u);
+}
+
 }  // namespace
 }  // namespace brokerd::cluster
