@@ -1,3 +1,4 @@
+#include "brokerd/common/byte_text.h"
 #include "brokerctl/security.h"
 
 #include <fstream>
@@ -12,6 +13,9 @@
 #include "brokerd/protocol/messages/sasl_handshake_response.h"
 
 namespace brokerctl {
+
+using brokerd::bytes_of;
+using brokerd::text_of;
 namespace {
 
 std::string trim(const std::string& s) {
@@ -19,14 +23,6 @@ std::string trim(const std::string& s) {
   if (b == std::string::npos) return "";
   return s.substr(b, s.find_last_not_of(" \t\r") - b + 1);
 }
-
-brokerd::Bytes bytes_of(const std::string& s) {
-  brokerd::Bytes out;
-  for (char c : s) out.push_back(static_cast<std::byte>(c));
-  return out;
-}
-
-std::string text_of(const brokerd::Bytes& b) { return std::string(reinterpret_cast<const char*>(b.data()), b.size()); }
 
 }  // namespace
 

@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "brokerd/common/byte_text.h"
 #include "brokerd/auth/scram.h"
 #include "brokerd/protocol/messages/alter_user_scram_credentials_request.h"
 #include "brokerd/protocol/messages/alter_user_scram_credentials_response.h"
@@ -13,15 +14,11 @@
 #include "brokerctl/commands.h"
 
 namespace brokerctl {
+
+using brokerd::bytes_of;
 namespace {
 
 namespace auth = brokerd::auth;
-
-brokerd::Bytes bytes_of(const std::string& s) {
-  brokerd::Bytes out;
-  for (char c : s) out.push_back(static_cast<std::byte>(c));
-  return out;
-}
 
 auth::ScramMechanism mechanism_of(const Context& ctx) {
   const std::string name = ctx.args.get("mechanism").value_or("SCRAM-SHA-256");

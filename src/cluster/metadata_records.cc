@@ -1,3 +1,4 @@
+#include "brokerd/common/byte_text.h"
 #include "cluster/metadata_records.h"
 
 #include <algorithm>
@@ -36,14 +37,6 @@ constexpr uint32_t kRegisterBrokerRecord = 0, kUnregisterBrokerRecord = 1, kFenc
 // brokerd's own records (proto/brokerd), in a range Kafka does not use.
 constexpr uint32_t kMirrorLinkRecord = 30000, kRemoveMirrorLinkRecord = 30001, kMirrorTopicRecord = 30002;
 constexpr int8_t kTopicResource = 2;
-
-Bytes bytes_of(const std::string& s) {
-  Bytes out(s.size());
-  if (!s.empty()) std::memcpy(out.data(), s.data(), s.size());  // an empty vector's data() may be null
-  return out;
-}
-
-std::string text_of(const Bytes& b) { return std::string(reinterpret_cast<const char*>(b.data()), b.size()); }
 
 template <typename Msg>
 Bytes frame(uint32_t type, const Msg& msg, int16_t version = 0) {
@@ -497,7 +490,7 @@ std::string encode_change(const std::vector<Bytes>& records) {
     w.raw(r);
   }
   Bytes b = std::move(w).finish_bytes();
-  return std::string(reinterpret_cast<const char*>(b.data()), b.size());
+  return text_of(b);
 }
 
 void apply_change(std::span<const std::byte> payload, MetadataImage& image) {

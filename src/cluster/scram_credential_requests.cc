@@ -1,3 +1,4 @@
+#include "brokerd/common/byte_text.h"
 #include "brokerd/cluster/scram_credential_requests.h"
 
 #include <fmt/format.h>
@@ -13,8 +14,6 @@ namespace brokerd::cluster {
 using protocol::ErrorCode;
 
 namespace {
-
-std::string text_of(const Bytes& b) { return std::string(reinterpret_cast<const char*>(b.data()), b.size()); }
 
 struct Refusal {
   ErrorCode error = ErrorCode::none;

@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cstring>
 
+#include "brokerd/common/byte_text.h"
 #include "brokerd/auth/plain.h"
 #include "brokerd/common/logger.h"
 #include "brokerd/kafka/sasl_listeners.h"
@@ -18,14 +19,6 @@ namespace brokerd::kafka {
 namespace {
 
 using protocol::ErrorCode;
-
-std::string text_of(const Bytes& b) { return std::string(reinterpret_cast<const char*>(b.data()), b.size()); }
-
-Bytes bytes_of(const std::string& s) {
-  Bytes out(s.size());
-  if (!s.empty()) std::memcpy(out.data(), s.data(), s.size());  // an empty vector's data() may be null
-  return out;
-}
 
 struct Outcome {
   std::string reply;
