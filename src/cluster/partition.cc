@@ -33,35 +33,36 @@ bool load_epochs(const storage::Log& log, replication::LeaderEpochCache& cache) 
 // The core sees the log through this: a follower's appends and truncations.
 class Partition::LogAdapter final : public replication::ReplicaLog {
  public:
-  explicit LogAdapter(storage::Log& log) : log_(log) {}
-  replication::Offset start_offset() const override { return log_.log_start_offset(); }
-  replication::Offset end_offset() const override { return log_.log_end_offset(); }
+  // Through the partition's pointer: a move to another log dir replaces the log.
+  explicit LogAdapter(const std::unique_ptr<storage::Log>& log) : log_(log) {}
+  replication::Offset start_offset() const override { return log_->log_start_offset(); }
+  replication::Offset end_offset() const override { return log_->log_end_offset(); }
   void append_replica(const replication::Batch& b) override {
-    auto res = log_.append_replica(b.bytes, wall_clock_ms());
+    auto res = log_->append_replica(b.bytes, wall_clock_ms());
     if (res.error != protocol::ErrorCode::none)
-      module_logger("cluster")->error("{}: replicated batch at {} not written: {}", log_.dir().string(), b.base_offset,
+      module_logger("cluster")->error("{}: replicated batch at {} not written: {}", log_->dir().string(), b.base_offset,
                                       res.message);
   }
   void truncate_to(replication::Offset end) override {
-    module_logger("replication")->info("{}: truncating from {} to {}", log_.dir().filename().string(),
-                                       log_.log_end_offset(), end);
-    log_.truncate_to(end);
+    module_logger("replication")->info("{}: truncating from {} to {}", log_->dir().filename().string(),
+                                       log_->log_end_offset(), end);
+    log_->truncate_to(end);
   }
-  void reset_to(replication::Offset start) override { log_.reset_to(start, wall_clock_ms()); }
+  void reset_to(replication::Offset start) override { log_->reset_to(start, wall_clock_ms()); }
   void advance_start(replication::Offset start) override {
-    if (auto e = log_.delete_records_before(start, wall_clock_ms()); e != protocol::ErrorCode::none)
-      module_logger("cluster")->error("{}: cannot move the log start to the leader's {}: {}", log_.dir().string(), start,
+    if (auto e = log_->delete_records_before(start, wall_clock_ms()); e != protocol::ErrorCode::none)
+      module_logger("cluster")->error("{}: cannot move the log start to the leader's {}: {}", log_->dir().string(), start,
                                       protocol::error_name(e));
   }
 
  private:
-  storage::Log& log_;
+  const std::unique_ptr<storage::Log>& log_;
 };
 
 Partition::Partition(TopicPartition id, protocol::Uuid topic_id, std::unique_ptr<storage::Log> log,
                      replication::ReplicaConfig cfg, int64_t high_watermark)
     : id_(std::move(id)), topic_id_(topic_id), log_(std::move(log)) {
-  adapter_ = std::make_unique<LogAdapter>(*log_);
+  adapter_ = std::make_unique<LogAdapter>(log_);
   const bool recovered = load_epochs(*log_, epochs_);
   replica_ = std::make_unique<replication::Replica>(cfg, *adapter_, epochs_, high_watermark);
   last_hw_ = replica_->high_watermark();
@@ -176,6 +177,12 @@ void Partition::watch(const std::shared_ptr<FetchWaiter>& w, int64_t seen_end, b
   // Drop waiters that are gone, so an idle partition polled by many fetches stays small.
   std::erase_if(waiters_, [](const std::weak_ptr<FetchWaiter>& x) { return x.expired(); });
   waiters_.push_back(w);
+}
+
+std::unique_ptr<storage::Log> Partition::replace_log(std::unique_ptr<storage::Log> log) {
+  std::swap(log, log_);
+  write_epoch_checkpoint();
+  return log;
 }
 
 std::unique_ptr<storage::Log> Partition::release_log() {

@@ -117,6 +117,7 @@ PartitionManager::PartitionManager(net::ReactorPool& reactors, net::BlockingPool
       leader_quota_(options_.leader_throttle_rate),
       follower_quota_(options_.follower_throttle_rate) {
   for (size_t i = 0; i < reactors_.size(); ++i) shards_.push_back(std::make_unique<Shard>());
+  moves_.resize(shards_.size());
   storage::set_open_files_shares(shards_.size());
 }
 
@@ -191,6 +192,7 @@ void PartitionManager::load(std::shared_ptr<const MetadataImage> image) {
   // Which partition directories this node hosts, by shard.
   std::vector<std::vector<Found>> found(shards_.size());
   std::unordered_set<TopicPartition> seen;
+  for (const auto& line : recover_moves(options_.log_dirs)) log->info("{}", line);
   for (const auto& dir : options_.log_dirs) {
     fs::create_directories(dir);
     bool clean = fs::exists(dir / kCleanShutdownMarker);
@@ -543,6 +545,11 @@ boost::asio::awaitable<std::vector<PartitionStats>> PartitionManager::partition_
                                         log.log_end_offset(), p->high_watermark(), log.dir().parent_path(),
                                         p->is_leader(), static_cast<int32_t>(st.replicas.size()),
                                         static_cast<int32_t>(st.isr.size()), p->replica().min_insync_replicas()});
+                         if (auto m = moves_[i].find(tp); m != moves_[i].end()) {
+                           out.back().future_log_dir = m->second.target;
+                           out.back().future_size_bytes = m->second.copied_bytes;
+                           out.back().future_offset_lag = std::max<int64_t>(0, log.log_end_offset() - m->second.copied_end);
+                         }
                        }
                        return out;
                      }});
@@ -603,6 +610,12 @@ PartitionManager::Options::Cleaner PartitionManager::cleaner_settings_from(const
   c.dedupe_buffer_bytes = cfg.integer("log.cleaner.dedupe.buffer.size");
   c.io_max_bytes_per_second = cfg.integer("log.cleaner.io.max.bytes.per.second");
   return c;
+}
+
+bool PartitionManager::cleaning(size_t shard, const TopicPartition& tp) const {
+  const auto& states = shards_[shard]->cleaner;
+  auto it = states.find(tp);
+  return it != states.end() && it->second.in_progress;
 }
 
 void PartitionManager::clean_due(Shard& shard, size_t index, int64_t now_ms) {

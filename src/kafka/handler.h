@@ -84,6 +84,7 @@ boost::asio::awaitable<net::Response> handle_list_config_resources(HandlerContex
 boost::asio::awaitable<net::Response> handle_incremental_alter_configs(HandlerContext& ctx);
 boost::asio::awaitable<net::Response> handle_describe_cluster(HandlerContext& ctx);
 boost::asio::awaitable<net::Response> handle_describe_log_dirs(HandlerContext& ctx);
+boost::asio::awaitable<net::Response> handle_alter_replica_log_dirs(HandlerContext& ctx);
 boost::asio::awaitable<net::Response> handle_find_coordinator(HandlerContext& ctx);
 boost::asio::awaitable<net::Response> handle_join_group(HandlerContext& ctx);
 boost::asio::awaitable<net::Response> handle_sync_group(HandlerContext& ctx);

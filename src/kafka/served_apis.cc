@@ -6,10 +6,10 @@ namespace brokerd::kafka {
 namespace {
 
 // One line per API: adding an API is adding its line here and its handler file.
-// Minimum: the oldest version Kafka 4.0 brokers still accept (KIP-896).
-// Maximum: at least the newest version Kafka 3.9 brokers serve.
+// Minimum: the oldest version Kafka 4.2 brokers accept (KIP-896; Kafka advertises Produce 0-2
+// only to refuse them). Maximum: the newest version Kafka 4.2 brokers serve.
 constexpr ServedApi kServed[] = {
-    {0, 3, 11, handle_produce},   // Produce
+    {0, 3, 13, handle_produce},   // Produce
     {1, 4, 18, handle_fetch},   // Fetch
     {2, 1, 11, handle_list_offsets},    // ListOffsets
     {3, 0, 13, handle_metadata},   // Metadata
@@ -21,16 +21,17 @@ constexpr ServedApi kServed[] = {
     {22, 0, 5, handle_init_producer_id},   // InitProducerId
     {33, 0, 2, handle_alter_configs},   // AlterConfigs
     {35, 1, 4, handle_describe_log_dirs},  // DescribeLogDirs
+    {34, 1, 2, handle_alter_replica_log_dirs},  // AlterReplicaLogDirs
     {37, 0, 3, handle_create_partitions},   // CreatePartitions
     {43, 0, 2, handle_elect_leaders},   // ElectLeaders
     {45, 0, 1, handle_alter_partition_reassignments},   // AlterPartitionReassignments
     {46, 0, 0, handle_list_partition_reassignments},   // ListPartitionReassignments
     {44, 0, 1, handle_incremental_alter_configs},   // IncrementalAlterConfigs
     {60, 0, 2, handle_describe_cluster},   // DescribeCluster
-    {8, 2, 9, handle_offset_commit},   // OffsetCommit
-    {9, 1, 9, handle_offset_fetch},   // OffsetFetch
+    {8, 2, 10, handle_offset_commit},   // OffsetCommit
+    {9, 1, 10, handle_offset_fetch},   // OffsetFetch
     {10, 0, 6, handle_find_coordinator},   // FindCoordinator
-    {11, 2, 9, handle_join_group},   // JoinGroup
+    {11, 0, 9, handle_join_group},   // JoinGroup
     {12, 0, 4, handle_heartbeat},   // Heartbeat
     {13, 0, 5, handle_leave_group},   // LeaveGroup
     {14, 0, 5, handle_sync_group},   // SyncGroup

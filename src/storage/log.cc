@@ -634,6 +634,7 @@ void Log::update_config(LogConfig cfg) { cfg_ = cfg; }
 void Log::truncate_to(int64_t offset) {
   touch();
   if (offset >= log_end_offset()) return;
+  ++rewrites_;
   int64_t t = now();
   while (segments_.size() > 1 && segments_.rbegin()->first >= offset) {
     auto it = std::prev(segments_.end());

@@ -83,6 +83,7 @@ AppendResult Log::append_mirrored(std::span<std::byte> batches, int32_t leader_e
 }
 
 void Log::reset_to(int64_t offset, int64_t now_ms) {
+  ++rewrites_;
   touch();
   for (auto it = segments_.begin(); it != segments_.end();) {
     for (const auto& f : it->second->rename_for_delete()) std::filesystem::remove(f);

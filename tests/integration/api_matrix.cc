@@ -196,6 +196,7 @@ const std::string kTopic = "matrix";
 const std::string kCompactedTopic = "matrix-compacted";
 constexpr int32_t kPartitions = 3;
 bp::Uuid g_topic_id;
+bp::Uuid g_compacted_topic_id;
 const bp::Uuid kUnknownTopicId = [] {
   bp::Uuid u;
   for (size_t i = 0; i < u.bytes.size(); ++i) u.bytes[i] = static_cast<uint8_t>(0xA0 + i);
@@ -292,9 +293,12 @@ void setup() {
   bp::MetadataRequest::MetadataRequestTopic mt;
   mt.name = kTopic;
   mreq.topics->push_back(mt);
+  mt.name = kCompactedTopic;
+  mreq.topics->push_back(mt);
   auto mresp = exchange_new<bp::MetadataResponse>(mreq, 12);
-  expect(mresp.topics.size() == 1 && mresp.topics[0].error_code == 0, "Metadata setup: topic missing");
+  expect(mresp.topics.size() == 2 && mresp.topics[0].error_code == 0, "Metadata setup: topic missing");
   g_topic_id = mresp.topics[0].topic_id;
+  g_compacted_topic_id = mresp.topics[1].topic_id;
   expect(!g_topic_id.is_zero(), "Metadata setup: zero topic id");
   expect(!mresp.brokers.empty(), "Metadata setup: no brokers");
   g_node_id = mresp.brokers[0].node_id;
@@ -341,7 +345,8 @@ void cell_produce(int16_t v) {
   req.acks = -1;
   req.timeout_ms = 10000;
   bp::ProduceRequest::TopicProduceData td;
-  td.name = kTopic;
+  if (v >= 13) td.topic_id = g_topic_id;  // KIP-516: topics by id
+  else td.name = kTopic;
   bp::ProduceRequest::PartitionProduceData ok, missing;
   ok.index = 1;
   ok.records = batch_records(2);
@@ -350,19 +355,26 @@ void cell_produce(int16_t v) {
   td.partition_data = {ok, missing};
   req.topic_data.push_back(td);
   bp::ProduceRequest::TopicProduceData unknown;
-  unknown.name = "matrix-no-such-topic";
+  if (v >= 13) unknown.topic_id = kUnknownTopicId;
+  else unknown.name = "matrix-no-such-topic";
   bp::ProduceRequest::PartitionProduceData up;
   up.records = batch_records(1);
   unknown.partition_data.push_back(up);
   req.topic_data.push_back(unknown);
   auto resp = check_cell<bp::ProduceResponse>(req, v);
   expect(resp.responses.size() == 2, "Produce: 2 topics expected");
+  expect(resp.responses[0].partition_responses.at(0).error_code == 0,
+         "Produce: error " + std::to_string(resp.responses[0].partition_responses.at(0).error_code));
+  expect(resp.responses[1].partition_responses.at(0).error_code == (v >= 13 ? 100 : 3),
+         "Produce: unknown topic answered " + std::to_string(resp.responses[1].partition_responses.at(0).error_code));
+  if (v >= 13) expect(resp.responses[0].topic_id == g_topic_id, "Produce: topic id not echoed");
   // A batch whose CRC does not match (CORRUPT_MESSAGE).
   bp::ProduceRequest corrupt;
   corrupt.acks = 1;
   corrupt.timeout_ms = 10000;
   bp::ProduceRequest::TopicProduceData ct;
-  ct.name = kTopic;
+  if (v >= 13) ct.topic_id = g_topic_id;
+  else ct.name = kTopic;
   bp::ProduceRequest::PartitionProduceData cp;
   cp.index = 1;
   {
@@ -379,6 +391,7 @@ void cell_produce(int16_t v) {
   // A record without a key into a compacted topic (INVALID_RECORD).
   bp::ProduceRequest keyless = corrupt;
   keyless.topic_data[0].name = kCompactedTopic;
+  keyless.topic_data[0].topic_id = g_compacted_topic_id;
   keyless.topic_data[0].partition_data[0].index = 0;
   {
     brokerd::storage::BatchBuilder b;
@@ -515,7 +528,8 @@ void cell_offset_commit(int16_t v) {
   }
   if (v >= 2 && v <= 4) req.retention_time_ms = -1;
   bp::OffsetCommitRequest::OffsetCommitRequestTopic t;
-  t.name = kTopic;
+  if (v >= 10) t.topic_id = g_topic_id;  // KIP-848: topics by id
+  else t.name = kTopic;
   for (int32_t p : {0, 99}) {
     bp::OffsetCommitRequest::OffsetCommitRequestPartition cp;
     cp.partition_index = p;
@@ -525,10 +539,18 @@ void cell_offset_commit(int16_t v) {
     t.partitions.push_back(cp);
   }
   req.topics.push_back(t);
+  bp::OffsetCommitRequest::OffsetCommitRequestTopic unknown = t;
+  if (v >= 10) unknown.topic_id = kUnknownTopicId;
+  else unknown.name = "matrix-no-such-topic";
+  unknown.partitions.resize(1);
+  req.topics.push_back(unknown);
   auto resp = check_cell<bp::OffsetCommitResponse>(req, v);
-  expect(resp.topics.size() == 1 && resp.topics[0].partitions.size() == 2, "OffsetCommit: 2 partitions expected");
+  expect(resp.topics.size() == 2 && resp.topics[0].partitions.size() == 2, "OffsetCommit: 2 partitions expected");
   expect(resp.topics[0].partitions[0].error_code == 0,
          "OffsetCommit: error " + std::to_string(resp.topics[0].partitions[0].error_code));
+  expect(resp.topics[1].partitions.at(0).error_code == (v >= 10 ? 100 : 3),
+         "OffsetCommit: unknown topic answered " + std::to_string(resp.topics[1].partitions.at(0).error_code));
+  if (v >= 10) expect(resp.topics[0].topic_id == g_topic_id, "OffsetCommit: topic id not echoed");
 }
 
 void cell_offset_fetch(int16_t v) {
@@ -545,9 +567,16 @@ void cell_offset_fetch(int16_t v) {
     bp::OffsetFetchRequest::OffsetFetchRequestGroup g;
     g.group_id = group;
     bp::OffsetFetchRequest::OffsetFetchRequestTopics t;
-    t.name = kTopic;
+    if (v >= 10) t.topic_id = g_topic_id;  // KIP-848: topics by id
+    else t.name = kTopic;
     t.partition_indexes = {0, 1, 99};
     g.topics->push_back(t);
+    if (v >= 10) {
+      bp::OffsetFetchRequest::OffsetFetchRequestTopics unknown;
+      unknown.topic_id = kUnknownTopicId;
+      unknown.partition_indexes = {0};
+      g.topics->push_back(unknown);
+    }
     req.groups.push_back(g);
     bp::OffsetFetchRequest::OffsetFetchRequestGroup all;  // every committed topic
     all.group_id = group;
@@ -561,6 +590,16 @@ void cell_offset_fetch(int16_t v) {
     expect(resp.topics[0].partitions[0].committed_offset == 2, "OffsetFetch: committed offset");
   } else {
     expect(resp.groups.size() == 2, "OffsetFetch: 2 groups expected");
+    const auto& named = resp.groups[0].topics;
+    expect(named.size() == (v >= 10 ? 2u : 1u) && named[0].partitions.size() == 3, "OffsetFetch: 3 partitions expected");
+    expect(named[0].partitions[0].committed_offset == 2, "OffsetFetch: committed offset");
+    if (v >= 10) {
+      expect(named[0].topic_id == g_topic_id, "OffsetFetch: topic id");
+      expect(named[1].topic_id == kUnknownTopicId && named[1].partitions.at(0).error_code == 100,
+             "OffsetFetch: unknown topic id not refused with UNKNOWN_TOPIC_ID");
+      expect(!resp.groups[1].topics.empty() && resp.groups[1].topics[0].topic_id == g_topic_id,
+             "OffsetFetch: whole-group listing lacks topic ids");
+    }
   }
   if (v >= 2) {  // all topics of the group (null topics)
     bp::OffsetFetchRequest all;
@@ -1084,6 +1123,32 @@ void cell_describe_log_dirs(int16_t v) {
   expect(parts == 1, "DescribeLogDirs: expected exactly partition 0, got " + std::to_string(parts));
 }
 
+void cell_alter_replica_log_dirs(int16_t v) {
+  // The node's one log dir, as DescribeLogDirs names it.
+  bp::DescribeLogDirsRequest describe;
+  describe.topics.reset();
+  auto dirs = exchange_new<bp::DescribeLogDirsResponse>(describe, 1);
+  expect(!dirs.results.empty(), "AlterReplicaLogDirs setup: no log dir");
+  bp::AlterReplicaLogDirsRequest req;
+  bp::AlterReplicaLogDirsRequest::AlterReplicaLogDir here, nowhere;
+  here.path = dirs.results[0].log_dir;  // where partition 0 is: nothing to move
+  bp::AlterReplicaLogDirsRequest::AlterReplicaLogDirTopic t;
+  t.name = kTopic;
+  t.partitions = {0, 99};
+  here.topics.push_back(t);
+  nowhere.path = "/matrix/no-such-log-dir";
+  t.partitions = {1};
+  nowhere.topics.push_back(t);
+  req.dirs = {here, nowhere};
+  auto resp = check_cell<bp::AlterReplicaLogDirsResponse>(req, v);
+  std::vector<int16_t> codes;
+  for (const auto& r : resp.results)
+    for (const auto& p : r.partitions) codes.push_back(p.error_code);
+  expect(codes == std::vector<int16_t>{0, 9, 57},
+         "AlterReplicaLogDirs: expected NONE, REPLICA_NOT_AVAILABLE, LOG_DIR_NOT_FOUND, got " +
+             std::to_string(codes.size()) + " codes");
+}
+
 void cell_describe_producers(int16_t v) {
   bp::DescribeProducersRequest req;
   bp::DescribeProducersRequest::TopicRequest t, missing;
@@ -1359,6 +1424,7 @@ const std::map<int16_t, Cell>& cells() {
       {23, cell_offset_for_leader_epoch},
       {32, cell_describe_configs}, {33, cell_alter_configs},
       {35, cell_describe_log_dirs},
+      {34, cell_alter_replica_log_dirs},
       {37, cell_create_partitions}, {42, cell_delete_groups},
       {43, cell_elect_leaders}, {45, cell_alter_partition_reassignments}, {46, cell_list_partition_reassignments},
       {44, cell_incremental_alter_configs}, {47, cell_offset_delete},

@@ -169,3 +169,47 @@ def test_flush_messages_syncs_before_the_answer(broker_factory):
             for _ in range(6):
                 assert produce(c, topic, 0, record_batch([(b"k", b"v")]))["error"] == 0
             assert flushes() - before == expected, topic
+
+
+TOPIC_CONFIG, STATIC_BROKER_CONFIG, DEFAULT_CONFIG = 1, 4, 5
+
+
+def described_with_synonyms(bootstrap, name, include_synonyms):
+    """(value, source, [(synonym, value, source)]) per config, through kafka-python, whose
+    DescribeConfigs lets the caller choose include_synonyms."""
+    from kafka.admin import ConfigResource as KConfigResource, ConfigResourceType, KafkaAdminClient
+    client = KafkaAdminClient(bootstrap_servers=bootstrap, request_timeout_ms=20000)
+    try:
+        responses = client.describe_configs([KConfigResource(ConfigResourceType.TOPIC, name)],
+                                            include_synonyms=include_synonyms)
+    finally:
+        client.close()
+    out = {}
+    for resp in responses:
+        for resource in resp.resources:
+            assert resource[0] == 0, resource
+            for entry in resource[4]:
+                out[entry[0]] = (entry[1], entry[3], [tuple(s) for s in entry[5]])
+    return out
+
+
+def test_describe_configs_sources_and_synonyms_follow_kafka(broker_factory):
+    # A static broker setting, a topic override and a config set nowhere, each with Kafka's
+    # source and synonyms, and synonyms only when asked for.
+    b = broker_factory({"log.retention.ms": 3600000})
+    create(b.bootstrap, "synonyms", {"segment.bytes": "1048576"})
+    got = described_with_synonyms(b.bootstrap, "synonyms", True)
+    assert got["retention.ms"] == ("3600000", STATIC_BROKER_CONFIG, [
+        ("log.retention.ms", "3600000", STATIC_BROKER_CONFIG),
+        ("log.retention.ms", "604800000", DEFAULT_CONFIG)]), got["retention.ms"]
+    value, source, synonyms = got["segment.bytes"]
+    assert (value, source) == ("1048576", TOPIC_CONFIG)
+    assert synonyms[0] == ("segment.bytes", "1048576", TOPIC_CONFIG)
+    assert synonyms[1][0] == "log.segment.bytes" and synonyms[1][2] == DEFAULT_CONFIG, synonyms
+    value, source, synonyms = got["cleanup.policy"]
+    assert (value, source) == ("delete", DEFAULT_CONFIG)
+    assert synonyms == [("log.cleanup.policy", "delete", DEFAULT_CONFIG)], synonyms
+    plain = described_with_synonyms(b.bootstrap, "synonyms", False)
+    assert all(not s for _, _, s in plain.values()), [k for k, (_, _, s) in plain.items() if s]
+    assert plain["retention.ms"][:2] == ("3600000", STATIC_BROKER_CONFIG)
+    assert plain["cleanup.policy"][:2] == ("delete", DEFAULT_CONFIG)

@@ -103,6 +103,9 @@ class Partition {
   bool in_isr(int32_t broker) const { return replica_->state().in_isr(broker); }
 
   std::unique_ptr<storage::Log> release_log();
+  // The same partition's log opened again elsewhere (a move between log dirs): the
+  // replication state stays; returns the old log.
+  std::unique_ptr<storage::Log> replace_log(std::unique_ptr<storage::Log> log);
 
  private:
   class LogAdapter;

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "brokerd/cluster/fetch_purgatory.h"
+#include "brokerd/cluster/log_dir_move.h"
 #include "brokerd/cluster/metadata_image.h"
 #include "brokerd/cluster/partition.h"
 #include "brokerd/cluster/replication_throttle.h"
@@ -46,6 +47,11 @@ struct PartitionStats {
   int32_t replicas = 0;
   int32_t isr = 0;                // the controller's ISR, as the leader knows it
   int32_t min_isr = 1;
+  // While the partition moves to another log dir: that dir, the bytes copied there, and how
+  // many offsets the copy trails the log end by.
+  std::filesystem::path future_log_dir;
+  uint64_t future_size_bytes = 0;
+  int64_t future_offset_lag = 0;
 };
 
 class PartitionManager {
@@ -167,6 +173,13 @@ class PartitionManager {
   // The fetches parked on this node's partitions.
   FetchPurgatory& purgatory() { return purgatory_; }
 
+  // AlterReplicaLogDirs: moves tp's directory to `target`, one of log_dirs(), while tp keeps
+  // serving (cluster/log_dir_move.h); call on tp's home shard. NONE once the move is under
+  // way, or when tp lives there already (a move elsewhere is then called off);
+  // REPLICA_NOT_AVAILABLE when this node does not host tp; KAFKA_STORAGE_ERROR when its log
+  // cannot be opened.
+  protocol::ErrorCode move_to_log_dir(const TopicPartition& tp, const std::filesystem::path& target);
+
   const ConfigMap& topic_defaults() const { return options_.topic_defaults; }
   const std::vector<std::filesystem::path>& log_dirs() const { return options_.log_dirs; }
 
@@ -211,6 +224,20 @@ class PartitionManager {
   // than log.cleaner.threads passes run node-wide).
   void clean_due(Shard& shard, size_t index, int64_t now_ms);
 
+  // A move between log dirs (partition_moves.cc), known to tp's home shard only.
+  struct LogDirMove {
+    std::filesystem::path target;
+    uint64_t generation = 0;  // a newer request for tp replaces the move
+    uint64_t copied_bytes = 0;
+    int64_t copied_end = 0;   // the log end when the last round began
+  };
+  boost::asio::awaitable<void> run_move(size_t shard, TopicPartition tp, uint64_t generation);
+  // A cleaner pass of tp is under way (on its home shard).
+  bool cleaning(size_t shard, const TopicPartition& tp) const;
+  // The last round and the swap, on the home shard with nothing else running there.
+  void finish_move(Partition& p, const std::filesystem::path& future, const std::filesystem::path& final_dir,
+                   CopiedFiles& copied);
+
   void set_followed(const TopicPartition& tp, int32_t leader);
   void send_alter_partition(const TopicPartition& tp, Partition& p);
 
@@ -225,6 +252,8 @@ class PartitionManager {
   ReplicationQuota leader_quota_;
   ReplicationQuota follower_quota_;
   std::atomic<uint64_t> next_ack_id_{1};
+  std::vector<std::unordered_map<TopicPartition, LogDirMove>> moves_;  // per shard
+  std::atomic<uint64_t> next_move_{1};
   AlterPartitionSender alter_sender_;
   mutable std::mutex followed_mu_;
   std::unordered_map<TopicPartition, int32_t> followed_;  // partition -> its leader

@@ -181,6 +181,10 @@ class Log {
   // The start of each leader epoch among the batches load() recovered (empty after a clean stop).
   const std::vector<EpochStart>& recovered_epochs() const { return recovered_epochs_; }
 
+  // Counts the truncations and resets: changes to records already written, which a copy of
+  // the files made before must not take for appends (cluster/log_dir_move.h).
+  uint64_t rewrites() const { return rewrites_; }
+
   // Segments in offset order, for tools and tests.
   std::vector<const Segment*> segments() const;
 
@@ -242,6 +246,7 @@ class Log {
   mutable uint64_t last_used_ = 0;
   // Bumped whenever a segment file is created; the directory is durable up to the synced one.
   uint64_t dir_version_ = 1;
+  uint64_t rewrites_ = 0;
   uint64_t dir_synced_version_ = 0;
   // The directory version of the last leader-epoch write (its rename is an entry change).
   uint64_t epochs_version_ = 0;

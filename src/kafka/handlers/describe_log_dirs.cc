@@ -1,7 +1,8 @@
 // DescribeLogDirs: every log dir of this node with the size of each partition it holds
 // (all partitions, or the requested ones), and from v4 the file system's total and usable
-// bytes. No partition is ever moving between dirs here, so offset lag is 0 and none is a
-// future replica.
+// bytes. A partition moving to another dir (AlterReplicaLogDirs) is listed there too, as a
+// future replica with the bytes copied so far and the offsets it trails by; otherwise the
+// offset lag is 0.
 #include <sys/statvfs.h>
 
 #include <map>
@@ -67,6 +68,12 @@ boost::asio::awaitable<net::Response> handle_describe_log_dirs(HandlerContext& c
     p.offset_lag = 0;
     p.is_future_key = false;
     by_dir[dir_name(s.log_dir)][s.tp.topic].push_back(p);
+    if (!s.future_log_dir.empty()) {
+      p.partition_size = static_cast<int64_t>(s.future_size_bytes);
+      p.offset_lag = s.future_offset_lag;
+      p.is_future_key = true;
+      by_dir[dir_name(s.future_log_dir)][s.tp.topic].push_back(p);
+    }
   }
 
   std::map<std::string, Space> space;

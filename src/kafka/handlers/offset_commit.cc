@@ -1,5 +1,6 @@
 // OffsetCommit: committed positions are written to the group's __consumer_offsets partition
-// on its home shard and acknowledged once appended. Unknown topics are refused per partition.
+// on its home shard and acknowledged once appended. Unknown topics are refused per partition;
+// v10 names topics by id (KIP-848), and an unknown id is UNKNOWN_TOPIC_ID.
 #include <map>
 
 #include "brokerd/cluster/metadata_store.h"
@@ -28,11 +29,14 @@ boost::asio::awaitable<net::Response> handle_offset_commit(HandlerContext& ctx) 
   std::vector<std::pair<size_t, size_t>> slots;  // (topic, partition) of each commit entry
   // READ on the group, and READ on each topic.
   const bool group_ok = authorized_group(ctx, acl::Operation::read, req.group_id);
+  const bool by_id = ctx.version >= 10;
   for (const auto& t : req.topics) {
     OffsetCommitResponse::OffsetCommitResponseTopic rt;
     rt.name = t.name;
-    const cluster::TopicMetadata* meta = image->topic(t.name);
-    const bool topic_ok = group_ok && authorized_topic(ctx, acl::Operation::read, t.name);
+    rt.topic_id = t.topic_id;
+    const cluster::TopicMetadata* meta = by_id ? image->topic(t.topic_id) : image->topic(t.name);
+    const std::string& name = by_id && meta ? meta->name : t.name;
+    const bool topic_ok = group_ok && (by_id && !meta ? true : authorized_topic(ctx, acl::Operation::read, name));
     for (const auto& p : t.partitions) {
       OffsetCommitResponse::OffsetCommitResponsePartition rp;
       rp.partition_index = p.partition_index;
@@ -40,6 +44,8 @@ boost::asio::awaitable<net::Response> handle_offset_commit(HandlerContext& ctx) 
         rp.error_code = protocol::code(ErrorCode::group_authorization_failed);
       } else if (!topic_ok) {
         rp.error_code = protocol::code(ErrorCode::topic_authorization_failed);
+      } else if (by_id && !meta) {
+        rp.error_code = protocol::code(ErrorCode::unknown_topic_id);
       } else if (!meta || p.partition_index < 0 || p.partition_index >= meta->partition_count()) {
         rp.error_code = protocol::code(ErrorCode::unknown_topic_or_partition);
       } else {
@@ -47,7 +53,7 @@ boost::asio::awaitable<net::Response> handle_offset_commit(HandlerContext& ctx) 
         e.offset = p.committed_offset;
         e.leader_epoch = p.committed_leader_epoch;
         e.metadata = p.committed_metadata.value_or("");
-        commit.offsets.emplace_back(group::OffsetKey{t.name, p.partition_index}, std::move(e));
+        commit.offsets.emplace_back(group::OffsetKey{name, p.partition_index}, std::move(e));
         slots.emplace_back(resp.topics.size(), rt.partitions.size());
       }
       rt.partitions.push_back(std::move(rp));

@@ -1,8 +1,11 @@
 // OffsetFetch: committed positions of one group (v1-7) or of several (v8+); a null topic list
 // asks for every partition the group has committed. Nothing committed reads as offset -1.
+// v10 names topics by id (KIP-848): an unknown id is UNKNOWN_TOPIC_ID, and a group's offsets
+// listed whole leave out topics that no longer exist (they have no id to name them by).
 #include <map>
 #include <set>
 
+#include "brokerd/cluster/metadata_store.h"
 #include "brokerd/group/group_coordinator.h"
 #include "brokerd/protocol/messages/offset_fetch_request.h"
 #include "brokerd/protocol/messages/offset_fetch_response.h"
@@ -54,6 +57,30 @@ std::optional<std::vector<group::OffsetKey>> requested(const std::optional<std::
   return keys;
 }
 
+// v10: the request's topic ids become names; those the image does not know are taken out
+// of the request and answered on their own.
+std::vector<OffsetFetchRequest::OffsetFetchRequestTopics> names_from_ids(
+    const cluster::MetadataImage& image, std::vector<OffsetFetchRequest::OffsetFetchRequestTopics>& topics) {
+  std::vector<OffsetFetchRequest::OffsetFetchRequestTopics> unknown;
+  std::erase_if(topics, [&](auto& t) {
+    const cluster::TopicMetadata* meta = image.topic(t.topic_id);
+    if (meta) t.name = meta->name;
+    else unknown.push_back(t);
+    return meta == nullptr;
+  });
+  return unknown;
+}
+
+// v10: each answered topic carries its id; committed offsets of deleted topics have none.
+void ids_from_names(const cluster::MetadataImage& image,
+                    std::vector<OffsetFetchResponse::OffsetFetchResponseTopics>& topics) {
+  std::erase_if(topics, [&](auto& t) {
+    const cluster::TopicMetadata* meta = image.topic(t.name);
+    if (meta) t.topic_id = meta->id;
+    return meta == nullptr;
+  });
+}
+
 // DESCRIBE on each topic: a topic the principal may not describe is left out when the
 // group's offsets are listed whole, and refused when asked for by name.
 std::set<std::string> refused_topics(const HandlerContext& ctx, group::FetchOffsetsResult& r, bool asked) {
@@ -97,7 +124,11 @@ boost::asio::awaitable<net::Response> handle_offset_fetch(HandlerContext& ctx) {
                            OffsetFetchResponse::OffsetFetchResponsePartition>(r, partition_error, refused);
     resp.error_code = protocol::code(r.error);
   } else {
+    auto image = ctx.services.metadata.image();
+    const bool by_id = ctx.version >= 10;
     for (auto& g : req.groups) {
+      std::vector<OffsetFetchRequest::OffsetFetchRequestTopics> unknown;
+      if (by_id && g.topics) unknown = names_from_ids(*image, *g.topics);
       auto keys = requested(g.topics);
       group::FetchOffsetsResult r;
       if (authorized_group(ctx, acl::Operation::describe, g.group_id)) {
@@ -109,9 +140,23 @@ boost::asio::awaitable<net::Response> handle_offset_fetch(HandlerContext& ctx) {
       OffsetFetchResponse::OffsetFetchResponseGroup rg;
       rg.group_id = g.group_id;
       rg.error_code = protocol::code(r.error);
-      if (r.error == ErrorCode::none)
+      if (r.error == ErrorCode::none) {
         rg.topics = by_topic<OffsetFetchResponse::OffsetFetchResponseTopics,
                              OffsetFetchResponse::OffsetFetchResponsePartitions>(r, ErrorCode::none, refused);
+        if (by_id) ids_from_names(*image, rg.topics);
+        for (const auto& t : unknown) {
+          OffsetFetchResponse::OffsetFetchResponseTopics rt;
+          rt.topic_id = t.topic_id;
+          for (int32_t p : t.partition_indexes) {
+            OffsetFetchResponse::OffsetFetchResponsePartitions rp;
+            rp.partition_index = p;
+            rp.committed_offset = -1;
+            rp.error_code = protocol::code(ErrorCode::unknown_topic_id);
+            rt.partitions.push_back(std::move(rp));
+          }
+          rg.topics.push_back(std::move(rt));
+        }
+      }
       resp.groups.push_back(std::move(rg));
     }
   }

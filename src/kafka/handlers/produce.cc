@@ -67,8 +67,10 @@ boost::asio::awaitable<net::Response> handle_produce(HandlerContext& ctx) {
   const bool transaction_ok = !req.transactional_id ||
                               authorized(ctx, acl::Operation::write, acl::ResourceType::transactional_id, *req.transactional_id);
   for (auto& topic : req.topic_data) {
-    const cluster::TopicMetadata* meta = image->topic(topic.name);
-    const bool topic_ok = authorized_topic(ctx, acl::Operation::write, topic.name);
+    // v13 names topics by id (KIP-516); the name is filled in here for everything below.
+    const cluster::TopicMetadata* meta = ctx.version >= 13 ? image->topic(topic.topic_id) : image->topic(topic.name);
+    if (ctx.version >= 13) topic.name = meta ? meta->name : std::string();
+    const bool topic_ok = meta || ctx.version < 13 ? authorized_topic(ctx, acl::Operation::write, topic.name) : true;
     for (auto& part : topic.partition_data) {
       Outcome o;
       if (!transaction_ok) {
@@ -77,6 +79,8 @@ boost::asio::awaitable<net::Response> handle_produce(HandlerContext& ctx) {
         o.error = ErrorCode::topic_authorization_failed;
       } else if (!acks_valid) {
         o.error = ErrorCode::invalid_required_acks;
+      } else if (!meta && ctx.version >= 13) {
+        o.error = ErrorCode::unknown_topic_id;
       } else if (!meta || part.index < 0 || part.index >= meta->partition_count()) {
         o.error = ErrorCode::unknown_topic_or_partition;
       } else if (part.records.is_null || part.records.parts.size() != 1 ||
@@ -194,6 +198,7 @@ boost::asio::awaitable<net::Response> handle_produce(HandlerContext& ctx) {
   for (const auto& topic : req.topic_data) {
     ProduceResponse::TopicProduceResponse tr;
     tr.name = topic.name;
+    tr.topic_id = topic.topic_id;
     uint64_t topic_bytes = 0;
     int64_t topic_records = 0;
     for (const auto& part : topic.partition_data) {

@@ -1,0 +1,58 @@
+#pragma once
+// Moving a partition's directory to another log dir of the same node (AlterReplicaLogDirs),
+// as file operations. The copy is made while the partition keeps serving, in rounds that
+// each copy what changed since the last one, into "<target>/<topic>-<p>.future". The last
+// round runs with the log closed; then commit() swaps the copy in, crash-safely:
+//   1. "<source>/<tp>"        -> "<source>/<tp>.moved"   (the copy is now the only live one)
+//   2. "<target>/<tp>.future" -> "<target>/<tp>"
+//   3. "<source>/<tp>.moved" is deleted.
+// recover_moves() finishes or undoes what a crash interrupted, before the logs are opened.
+#include <sys/types.h>
+
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace brokerd::cluster {
+
+inline constexpr const char* kFutureSuffix = ".future";
+inline constexpr const char* kMovedSuffix = ".moved";
+
+// One regular file of a partition directory as a round found it.
+struct PartitionFile {
+  std::string name;
+  ino_t inode = 0;
+  uint64_t size = 0;
+  int64_t mtime_ns = 0;
+};
+
+// What a move has copied so far, by file name.
+using CopiedFiles = std::map<std::string, PartitionFile>;
+
+// The files of a partition directory worth copying: not those a cleaner or a deletion is
+// in the middle of (.cleaned, .swap, .deleted). Throws std::system_error.
+std::vector<PartitionFile> list_partition_files(const std::filesystem::path& dir);
+
+// Brings `to` in line with `files` of `from`: a .log file that only grew gets its new bytes
+// (the caller clears `copied` after a truncation, which can also make a file grow back);
+// any other file that changed (other inode, size or modification time), or that `always`
+// names, is copied whole; files of `to` no longer in `files` are removed. Every file written is synced, and
+// `to` itself. Returns the bytes written. Throws std::system_error (ENOSPC and the like).
+uint64_t copy_round(const std::filesystem::path& from, const std::filesystem::path& to,
+                    const std::vector<PartitionFile>& files, CopiedFiles& copied,
+                    const std::vector<std::string>& always = {});
+
+// Steps 1 and 2 above, each rename made durable with a sync of its log dir. Throws
+// std::system_error; after a failure in step 2 the source is renamed back.
+void commit_move(const std::filesystem::path& source, const std::filesystem::path& future,
+                 const std::filesystem::path& final_dir);
+
+// At start, before any partition directory is read: a ".future" copy whose partition still
+// has its live directory is deleted (the move had not committed); a ".moved" directory is
+// deleted when the live one exists elsewhere, else its ".future" copy (complete, since step
+// 1 ran) is renamed into place, else it is renamed back. Returns one line per action.
+std::vector<std::string> recover_moves(const std::vector<std::filesystem::path>& log_dirs);
+
+}  // namespace brokerd::cluster
