@@ -784,6 +784,7 @@ boost::asio::awaitable<protocol::ErrorCode> PartitionManager::flush_if_due(const
   struct Taken {
     storage::FlushTarget target;
     protocol::Uuid topic_id;
+    const storage::Log* log = nullptr;  // a move to another log dir replaces it
     bool due = false;
   };
   auto take = [this, tp] {
@@ -792,6 +793,7 @@ boost::asio::awaitable<protocol::ErrorCode> PartitionManager::flush_if_due(const
     if (!p || !p->flush_messages_due()) return t;
     t.target = p->log().flush_target();
     t.topic_id = p->topic_id();
+    t.log = &p->log();
     t.due = true;
     return t;
   };
@@ -803,7 +805,8 @@ boost::asio::awaitable<protocol::ErrorCode> PartitionManager::flush_if_due(const
   const bool synced = sync_errno == 0;
   auto mark = [this, tp, synced, &taken] {
     Partition* p = local(tp);
-    if (p && p->topic_id() == taken.topic_id && synced) p->log().mark_flushed(taken.target.offset, taken.target.dir_version);
+    if (p && p->topic_id() == taken.topic_id && &p->log() == taken.log && synced)
+      p->log().mark_flushed(taken.target.offset, taken.target.dir_version);
   };
   co_await net::run_on(executor_of(tp), std::move(mark));
   if (!synced) {

@@ -126,8 +126,9 @@ boost::asio::awaitable<void> PartitionManager::run_move(size_t index, TopicParti
     // The last round waits until no sync or cleaner pass of the partition is under way: both
     // come back to the log they started from.
     boost::asio::steady_timer timer(co_await boost::asio::this_coro::executor);
-    for (int waited = 0; current() && waited < kQuietWaitMs; waited += 10) {
-      if (!p->flush_in_progress && !cleaning(index, tp)) break;
+    auto busy = [&] { return p->flush_in_progress || cleaning(index, tp); };
+    for (int waited = 0; current() && busy(); waited += 10) {
+      if (waited >= kQuietWaitMs) throw std::runtime_error("a sync or cleaner pass of the partition did not end in time");
       timer.expires_after(std::chrono::milliseconds(10));
       co_await timer.async_wait(boost::asio::as_tuple(boost::asio::use_awaitable));
     }
