@@ -40,6 +40,7 @@
 #include "brokerd/kafka/fetch_sessions.h"
 #include "brokerd/kafka/authorization.h"
 #include "brokerd/kafka/sasl_listeners.h"
+#include "brokerd/quota/throttler.h"
 #include "brokerd/metrics/broker_metrics.h"
 #include "brokerd/metrics/http_server.h"
 #include "brokerd/metrics/process_metrics.h"
@@ -440,9 +441,11 @@ int run(const brokerd::config::BrokerConfig& cfg) {
   mirror_opts.offsets_sync_ms = cfg.integer("mirror.offsets.sync.interval.ms");
   mirror::MirrorService mirrors(mirror_opts, metadata, partitions, mirror_status);
   kafka::register_mirror_collectors(registry, mirror_status);
+  quota::Throttler throttler(static_cast<int>(cfg.integer("quota.window.num")),
+                             cfg.integer("quota.window.size.seconds") * 1000);
   kafka::KafkaDispatcher dispatcher(kafka::Services{cfg, metadata, partitions, reactors, blocking, node_id, groups,
                                                     broker_metrics, quorum_driver, fetch_sessions, mirror_status,
-                                                    sasl_listeners, authorization});
+                                                    sasl_listeners, authorization, throttler});
   net::Server server(reactors, blocking, dispatcher, client_listeners, server_cfg);
 
   auto connections = [&server] { return static_cast<double>(server.connection_count()); };

@@ -35,6 +35,7 @@ BrokerEndpoint endpoint_for(const BrokerInfo& b, std::string_view listener) {
 
 void MetadataImage::seal() {
   owns_scram_credentials = false;
+  owns_client_quotas = false;
   if (acls->index) return;
   std::vector<acl::Binding> all;
   all.reserve(acls->bindings.size());

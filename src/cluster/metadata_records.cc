@@ -13,6 +13,7 @@
 #include "brokerd/protocol/messages/remove_mirror_link_record.h"
 #include "brokerd/protocol/messages/remove_user_scram_credential_record.h"
 #include "brokerd/protocol/messages/user_scram_credential_record.h"
+#include "brokerd/protocol/messages/client_quota_record.h"
 #include "brokerd/protocol/messages/register_broker_record.h"
 #include "brokerd/protocol/messages/unfence_broker_record.h"
 #include "brokerd/protocol/messages/unregister_broker_record.h"
@@ -31,6 +32,7 @@ constexpr uint32_t kTopicRecord = 2, kPartitionRecord = 3, kConfigRecord = 4, kP
                    kRemoveTopicRecord = 9;
 constexpr uint32_t kProducerIdsRecord = 15;
 constexpr uint32_t kUserScramCredentialRecord = 11, kRemoveUserScramCredentialRecord = 22;
+constexpr uint32_t kClientQuotaRecord = 14;
 constexpr uint32_t kAccessControlEntryRecord = 18, kRemoveAccessControlEntryRecord = 19;
 constexpr uint32_t kRegisterBrokerRecord = 0, kUnregisterBrokerRecord = 1, kFenceBrokerRecord = 7,
                    kUnfenceBrokerRecord = 8;
@@ -203,6 +205,19 @@ Bytes remove_acl_record(const protocol::Uuid& id) {
   protocol::RemoveAccessControlEntryRecord r;
   r.id = id;
   return frame(kRemoveAccessControlEntryRecord, r);
+}
+
+Bytes client_quota_record(const quota::Entity& entity, const std::string& key, double value, bool remove) {
+  protocol::ClientQuotaRecord r;
+  for (const auto& [type, name] : entity) {
+    auto& e = r.entity.emplace_back();
+    e.entity_type = type;
+    e.entity_name = name;
+  }
+  r.key = key;
+  r.value = value;
+  r.remove = remove;
+  return frame(kClientQuotaRecord, r);
 }
 
 Bytes remove_scram_credential_record(const std::string& user, auth::ScramMechanism m) {
@@ -421,6 +436,25 @@ void apply_record(protocol::Reader& rd, MetadataImage& image) {
       }
       break;
     }
+    case kClientQuotaRecord: {
+      protocol::ClientQuotaRecord r;
+      r.decode(rd, version);
+      quota::Entity entity;
+      for (const auto& e : r.entity) entity.emplace_back(e.entity_type, e.entity_name);
+      entity = quota::normalized(std::move(entity));
+      if (!image.owns_client_quotas) {
+        image.client_quotas = std::make_shared<quota::QuotaSet>(*image.client_quotas);
+        image.owns_client_quotas = true;
+      }
+      auto& quotas = const_cast<quota::QuotaSet&>(*image.client_quotas);
+      if (!r.remove) {
+        quotas[entity][r.key] = r.value;
+      } else if (auto it = quotas.find(entity); it != quotas.end()) {
+        it->second.erase(r.key);
+        if (it->second.empty()) quotas.erase(it);
+      }
+      break;
+    }
     case kMirrorLinkRecord: {
       protocol::MirrorLinkRecord r;
       r.decode(rd, version);
@@ -477,6 +511,8 @@ std::vector<Bytes> image_records(const MetadataImage& image) {
   for (const auto& [id, binding] : image.acls->bindings) out.push_back(acl_record(binding));
   for (const auto& [user, by_mechanism] : *image.scram_credentials)
     for (const auto& [mechanism, credential] : by_mechanism) out.push_back(scram_credential_record(user, credential));
+  for (const auto& [entity, values] : *image.client_quotas)
+    for (const auto& [key, value] : values) out.push_back(client_quota_record(entity, key, value, false));
   if (image.next_producer_id > 0) out.push_back(producer_ids_record(-1, -1, image.next_producer_id));
   return out;
 }

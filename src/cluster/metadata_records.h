@@ -32,6 +32,8 @@ Bytes mirror_topic_record(const TopicMetadata& topic);
 // A user's SCRAM credential for one mechanism (KIP-554), and its removal.
 Bytes scram_credential_record(const std::string& user, const auth::ScramCredential& c);
 Bytes remove_scram_credential_record(const std::string& user, auth::ScramMechanism m);
+// One quota of one entity, set (value) or removed.
+Bytes client_quota_record(const quota::Entity& entity, const std::string& key, double value, bool remove);
 // An ACL binding (AccessControlEntryRecord) and its removal by id.
 Bytes acl_record(const acl::Binding& b);
 Bytes remove_acl_record(const protocol::Uuid& id);

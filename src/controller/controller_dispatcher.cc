@@ -4,6 +4,7 @@
 #include "brokerd/cluster/mirror_link_requests.h"
 #include "brokerd/cluster/acl_requests.h"
 #include "brokerd/cluster/scram_credential_requests.h"
+#include "brokerd/cluster/client_quota_requests.h"
 #include "brokerd/cluster/reassignment_requests.h"
 #include "brokerd/common/clock.h"
 #include "brokerd/common/logger.h"
@@ -80,6 +81,7 @@ const std::vector<ControllerApi>& controller_apis() {
       {cluster::kListPartitionReassignments, 0, 0},
       {cluster::kCreateMirrorLinks, 0, 0},
       {cluster::kAlterUserScramCredentials, 0, 0},
+      {cluster::kAlterClientQuotas, 0, 1},
       {cluster::kCreateAcls, cluster::kAclsMinVersion, cluster::kAclsMaxVersion},
       {cluster::kDeleteAcls, cluster::kAclsMinVersion, cluster::kAclsMaxVersion},
       {cluster::kAlterMirrorLinks, 0, 0},
@@ -184,6 +186,9 @@ boost::asio::awaitable<net::Response> ControllerDispatcher::dispatch(net::Reques
       case cluster::kDeleteAcls:
         co_return co_await on_blocking_pool<protocol::DeleteAclsRequest>(
             req, body, [this](const auto& r) { return cluster::answer_delete_acls(metadata_, r); });
+      case cluster::kAlterClientQuotas:
+        co_return co_await on_blocking_pool<protocol::AlterClientQuotasRequest>(
+            req, body, [this](const auto& r) { return cluster::answer_alter_client_quotas(metadata_, r); });
       case cluster::kAlterUserScramCredentials:
         co_return co_await on_blocking_pool<protocol::AlterUserScramCredentialsRequest>(
             req, body, [this](const auto& r) { return cluster::answer_alter_user_scram_credentials(metadata_, r); });

@@ -85,6 +85,8 @@ boost::asio::awaitable<net::Response> handle_incremental_alter_configs(HandlerCo
 boost::asio::awaitable<net::Response> handle_describe_cluster(HandlerContext& ctx);
 boost::asio::awaitable<net::Response> handle_describe_log_dirs(HandlerContext& ctx);
 boost::asio::awaitable<net::Response> handle_alter_replica_log_dirs(HandlerContext& ctx);
+boost::asio::awaitable<net::Response> handle_describe_client_quotas(HandlerContext& ctx);
+boost::asio::awaitable<net::Response> handle_alter_client_quotas(HandlerContext& ctx);
 boost::asio::awaitable<net::Response> handle_find_coordinator(HandlerContext& ctx);
 boost::asio::awaitable<net::Response> handle_join_group(HandlerContext& ctx);
 boost::asio::awaitable<net::Response> handle_sync_group(HandlerContext& ctx);

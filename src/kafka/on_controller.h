@@ -13,13 +13,14 @@
 namespace brokerd::kafka {
 
 // Serves `Req` on the controller, or forwards it. Every such request changes the cluster's
-// metadata and needs ALTER on the cluster. `refuse(req, resp, error, message)` fills the
-// answer when the principal may not, or when no controller answered.
+// metadata and needs `op` (ALTER unless said) on the cluster. `refuse(req, resp, error,
+// message)` fills the answer when the principal may not, or when no controller answered.
 template <typename Req, typename Resp, typename Serve, typename Refuse>
-boost::asio::awaitable<net::Response> on_controller(HandlerContext& ctx, Serve serve, Refuse refuse) {
+boost::asio::awaitable<net::Response> on_controller(HandlerContext& ctx, Serve serve, Refuse refuse,
+                                                   acl::Operation op = acl::Operation::alter) {
   auto req = ctx.decode<Req>();
   auto& svc = ctx.services;
-  if (!authorized_cluster(ctx, acl::Operation::alter)) {
+  if (!authorized_cluster(ctx, op)) {
     Resp resp;
     refuse(req, resp, protocol::ErrorCode::cluster_authorization_failed, "Not authorized to alter the cluster.");
     co_return ctx.respond(resp);

@@ -22,6 +22,8 @@ constexpr ServedApi kServed[] = {
     {33, 0, 2, handle_alter_configs},   // AlterConfigs
     {35, 1, 4, handle_describe_log_dirs},  // DescribeLogDirs
     {34, 1, 2, handle_alter_replica_log_dirs},  // AlterReplicaLogDirs
+    {48, 0, 1, handle_describe_client_quotas},  // DescribeClientQuotas
+    {49, 0, 1, handle_alter_client_quotas},  // AlterClientQuotas
     {37, 0, 3, handle_create_partitions},   // CreatePartitions
     {43, 0, 2, handle_elect_leaders},   // ElectLeaders
     {45, 0, 1, handle_alter_partition_reassignments},   // AlterPartitionReassignments

@@ -206,6 +206,10 @@ std::shared_ptr<Connection::FrameBuffer> Connection::acquire_buffer(size_t size)
 asio::awaitable<void> Connection::reader() {
   const auto& cfg = state_->config;
   for (;;) {
+    // Muted while a quota throttle lasts (close() wakes this).
+    while (!closed_ && context_.throttled_until > std::chrono::steady_clock::now())
+      co_await wait(reader_wake_, context_.throttled_until - std::chrono::steady_clock::now());
+    if (closed_) break;
     if (!co_await fill(4)) break;
     const auto size = static_cast<int32_t>(read_be32(stage_.get() + stage_begin_));
     stage_begin_ += 4;

@@ -1149,6 +1149,61 @@ void cell_alter_replica_log_dirs(int16_t v) {
              std::to_string(codes.size()) + " codes");
 }
 
+void cell_alter_client_quotas(int16_t v) {
+  bp::AlterClientQuotasRequest req;
+  bp::AlterClientQuotasRequest::EntryData ok, bad_key, ip;
+  auto& e = ok.entity.emplace_back();
+  e.entity_type = "user";
+  e.entity_name = vname("matrix-user", v);
+  auto& op = ok.ops.emplace_back();
+  op.key = "producer_byte_rate";
+  op.value = 1048576;
+  bad_key = ok;
+  bad_key.entity[0].entity_name = vname("matrix-other", v);
+  bad_key.ops[0].key = "no_such_quota";
+  ip = ok;
+  ip.entity[0].entity_type = "ip";
+  ip.entity[0].entity_name = "127.0.0.1";
+  ip.ops[0].key = "connection_creation_rate";
+  req.entries = {ok, bad_key, ip};
+  auto resp = check_cell<bp::AlterClientQuotasResponse>(req, v);
+  expect(resp.entries.size() == 3 && resp.entries[0].error_code == 0 && resp.entries[1].error_code == 42 &&
+             resp.entries[2].error_code == 42,
+         "AlterClientQuotas: expected NONE, INVALID_REQUEST, INVALID_REQUEST");
+}
+
+void cell_describe_client_quotas(int16_t v) {
+  // A quota of this cell's own to find.
+  bp::AlterClientQuotasRequest set;
+  auto& entry = set.entries.emplace_back();
+  auto& e = entry.entity.emplace_back();
+  e.entity_type = "user";
+  e.entity_name = vname("matrix-dcq", v);
+  auto& op = entry.ops.emplace_back();
+  op.key = "consumer_byte_rate";
+  op.value = 2048;
+  auto sresp = exchange_new<bp::AlterClientQuotasResponse>(set, 0);
+  expect(sresp.entries.size() == 1 && sresp.entries[0].error_code == 0, "DescribeClientQuotas setup failed");
+  bp::DescribeClientQuotasRequest req;
+  auto& c = req.components.emplace_back();
+  c.entity_type = "user";
+  c.match_type = 0;
+  c.match = vname("matrix-dcq", v);
+  req.strict = true;
+  bool found = false;
+  for (int attempt = 0; attempt < 50 && !found; ++attempt) {  // the image catches up with the commit
+    auto resp = check_cell<bp::DescribeClientQuotasResponse>(req, v);
+    expect(resp.error_code == 0, "DescribeClientQuotas: error " + std::to_string(resp.error_code));
+    found = resp.entries && resp.entries->size() == 1 && resp.entries->at(0).values.size() == 1 &&
+            resp.entries->at(0).values[0].value == 2048;
+  }
+  expect(found, "DescribeClientQuotas: the quota set is not listed");
+  bp::DescribeClientQuotasRequest dup = req;  // a type twice: INVALID_REQUEST
+  dup.components.push_back(dup.components[0]);
+  auto r2 = check_cell<bp::DescribeClientQuotasResponse>(dup, v);
+  expect(r2.error_code == 42, "DescribeClientQuotas: a duplicate component is not refused");
+}
+
 void cell_describe_producers(int16_t v) {
   bp::DescribeProducersRequest req;
   bp::DescribeProducersRequest::TopicRequest t, missing;
@@ -1425,6 +1480,8 @@ const std::map<int16_t, Cell>& cells() {
       {32, cell_describe_configs}, {33, cell_alter_configs},
       {35, cell_describe_log_dirs},
       {34, cell_alter_replica_log_dirs},
+      {48, cell_describe_client_quotas},
+      {49, cell_alter_client_quotas},
       {37, cell_create_partitions}, {42, cell_delete_groups},
       {43, cell_elect_leaders}, {45, cell_alter_partition_reassignments}, {46, cell_list_partition_reassignments},
       {44, cell_incremental_alter_configs}, {47, cell_offset_delete},

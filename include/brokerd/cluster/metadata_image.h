@@ -20,6 +20,7 @@
 #include "brokerd/acl/acl.h"
 #include "brokerd/acl/authorizer.h"
 #include "brokerd/auth/scram.h"
+#include "brokerd/quota/client_quotas.h"
 #include "brokerd/cluster/mirror_link.h"
 #include "brokerd/protocol/uuid.h"
 
@@ -141,6 +142,9 @@ class MetadataImage {
     }
   };
   NotCopied owns_scram_credentials;
+  // Client quotas (ClientQuotaRecord), shared and copied as the credentials are.
+  std::shared_ptr<const quota::QuotaSet> client_quotas = std::make_shared<const quota::QuotaSet>();
+  NotCopied owns_client_quotas;
   std::optional<auth::ScramCredential> scram_credential(const std::string& user, auth::ScramMechanism m) const;
   std::shared_ptr<const AclSet> acls = std::make_shared<const AclSet>(AclSet{{}, std::make_shared<const acl::Index>()});
   // Rebuilds the ACL index when a change left it stale; the store calls it before publishing.

@@ -17,6 +17,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "brokerd/cluster/controller_channel.h"
@@ -149,6 +150,15 @@ class MetadataStore final : public quorum::QuorumListener {
     std::optional<auth::ScramCredential> credential;
   };
   std::vector<ChangeAnswer> alter_scram_credentials(const std::vector<ScramChange>& changes);
+
+  // Client quotas (KIP-546), on the controller only: NOT_CONTROLLER elsewhere. Each change
+  // sets or removes quotas of one entity (checked by the caller); the changes commit together
+  // and are answered alike. Blocks until committed.
+  struct QuotaChange {
+    quota::Entity entity;
+    std::vector<std::tuple<std::string, double, bool>> ops;  // key, value, remove
+  };
+  ChangeAnswer alter_client_quotas(const std::vector<QuotaChange>& changes);
 
   // ACLs, on the controller only: NOT_CONTROLLER elsewhere. Creating a binding that exists
   // already succeeds and changes nothing; the new ones commit together. Each deletion filter

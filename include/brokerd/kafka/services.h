@@ -9,6 +9,7 @@ namespace brokerd::cluster { class MetadataStore; class MirrorStatus; class Part
 namespace brokerd::group { class GroupCoordinator; }
 namespace brokerd::metrics { class BrokerMetrics; }
 namespace brokerd::quorum { class QuorumDriver; }
+namespace brokerd::quota { class Throttler; }
 
 namespace brokerd::kafka {
 
@@ -36,6 +37,8 @@ struct Services {
   const SaslListeners& sasl;
   // Whether and how requests are authorized (authorize.h).
   const Authorization& authorization;
+  // The byte rates of client quota buckets (kafka/quotas.h).
+  quota::Throttler& throttler;
 };
 
 }  // namespace brokerd::kafka

@@ -50,6 +50,9 @@ struct ConnectionContext {
   // api_version kBareSaslToken.
   bool bare_sasl_tokens = false;
   std::unique_ptr<SessionState> session;
+  // KIP-219: a client over its quota was answered at once and told to wait; the connection
+  // reads no further request before this.
+  std::chrono::steady_clock::time_point throttled_until{};
 };
 
 // The api_version of a bare SASL token (SaslHandshake v0); its api_key is SaslAuthenticate's.

@@ -23,6 +23,7 @@
 #include "brokerd/replication/read_replica.h"
 #include "kafka/authorize.h"
 #include "kafka/handler.h"
+#include "kafka/quotas.h"
 
 namespace brokerd::kafka {
 namespace {
@@ -387,6 +388,17 @@ boost::asio::awaitable<net::Response> handle_fetch(HandlerContext& ctx) {
     if (topic_bytes[t] > 0) svc.metrics.topics().row(resp.responses[t].topic).add(metrics::BrokerMetrics::bytes_out, topic_bytes[t]);
   }
   if (any_error) svc.metrics.api(ctx.request.api_key).errors.add();
+  // consumer_byte_rate: what this answer carries counts against the client's bucket; a client
+  // over its quota waits before its next fetch (KIP-219 from v8: told to, and its connection
+  // muted; before that the answer itself waits).
+  if (replica_id < 0) {
+    uint64_t bytes = 0;
+    for (uint64_t b : topic_bytes) bytes += b;
+    const int64_t throttle_ms = record_quota(ctx, quota::kConsumerByteRate, static_cast<double>(bytes));
+    resp.throttle_time_ms = static_cast<int32_t>(throttle_ms);
+    mute(ctx, throttle_ms);
+    co_await answer_later(ctx, throttle_ms, 8);
+  }
   co_return ctx.respond(resp);
 }
 

@@ -15,6 +15,7 @@
 #include "brokerd/protocol/messages/produce_request.h"
 #include "brokerd/protocol/messages/produce_response.h"
 #include "kafka/authorize.h"
+#include "kafka/quotas.h"
 #include "kafka/handler.h"
 
 namespace brokerd::kafka {
@@ -46,6 +47,12 @@ std::span<std::byte> writable(const SharedBytes& b) {
 
 boost::asio::awaitable<net::Response> handle_produce(HandlerContext& ctx) {
   auto req = ctx.decode<ProduceRequest>();
+  // producer_byte_rate: the request's size counts against the client's bucket as it arrives,
+  // and a client over its quota waits: its connection is muted before the next request is
+  // read (KIP-219; the answer says how long), and before v6 the answer itself waits.
+  const int64_t throttle_ms =
+      record_quota(ctx, quota::kProducerByteRate, static_cast<double>(ctx.request.frame.size()));
+  mute(ctx, throttle_ms);
   auto& svc = ctx.services;
   auto image = svc.metadata.image();
   const bool acks_valid = req.acks == 0 || req.acks == 1 || req.acks == -1;
@@ -234,6 +241,8 @@ boost::asio::awaitable<net::Response> handle_produce(HandlerContext& ctx) {
     resp.responses.push_back(std::move(tr));
   }
   if (any_error) svc.metrics.api(ctx.request.api_key).errors.add();
+  resp.throttle_time_ms = static_cast<int32_t>(throttle_ms);
+  co_await answer_later(ctx, req.acks == 0 ? 0 : throttle_ms, 6);
   if (req.acks == 0) {
     // No response is expected; closing the connection is the only way to report a failure.
     co_return net::Response{{}, false, any_error};

@@ -1,0 +1,62 @@
+#pragma once
+// Client quotas (KIP-55, KIP-546) as data: which entities have which byte rates, the checks
+// AlterClientQuotas applies, the filters DescribeClientQuotas matches, and which quota a
+// client's connection falls under, by Kafka's precedence. Pure: no clocks, no I/O.
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace brokerd::quota {
+
+inline constexpr std::string_view kUser = "user", kClientId = "client-id", kIp = "ip";
+inline constexpr std::string_view kProducerByteRate = "producer_byte_rate";
+inline constexpr std::string_view kConsumerByteRate = "consumer_byte_rate";
+
+// An entity: its components sorted by type, each with a name or, for the default entity of
+// that type ("<default>"), none.
+using Component = std::pair<std::string, std::optional<std::string>>;
+using Entity = std::vector<Component>;
+// The quotas set: entity -> key -> value.
+using QuotaSet = std::map<Entity, std::map<std::string, double>>;
+
+// Sorted by type, as QuotaSet keys are.
+Entity normalized(Entity e);
+// "user=alice,client-id=<default>" for logs and errors.
+std::string to_string(const Entity& e);
+
+// Why AlterClientQuotas refuses an entity (empty: acceptable): a user, a client id, both, or
+// nothing else; no type twice.
+std::string check_entity(const Entity& e);
+// Why it refuses one operation on an accepted entity: only the byte rates are enforced here,
+// and a value must be positive.
+std::string check_op(const std::string& key, double value, bool remove);
+
+// DescribeClientQuotas: one component of the filter.
+struct FilterComponent {
+  std::string entity_type;
+  int8_t match_type = 0;  // 0 this name, 1 the default entity, 2 any entity of the type
+  std::optional<std::string> match;
+};
+inline constexpr int8_t kMatchExact = 0, kMatchDefault = 1, kMatchAny = 2;
+// Why the filter is refused (empty: acceptable): unknown match type, a type twice.
+std::string check_filter(const std::vector<FilterComponent>& filter);
+// Whether `e` matches: every component finds its type in `e` as asked; with strict, `e` has
+// no other type.
+bool matches(const Entity& e, const std::vector<FilterComponent>& filter, bool strict);
+
+// The quota `key` that applies to a client, and the bucket it shares: the first entity set
+// in Kafka's order (user+client, user+default client, user, default user+client, default
+// user+default client, default user, client, default client). The bucket names the client's
+// own user and client id where the matched entity does (a default entity gives each user or
+// client its own bucket).
+struct Applied {
+  double value = 0;
+  std::string bucket;
+};
+std::optional<Applied> applicable(const QuotaSet& quotas, std::string_view key, const std::string& user,
+                                  const std::string& client_id);
+
+}  // namespace brokerd::quota

@@ -1,0 +1,47 @@
+#include "kafka/quotas.h"
+
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/this_coro.hpp>
+#include <boost/asio/use_awaitable.hpp>
+
+#include <algorithm>
+#include <chrono>
+
+#include "brokerd/cluster/metadata_store.h"
+#include "brokerd/common/clock.h"
+#include "brokerd/kafka/services.h"
+#include "brokerd/quota/throttler.h"
+
+namespace brokerd::kafka {
+
+int64_t record_quota(HandlerContext& ctx, std::string_view key, double bytes, std::string* bucket) {
+  auto image = ctx.services.metadata.image();
+  if (image->client_quotas->empty() || !ctx.request.connection) return 0;
+  std::string_view principal = ctx.request.connection->principal;
+  if (principal.starts_with("User:")) principal.remove_prefix(5);
+  auto applied = quota::applicable(*image->client_quotas, key, std::string(principal),
+                                   ctx.request.client_id.value_or(""));
+  if (!applied) return 0;
+  if (bucket) *bucket = applied->bucket;
+  return ctx.services.throttler.record(applied->bucket, bytes, applied->value, wall_clock_ms());
+}
+
+void unrecord_quota(HandlerContext& ctx, const std::string& bucket, double bytes) {
+  ctx.services.throttler.unrecord(bucket, bytes, wall_clock_ms());
+}
+
+void mute(HandlerContext& ctx, int64_t ms) {
+  if (ms <= 0 || !ctx.request.connection) return;
+  auto& until = ctx.request.connection->throttled_until;
+  until = std::max(until, std::chrono::steady_clock::now() + std::chrono::milliseconds(ms));
+}
+
+boost::asio::awaitable<void> answer_later(HandlerContext& ctx, int64_t ms, int16_t client_waits_from) {
+  if (ms <= 0 || ctx.version >= client_waits_from) co_return;
+  boost::asio::steady_timer timer(co_await boost::asio::this_coro::executor);
+  timer.expires_after(std::chrono::milliseconds(ms));
+  co_await timer.async_wait(boost::asio::as_tuple(boost::asio::use_awaitable));
+}
+
+}  // namespace brokerd::kafka

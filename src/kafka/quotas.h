@@ -1,0 +1,27 @@
+#pragma once
+// Client quotas applied to requests (KIP-13, KIP-55, KIP-219): the byte rate a request adds
+// to its client's bucket, the throttle time a client over its quota gets, and how it waits.
+#include <boost/asio/awaitable.hpp>
+
+#include <cstdint>
+#include <string_view>
+
+#include "brokerd/quota/client_quotas.h"
+#include "kafka/handler.h"
+
+namespace brokerd::kafka {
+
+// The quota `key` (producer_byte_rate, consumer_byte_rate) that applies to the request's
+// user and client id, if any: records `bytes` against its bucket and returns the throttle
+// time in ms (0 within the quota or without one). `bucket` names it for unrecord().
+int64_t record_quota(HandlerContext& ctx, std::string_view key, double bytes, std::string* bucket = nullptr);
+void unrecord_quota(HandlerContext& ctx, const std::string& bucket, double bytes);
+
+// KIP-219: the connection reads no further request for `ms`. Called before the handler's
+// first suspension, this also holds back requests the client pipelined behind this one (the
+// connection reads the next frame only once the handler suspends).
+void mute(HandlerContext& ctx, int64_t ms);
+// A request version older than KIP-219 (< `client_waits_from`) is answered only after `ms`.
+boost::asio::awaitable<void> answer_later(HandlerContext& ctx, int64_t ms, int16_t client_waits_from);
+
+}  // namespace brokerd::kafka

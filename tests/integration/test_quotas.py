@@ -1,0 +1,115 @@
+"""Client quotas (KIP-546): set and listed with `brokerctl quotas`, stored in the metadata
+log, and enforced: a producer or consumer over its byte rate is slowed to it, while a client
+without a quota on the same broker is not."""
+import json
+import subprocess
+import threading
+import time
+
+from confluent_kafka import Consumer, Producer, TopicPartition
+
+import clients
+from brokerd_harness import brokerctl_binary
+
+RATE = 200_000          # bytes/s
+PAYLOAD = 1_200_000     # bytes each client moves
+RECORD = 1000
+
+
+def ctl(broker, *args):
+    cmd = [brokerctl_binary(), "--bootstrap-server", broker.bootstrap] + [str(a) for a in args]
+    return subprocess.run(cmd, capture_output=True, text=True, timeout=60)
+
+
+def quota_broker(broker_factory):
+    # A 2-sample window of 1 s: a burst is measured over 1-2 s, so the test is short.
+    return broker_factory({"quota.window.num": 2, "quota.window.size.seconds": 1})
+
+
+def produce_timed(bootstrap, topic, client_id, out):
+    p = Producer({"bootstrap.servers": bootstrap, "client.id": client_id, "acks": "1", "linger.ms": 5,
+                  "batch.size": 16384})
+    start = time.monotonic()
+    for i in range(PAYLOAD // RECORD):
+        while True:
+            try:
+                p.produce(topic, value=b"x" * RECORD)
+                break
+            except BufferError:
+                p.poll(0.05)
+        p.poll(0)
+    left = p.flush(60)
+    out[client_id] = (time.monotonic() - start, left)
+
+
+def test_quotas_are_set_listed_and_refused_as_kafka_does(broker_factory):
+    b = quota_broker(broker_factory)
+    r = ctl(b, "quotas", "alter", "--user", "alice", "--client-id", "<default>", "--set", "producer_byte_rate=1024",
+            "--set", "consumer_byte_rate=2048")
+    assert r.returncode == 0, r.stderr
+    r = ctl(b, "quotas", "alter", "--user", "bob", "--set", "request_percentage=50")
+    assert r.returncode != 0 and "INVALID_REQUEST" in r.stderr and "not enforced" in r.stderr, r.stderr
+    r = ctl(b, "quotas", "alter", "--user", "carol", "--set", "producer_byte_rate=1", "--validate-only")
+    assert r.returncode == 0, r.stderr
+    listed = json.loads(ctl(b, "--output", "json", "quotas", "describe").stdout)
+    assert sorted((q["quota"], q["value"]) for q in listed) == [("consumer_byte_rate", "2048"),
+                                                                 ("producer_byte_rate", "1024")], listed
+    assert all(q["entity"] == {"user": "alice", "client-id": "<default>"} for q in listed), listed
+    only_bob = json.loads(ctl(b, "--output", "json", "quotas", "describe", "--user", "bob").stdout)
+    assert only_bob == [], only_bob
+    r = ctl(b, "quotas", "alter", "--user", "alice", "--client-id", "<default>", "--delete", "consumer_byte_rate")
+    assert r.returncode == 0, r.stderr
+    # Kept in the metadata log: still there after a restart.
+    b.stop()
+    b.start()
+    listed = json.loads(ctl(b, "--output", "json", "quotas", "describe").stdout)
+    assert [(q["quota"], q["value"]) for q in listed] == [("producer_byte_rate", "1024")], listed
+
+
+def test_a_producer_over_its_quota_is_slowed_and_others_are_not(broker_factory):
+    b = quota_broker(broker_factory)
+    clients.create_topic(b.bootstrap, "metered", 1)
+    r = ctl(b, "quotas", "alter", "--client-id", "slow", "--set", f"producer_byte_rate={RATE}")
+    assert r.returncode == 0, r.stderr
+    time.sleep(0.5)
+    out = {}
+    threads = [threading.Thread(target=produce_timed, args=(b.bootstrap, "metered", cid, out)) for cid in ("slow", "fast")]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(90)
+    slow, fast = out["slow"], out["fast"]
+    assert slow[1] == 0 and fast[1] == 0, out
+    # 1.2 MB at 200 KB/s: 6 s, less the burst the 2 s window lets through.
+    assert slow[0] >= 3.0, out
+    assert fast[0] < slow[0] / 2, out
+    print(f"1.2 MB: client 'slow' (quota {RATE} B/s) {slow[0]:.1f} s, client 'fast' (none) {fast[0]:.1f} s")
+
+
+def test_a_consumer_over_its_quota_is_slowed(broker_factory):
+    b = quota_broker(broker_factory)
+    clients.create_topic(b.bootstrap, "to-read", 1)
+    out = {}
+    produce_timed(b.bootstrap, "to-read", "writer", out)
+    r = ctl(b, "quotas", "alter", "--client-id", "slow-reader", "--set", f"consumer_byte_rate={RATE}")
+    assert r.returncode == 0, r.stderr
+    time.sleep(0.5)
+
+    def read(client_id):
+        c = Consumer({"bootstrap.servers": b.bootstrap, "group.id": client_id, "client.id": client_id,
+                      "enable.auto.commit": False, "max.partition.fetch.bytes": 65536})
+        c.assign([TopicPartition("to-read", 0, 0)])
+        n, start = 0, time.monotonic()
+        while n < PAYLOAD // RECORD and time.monotonic() - start < 60:
+            m = c.poll(0.5)
+            if m is not None and not m.error():
+                n += 1
+        c.close()
+        return n, time.monotonic() - start
+
+    n_fast, t_fast = read("fast-reader")
+    n_slow, t_slow = read("slow-reader")
+    assert n_fast == n_slow == PAYLOAD // RECORD, (n_fast, n_slow)
+    assert t_slow >= 3.0, (t_slow, t_fast)
+    assert t_fast < t_slow / 2, (t_slow, t_fast)
+    print(f"1.2 MB read: client 'slow-reader' (quota {RATE} B/s) {t_slow:.1f} s, 'fast-reader' {t_fast:.1f} s")
