@@ -29,7 +29,12 @@ BrokerMetrics::BrokerMetrics(Registry& registry)
                     {"brokerd_topic_bytes_out_total", "Record batch bytes returned to consumers by Fetch, per topic (replication excluded)."}})),
       principals_(registry.keyed_counters(
           "principal", {{"brokerd_principal_authorization_refused_total",
-                         "Requests (or parts of them: a topic, a group) the authorizer refused, per principal."}})),
+                         "Requests (or parts of them: a topic, a group) the authorizer refused, per principal."},
+                        {"brokerd_principal_bytes_in_total", "Record batch bytes appended for the principal's producers."},
+                        {"brokerd_principal_bytes_out_total",
+                         "Record batch bytes returned to the principal's consumers by Fetch (replication excluded)."},
+                        {"brokerd_principal_throttled_milliseconds_total",
+                         "Time the principal's clients were told to wait by client quotas."}})),
       fetch_purgatory_(registry.gauge("brokerd_fetch_purgatory_size",
                                       "Fetch requests waiting for min_bytes or max_wait_ms.")),
       produce_purgatory_(registry.gauge(

@@ -5,11 +5,12 @@ import json
 import subprocess
 import threading
 import time
+import urllib.request
 
 from confluent_kafka import Consumer, Producer, TopicPartition
 
 import clients
-from brokerd_harness import brokerctl_binary
+from brokerd_harness import brokerctl_binary, free_port
 
 RATE = 200_000          # bytes/s
 PAYLOAD = 1_200_000     # bytes each client moves
@@ -87,7 +88,8 @@ def test_a_producer_over_its_quota_is_slowed_and_others_are_not(broker_factory):
 
 
 def test_a_consumer_over_its_quota_is_slowed(broker_factory):
-    b = quota_broker(broker_factory)
+    port = free_port()
+    b = broker_factory({"quota.window.num": 2, "quota.window.size.seconds": 1, "metrics.listener": f"127.0.0.1:{port}"})
     clients.create_topic(b.bootstrap, "to-read", 1)
     out = {}
     produce_timed(b.bootstrap, "to-read", "writer", out)
@@ -113,3 +115,15 @@ def test_a_consumer_over_its_quota_is_slowed(broker_factory):
     assert t_slow >= 3.0, (t_slow, t_fast)
     assert t_fast < t_slow / 2, (t_slow, t_fast)
     print(f"1.2 MB read: client 'slow-reader' (quota {RATE} B/s) {t_slow:.1f} s, 'fast-reader' {t_fast:.1f} s")
+    # Per principal: what it produced and fetched (both readers are User:ANONYMOUS here), and
+    # the time its clients were throttled.
+    text = urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=10).read().decode()
+
+    def value(name):
+        for line in text.splitlines():
+            if line.startswith(name + '{principal="User:ANONYMOUS"}'):
+                return float(line.split()[-1])
+        return 0.0
+    assert value("brokerd_principal_bytes_in_total") >= PAYLOAD, text[-2000:]
+    assert value("brokerd_principal_bytes_out_total") >= 2 * PAYLOAD
+    assert value("brokerd_principal_throttled_milliseconds_total") >= 1000

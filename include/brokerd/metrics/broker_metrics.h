@@ -35,9 +35,16 @@ class BrokerMetrics {
     return api_key >= 0 && api_key < kMaxApiKey && apis_[api_key] ? *apis_[api_key] : *unknown_;
   }
   KeyedCounters& topics() { return topics_; }
-  // Per principal (User:alice): what the authorizer refused.
-  enum PrincipalColumn : size_t { refused = 0 };
+  // Per principal (User:alice): what the authorizer refused, the bytes it produced and
+  // fetched, and the time its clients were throttled by quotas.
+  enum PrincipalColumn : size_t { refused = 0, principal_bytes_in = 1, principal_bytes_out = 2, throttled_ms = 3 };
   void authorization_refused(std::string_view principal) { principals_.row(principal).add(refused, 1); }
+  void principal_traffic(std::string_view principal, PrincipalColumn bytes_column, uint64_t bytes, int64_t throttle_ms) {
+    if (bytes == 0 && throttle_ms <= 0) return;
+    auto& row = principals_.row(principal);
+    if (bytes > 0) row.add(bytes_column, bytes);
+    if (throttle_ms > 0) row.add(throttled_ms, static_cast<uint64_t>(throttle_ms));
+  }
   Gauge& fetch_purgatory() { return fetch_purgatory_; }
   Gauge& produce_purgatory() { return produce_purgatory_; }
   Registry& registry() { return registry_; }

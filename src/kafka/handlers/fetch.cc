@@ -396,6 +396,9 @@ boost::asio::awaitable<net::Response> handle_fetch(HandlerContext& ctx) {
     for (uint64_t b : topic_bytes) bytes += b;
     const int64_t throttle_ms = record_quota(ctx, quota::kConsumerByteRate, static_cast<double>(bytes));
     resp.throttle_time_ms = static_cast<int32_t>(throttle_ms);
+    if (ctx.request.connection)
+      svc.metrics.principal_traffic(ctx.request.connection->principal, metrics::BrokerMetrics::principal_bytes_out,
+                                    bytes, throttle_ms);
     mute(ctx, throttle_ms);
     co_await answer_later(ctx, throttle_ms, 8);
   }

@@ -200,6 +200,7 @@ boost::asio::awaitable<net::Response> handle_produce(HandlerContext& ctx) {
   }
 
   bool any_error = false;
+  uint64_t request_bytes = 0;
   ProduceResponse resp;
   size_t slot = 0;
   for (const auto& topic : req.topic_data) {
@@ -232,6 +233,7 @@ boost::asio::awaitable<net::Response> handle_produce(HandlerContext& ctx) {
       }
       tr.partition_responses.push_back(std::move(pr));
     }
+    request_bytes += topic_bytes;
     if (topic_bytes > 0) {
       // One lookup per topic and request, in this shard's own map: no lock, no allocation.
       auto& row = svc.metrics.topics().row(topic.name);
@@ -242,6 +244,9 @@ boost::asio::awaitable<net::Response> handle_produce(HandlerContext& ctx) {
   }
   if (any_error) svc.metrics.api(ctx.request.api_key).errors.add();
   resp.throttle_time_ms = static_cast<int32_t>(throttle_ms);
+  if (ctx.request.connection)
+    svc.metrics.principal_traffic(ctx.request.connection->principal, metrics::BrokerMetrics::principal_bytes_in,
+                                  request_bytes, throttle_ms);
   co_await answer_later(ctx, req.acks == 0 ? 0 : throttle_ms, 6);
   if (req.acks == 0) {
     // No response is expected; closing the connection is the only way to report a failure.
