@@ -14,11 +14,16 @@ namespace {
 
 constexpr const char* kDefaultName = "<default>";
 
-// --user NAME and --client-id NAME ("<default>" for the default entity), in that order.
+// --user NAME and --client-id NAME ("<default>", or --user-default and --client-id-default,
+// for the default entity), in that order.
 std::vector<std::pair<std::string, std::optional<std::string>>> entity_of(const Context& ctx) {
   std::vector<std::pair<std::string, std::optional<std::string>>> out;
-  for (const char* type : {"user", "client-id"}) {
-    if (auto v = ctx.args.get(type)) out.emplace_back(type, *v == kDefaultName ? std::nullopt : std::optional(*v));
+  for (const std::string type : {"user", "client-id"}) {
+    const auto v = ctx.args.get(type);
+    const bool by_flag = ctx.args.flag(type + "-default");
+    if (v && by_flag) throw UsageError("give --" + type + " or --" + type + "-default, not both");
+    if (by_flag) out.emplace_back(type, std::nullopt);
+    else if (v) out.emplace_back(type, *v == kDefaultName ? std::nullopt : std::optional(*v));
   }
   return out;
 }
@@ -98,7 +103,9 @@ void alter(Context& ctx) {
 
 std::vector<Command> quota_commands() {
   const std::vector<OptionSpec> entity{{"user", "NAME", "a user (the principal's name), or <default>"},
-                                       {"client-id", "NAME", "a client id, or <default>"}};
+                                       {"user-default", "", "the default user (every user without a quota of its own)"},
+                                       {"client-id", "NAME", "a client id, or <default>"},
+                                       {"client-id-default", "", "the default client id"}};
   auto alter_opts = entity;
   alter_opts.push_back({"set", "QUOTA=VALUE", "producer_byte_rate or consumer_byte_rate, bytes per second", true});
   alter_opts.push_back({"delete", "QUOTA", "remove a quota", true});

@@ -127,3 +127,35 @@ def test_a_consumer_over_its_quota_is_slowed(broker_factory):
     assert value("brokerd_principal_bytes_in_total") >= PAYLOAD, text[-2000:]
     assert value("brokerd_principal_bytes_out_total") >= 2 * PAYLOAD
     assert value("brokerd_principal_throttled_milliseconds_total") >= 1000
+
+
+def test_a_throttled_producer_holds_its_quota_within_ten_percent(broker_factory):
+    # 13 s at full speed against a 300,000 B/s quota: the acknowledged rate over the 10 s after
+    # the first burst (which a 2 s window lets through) is the quota, within 10%.
+    b = quota_broker(broker_factory)
+    clients.create_topic(b.bootstrap, "steady", 1)
+    quota = 300_000
+    r = ctl(b, "quotas", "alter", "--user-default", "--set", f"producer_byte_rate={quota}")
+    assert r.returncode == 0, r.stderr
+    time.sleep(0.5)
+    acked = []  # (time, bytes)
+    # Requests of 16 KB: fine enough grains for a 10 s measure.
+    p = Producer({"bootstrap.servers": b.bootstrap, "client.id": "steady", "acks": "1", "linger.ms": 5,
+                  "queue.buffering.max.kbytes": 2048, "batch.size": 16384})
+    start = time.monotonic()
+
+    def on_delivery(err, msg):
+        if err is None:
+            acked.append((time.monotonic() - start, len(msg.value())))
+
+    while time.monotonic() - start < 13:
+        try:
+            p.produce("steady", value=b"r" * RECORD, on_delivery=on_delivery)
+        except BufferError:
+            p.poll(0.02)
+        p.poll(0)
+    p.flush(30)
+    window = [n for t, n in acked if 3.0 <= t < 13.0]
+    rate = sum(window) / 10.0
+    print(f"quota {quota} B/s: acknowledged {rate:.0f} B/s from 3 s to 13 s ({rate / quota:.3f}x)")
+    assert abs(rate - quota) <= 0.10 * quota, rate
