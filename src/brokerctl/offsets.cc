@@ -66,7 +66,8 @@ std::map<TopicPartition, int64_t> fetch_committed(Client& client, const std::str
                                                   const std::vector<std::string>& topics) {
   auto& conn = client.coordinator(group);
   // v2+ answers "all topics" for a null topic list.
-  int16_t v = conn.pick_version(proto::OffsetFetchRequest::api_key, 2, proto::OffsetFetchRequest::max_version);
+  // v10 names topics by id; brokerctl names them.
+  int16_t v = conn.pick_version(proto::OffsetFetchRequest::api_key, 2, 9);
   proto::OffsetFetchRequest req;
   proto::OffsetFetchRequest::OffsetFetchRequestGroup g;
   g.group_id = group;
@@ -138,7 +139,7 @@ void commit_offsets(Client& client, const std::string& group, const std::map<Top
     p.committed_metadata = "";
     req.topics.back().partitions.push_back(p);
   }
-  auto resp = conn.call<proto::OffsetCommitResponse>(req);
+  auto resp = conn.call<proto::OffsetCommitResponse>(req, int16_t(9));  // v10 names topics by id
   for (const auto& t : resp.topics) {
     for (const auto& p : t.partitions) {
       check_error(p.error_code, "committing offsets of group '" + group + "' (" + t.name + "-" +

@@ -66,7 +66,8 @@ struct Producer {
     pd.records = proto::Records::of(brokerd::SharedBytes::copy_of(batch.build()));
     td.partition_data.push_back(std::move(pd));
     req.topic_data.push_back(std::move(td));
-    auto resp = ctx.client().node(leaders.at(partition)).call<proto::ProduceResponse>(req);
+    // v13 names topics by id; brokerctl names them.
+    auto resp = ctx.client().node(leaders.at(partition)).call<proto::ProduceResponse>(req, int16_t(12));
     for (const auto& t : resp.responses) {
       for (const auto& p : t.partition_responses) {
         check_error(p.error_code, "producing to " + topic + "-" + std::to_string(p.index), p.error_message);

@@ -107,7 +107,9 @@ std::vector<Command> quota_commands() {
                                        {"client-id", "NAME", "a client id, or <default>"},
                                        {"client-id-default", "", "the default client id"}};
   auto alter_opts = entity;
-  alter_opts.push_back({"set", "QUOTA=VALUE", "producer_byte_rate or consumer_byte_rate, bytes per second", true});
+  alter_opts.push_back({"set", "QUOTA=VALUE",
+                        "producer_byte_rate or consumer_byte_rate (bytes/s), controller_mutation_rate (partitions/s)",
+                        true});
   alter_opts.push_back({"delete", "QUOTA", "remove a quota", true});
   alter_opts.push_back({"validate-only", "", "check the change without making it"});
   return {{"quotas", "describe", "List client quotas (all, or those of the named entity).", {}, 0, entity, "", describe},

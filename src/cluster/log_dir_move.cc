@@ -110,8 +110,14 @@ uint64_t copy_round(const fs::path& from, const fs::path& to, const std::vector<
     if (!forced && it != copied.end() && it->second.inode == f.inode && it->second.size == f.size &&
         it->second.mtime_ns == f.mtime_ns)
       continue;
-    const bool grew = !forced && it != copied.end() && it->second.inode == f.inode && it->second.size < f.size &&
-                      ends_with(f.name, ".log");
+    bool grew = !forced && it != copied.end() && it->second.inode == f.inode && it->second.size < f.size &&
+                ends_with(f.name, ".log");
+    // Appending to a copy that is not what this move wrote (deleted meanwhile, say) would
+    // leave a hole: copy it whole instead.
+    if (grew) {
+      struct stat st {};
+      grew = ::stat((to / f.name).c_str(), &st) == 0 && static_cast<uint64_t>(st.st_size) == it->second.size;
+    }
     try {
       written += copy_range(from / f.name, to / f.name, grew ? it->second.size : 0, f.size, !grew);
     } catch (const std::system_error& e) {
@@ -134,12 +140,29 @@ uint64_t copy_round(const fs::path& from, const fs::path& to, const std::vector<
 
 void commit_move(const fs::path& source, const fs::path& future, const fs::path& final_dir) {
   const fs::path moved = source.string() + kMovedSuffix;
-  rename_durably(source, moved);
+  const fs::path marker = final_dir.string() + kCompleteSuffix;
+  {
+    Fd m{::open(marker.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644)};
+    if (m.fd < 0 || ::fsync(m.fd) != 0) fail("writing", marker);
+  }
+  sync_dir(marker.parent_path());
+  if (::rename(source.c_str(), moved.c_str()) != 0) fail("renaming to " + moved.string(), source);
   try {
-    rename_durably(future, final_dir);
+    sync_dir(source.parent_path());
+    if (::rename(future.c_str(), final_dir.c_str()) != 0) fail("renaming to " + final_dir.string(), future);
+    try {
+      sync_dir(final_dir.parent_path());
+    } catch (...) {
+      ::rename(final_dir.c_str(), future.c_str());
+      throw;
+    }
   } catch (...) {
-    std::error_code ignored;
-    fs::rename(moved, source, ignored);
+    ::rename(moved.c_str(), source.c_str());
+    ::unlink(marker.c_str());
+    try {
+      sync_dir(source.parent_path());
+    } catch (...) {
+    }
     throw;
   }
 }
@@ -149,9 +172,11 @@ std::vector<std::string> recover_moves(const std::vector<fs::path>& log_dirs) {
   auto live_anywhere = [&](const std::string& name) {
     return std::any_of(log_dirs.begin(), log_dirs.end(), [&](const fs::path& d) { return fs::is_directory(d / name); });
   };
+  // The whole copy of `name` (its marker written before the source was renamed), if any.
   auto future_of = [&](const std::string& name) -> fs::path {
     for (const auto& d : log_dirs)
-      if (fs::is_directory(d / (name + kFutureSuffix))) return d / (name + kFutureSuffix);
+      if (fs::is_directory(d / (name + kFutureSuffix)) && fs::exists(d / (name + kCompleteSuffix)))
+        return d / (name + kFutureSuffix);
     return {};
   };
   // The entries ending in `suffix`, listed before any is changed.
@@ -182,6 +207,7 @@ std::vector<std::string> recover_moves(const std::vector<fs::path>& log_dirs) {
     actions.push_back("deleting " + path.string() + ": an unfinished move");
     fs::remove_all(path);
   }
+  for (const auto& path : entries_with(kCompleteSuffix)) fs::remove(path);
   return actions;
 }
 

@@ -118,6 +118,7 @@ PartitionManager::PartitionManager(net::ReactorPool& reactors, net::BlockingPool
       follower_quota_(options_.follower_throttle_rate) {
   for (size_t i = 0; i < reactors_.size(); ++i) shards_.push_back(std::make_unique<Shard>());
   moves_.resize(shards_.size());
+  moving_.resize(shards_.size());
   storage::set_open_files_shares(shards_.size());
 }
 
@@ -795,6 +796,7 @@ boost::asio::awaitable<protocol::ErrorCode> PartitionManager::flush_if_due(const
     t.topic_id = p->topic_id();
     t.log = &p->log();
     t.due = true;
+    ++p->syncs_outstanding;  // a move between log dirs waits for it
     return t;
   };
   auto taken = co_await net::run_on(executor_of(tp), std::move(take));
@@ -805,8 +807,9 @@ boost::asio::awaitable<protocol::ErrorCode> PartitionManager::flush_if_due(const
   const bool synced = sync_errno == 0;
   auto mark = [this, tp, synced, &taken] {
     Partition* p = local(tp);
-    if (p && p->topic_id() == taken.topic_id && &p->log() == taken.log && synced)
-      p->log().mark_flushed(taken.target.offset, taken.target.dir_version);
+    if (!p || p->topic_id() != taken.topic_id) return;
+    --p->syncs_outstanding;
+    if (&p->log() == taken.log && synced) p->log().mark_flushed(taken.target.offset, taken.target.dir_version);
   };
   co_await net::run_on(executor_of(tp), std::move(mark));
   if (!synced) {

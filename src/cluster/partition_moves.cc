@@ -80,9 +80,26 @@ ErrorCode PartitionManager::move_to_log_dir(const TopicPartition& tp, const fs::
 boost::asio::awaitable<void> PartitionManager::run_move(size_t index, TopicPartition tp, uint64_t generation) {
   auto logger = module_logger("cluster");
   auto& moves = moves_[index];
+  auto& running = moving_[index];
+  boost::asio::steady_timer timer(co_await boost::asio::this_coro::executor);
+  auto sleep_ms = [&](int ms) {
+    timer.expires_after(std::chrono::milliseconds(ms));
+    return timer.async_wait(boost::asio::as_tuple(boost::asio::use_awaitable));
+  };
+  // One move of a partition at a time: a newer request waits until an older move it replaced
+  // has deleted its copy.
+  for (int waited = 0; running.contains(tp); waited += 10) {
+    if (waited >= kQuietWaitMs || stopping_) {
+      logger->error("moving {}: an earlier move of it did not end in time", tp.dir_name());
+      if (auto m = moves.find(tp); m != moves.end() && m->second.generation == generation) moves.erase(m);
+      co_return;
+    }
+    co_await sleep_ms(10);
+  }
   Partition* p = local(tp);
   auto it = moves.find(tp);
   if (!p || it == moves.end() || it->second.generation != generation) co_return;
+  running.insert(tp);
   const protocol::Uuid topic_id = p->topic_id();
   const fs::path source = p->log().dir();
   const fs::path target = it->second.target;
@@ -97,48 +114,54 @@ boost::asio::awaitable<void> PartitionManager::run_move(size_t index, TopicParti
       return nullptr;
     return &m->second;
   };
+  // A sync or a cleaner pass of the partition comes back to the log it started from.
+  auto busy = [&] { return p->flush_in_progress || p->syncs_outstanding > 0 || cleaning(index, tp); };
   auto copied = std::make_shared<CopiedFiles>();
   std::string failure;
   bool done = false;
   int rounds = 0;
   double pause_ms = 0;
-  uint64_t rewrites = p->log().rewrites();
   try {
     if (fs::exists(final_dir)) throw std::runtime_error(final_dir.string() + " exists already");
-    for (; rounds < kMaxRounds; ++rounds) {
-      LogDirMove* m = current();
-      if (!m) break;
-      // After a truncation a file may have grown back past what was copied: copy it all again.
-      if (p->log().rewrites() != rewrites) copied->clear();
-      rewrites = p->log().rewrites();
-      auto files = list_partition_files(source);
-      const int64_t end = p->log().log_end_offset();
-      // Named, not a temporary of the co_await expression (see net/run_on.h on GCC 12).
-      auto round_fn = [source, future, files = std::move(files), copied] {
-        return copy_round(source, future, files, *copied);
-      };
-      const uint64_t written = co_await blocking_.run(std::move(round_fn));
-      if (!(m = current())) break;
-      m->copied_bytes = total_size(*copied);
-      m->copied_end = end;
-      if (written < kLastRoundBytes && p->log().rewrites() == rewrites) break;
-    }
-    // The last round waits until no sync or cleaner pass of the partition is under way: both
-    // come back to the log they started from.
-    boost::asio::steady_timer timer(co_await boost::asio::this_coro::executor);
-    auto busy = [&] { return p->flush_in_progress || cleaning(index, tp); };
-    for (int waited = 0; current() && busy(); waited += 10) {
-      if (waited >= kQuietWaitMs) throw std::runtime_error("a sync or cleaner pass of the partition did not end in time");
-      timer.expires_after(std::chrono::milliseconds(10));
-      co_await timer.async_wait(boost::asio::as_tuple(boost::asio::use_awaitable));
-    }
-    if (current()) {
-      if (p->log().rewrites() != rewrites) copied->clear();  // a truncation while waiting: rare
+    uint64_t rewrites = p->log().rewrites();
+    while (!done && rounds < kMaxRounds && current()) {
+      // Rounds while the partition serves, until one copies little. The active segment's
+      // indexes change in place all the time: the last round copies them.
+      for (; rounds < kMaxRounds; ++rounds) {
+        LogDirMove* m = current();
+        if (!m) break;
+        // After a truncation a file may have grown back past what was copied: copy it all again.
+        if (p->log().rewrites() != rewrites) copied->clear();
+        rewrites = p->log().rewrites();
+        auto files = list_partition_files(source);
+        const auto active = rewritten_at_close(files);
+        std::erase_if(files, [&](const PartitionFile& f) {
+          return (f.name.ends_with(".index") || f.name.ends_with(".timeindex")) &&
+                 std::find(active.begin(), active.end(), f.name) != active.end();
+        });
+        const int64_t end = p->log().log_end_offset();
+        // Named, not a temporary of the co_await expression (see net/run_on.h on GCC 12).
+        auto round_fn = [source, future, files = std::move(files), copied] {
+          return copy_round(source, future, files, *copied);
+        };
+        const uint64_t written = co_await blocking_.run(std::move(round_fn));
+        if (!(m = current())) break;
+        m->copied_bytes = total_size(*copied);
+        m->copied_end = end;
+        if (written < kLastRoundBytes && p->log().rewrites() == rewrites) break;
+      }
+      for (int waited = 0; current() && busy(); waited += 10) {
+        if (waited >= kQuietWaitMs) throw std::runtime_error("a sync or cleaner pass of the partition did not end in time");
+        co_await sleep_ms(10);
+      }
+      if (!current()) break;
+      if (p->log().rewrites() != rewrites) continue;  // truncated while waiting: more rounds
       const auto t0 = std::chrono::steady_clock::now();
       finish_move(*p, future, final_dir, *copied);
       pause_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
       done = true;
     }
+    if (!done && rounds >= kMaxRounds) throw std::runtime_error("the copy did not catch up with the writes");
   } catch (const std::exception& e) {
     failure = e.what();
   }
@@ -146,20 +169,23 @@ boost::asio::awaitable<void> PartitionManager::run_move(size_t index, TopicParti
   if (done) {
     logger->info("moved {} to {}: {} bytes in {} round(s) while serving, then {:.1f} ms with the log closed",
                  tp.dir_name(), target.string(), total_size(*copied), rounds + 1, pause_ms);
-    const fs::path moved = source.string() + kMovedSuffix;
-    blocking_.post([moved] {
-      std::error_code ignored;
-      fs::remove_all(moved, ignored);
-    });
-    co_return;
+  } else if (!failure.empty()) {
+    logger->error("moving {} to {} failed, it stays in {}: {}", tp.dir_name(), target.string(),
+                  source.parent_path().string(), failure);
+  } else {
+    logger->info("the move of {} to {} was called off", tp.dir_name(), target.string());
   }
-  if (!failure.empty()) logger->error("moving {} to {} failed, it stays in {}: {}", tp.dir_name(), target.string(),
-                                      source.parent_path().string(), failure);
-  else logger->info("the move of {} to {} was called off", tp.dir_name(), target.string());
-  blocking_.post([future] {
+  // What is left to delete: the old directory after a move, the copy otherwise; the next
+  // move of the partition starts only after this.
+  auto cleanup = [done, moved = fs::path(source.string() + kMovedSuffix), future,
+                  marker = fs::path(final_dir.string() + kCompleteSuffix)] {
     std::error_code ignored;
-    fs::remove_all(future, ignored);
-  });
+    fs::remove_all(done ? moved : future, ignored);
+    fs::remove(marker, ignored);
+    return 0;
+  };
+  co_await blocking_.run(std::move(cleanup));
+  running.erase(tp);
 }
 
 void PartitionManager::finish_move(Partition& p, const fs::path& future, const fs::path& final_dir,
@@ -174,9 +200,14 @@ void PartitionManager::finish_move(Partition& p, const fs::path& future, const f
     copy_round(source, future, files, copied, rewritten_at_close(files));
     commit_move(source, future, final_dir);
   } catch (...) {
-    p.replace_log(storage::Log::open(source, cfg, true));
+    // commit_move put the source back (or, if even that failed, the move stands): the log
+    // opens where its directory is. Never where nothing is: that would be an empty log.
+    if (fs::is_directory(source)) p.replace_log(storage::Log::open(source, cfg, true));
+    else if (fs::is_directory(final_dir)) p.replace_log(storage::Log::open(final_dir, cfg, true));
     throw;
   }
+  // If this throws the partition keeps its closed log (appends fail with
+  // KAFKA_STORAGE_ERROR) until the node restarts and opens it from its new directory.
   p.replace_log(storage::Log::open(final_dir, cfg, true));
 }
 

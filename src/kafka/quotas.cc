@@ -15,13 +15,34 @@
 
 namespace brokerd::kafka {
 
-int64_t record_quota(HandlerContext& ctx, std::string_view key, double bytes, std::string* bucket) {
+namespace {
+
+// The quota `key` that applies to the request's user and client id, if any.
+std::optional<quota::Applied> applied_quota(HandlerContext& ctx, std::string_view key) {
   auto image = ctx.services.metadata.image();
-  if (image->client_quotas->empty() || !ctx.request.connection) return 0;
+  if (image->client_quotas->empty() || !ctx.request.connection) return std::nullopt;
   std::string_view principal = ctx.request.connection->principal;
   if (principal.starts_with("User:")) principal.remove_prefix(5);
-  auto applied = quota::applicable(*image->client_quotas, key, std::string(principal),
-                                   ctx.request.client_id.value_or(""));
+  return quota::applicable(*image->client_quotas, key, std::string(principal), ctx.request.client_id.value_or(""));
+}
+
+}  // namespace
+
+bool take_mutations(HandlerContext& ctx, int32_t mutations, bool strict, int64_t& throttle_ms) {
+  auto applied = applied_quota(ctx, quota::kControllerMutationRate);
+  if (!applied) return true;
+  auto& t = ctx.services.throttler;
+  const int64_t now = wall_clock_ms();
+  if (const int64_t owed = t.debt_ms(applied->bucket, applied->value, now); strict && owed > 0) {
+    throttle_ms = std::max(throttle_ms, owed);
+    return false;
+  }
+  throttle_ms = std::max(throttle_ms, t.record(applied->bucket, mutations, applied->value, now));
+  return true;
+}
+
+int64_t record_quota(HandlerContext& ctx, std::string_view key, double bytes, std::string* bucket) {
+  auto applied = applied_quota(ctx, key);
   if (!applied) return 0;
   if (bucket) *bucket = applied->bucket;
   return ctx.services.throttler.record(applied->bucket, bytes, applied->value, wall_clock_ms());

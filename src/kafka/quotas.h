@@ -17,6 +17,12 @@ namespace brokerd::kafka {
 int64_t record_quota(HandlerContext& ctx, std::string_view key, double bytes, std::string* bucket = nullptr);
 void unrecord_quota(HandlerContext& ctx, const std::string& bucket, double bytes);
 
+// KIP-599, controller_mutation_rate: whether the request may make `mutations` partition
+// creations or deletions now. With `strict` (the versions that know
+// THROTTLING_QUOTA_EXCEEDED) a client whose bucket is in debt may not; otherwise they are
+// taken, even into debt, as Kafka does. `throttle_ms` is raised to what the client owes.
+bool take_mutations(HandlerContext& ctx, int32_t mutations, bool strict, int64_t& throttle_ms);
+
 // KIP-219: the connection reads no further request for `ms`. Called before the handler's
 // first suspension, this also holds back requests the client pipelined behind this one (the
 // connection reads the next frame only once the handler suspends).

@@ -207,7 +207,7 @@ asio::awaitable<void> Connection::reader() {
   const auto& cfg = state_->config;
   for (;;) {
     // Muted while a quota throttle lasts (close() wakes this).
-    while (!closed_ && context_.throttled_until > std::chrono::steady_clock::now())
+    while (!closed_ && !draining_ && context_.throttled_until > std::chrono::steady_clock::now())
       co_await wait(reader_wake_, context_.throttled_until - std::chrono::steady_clock::now());
     if (closed_) break;
     if (!co_await fill(4)) break;

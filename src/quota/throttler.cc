@@ -16,6 +16,12 @@ void Throttler::refill(Bucket& b, double quota, int64_t now_ms) const {
   b.at_ms = std::max(b.at_ms, now_ms);
 }
 
+int64_t Throttler::wait_ms(double tokens, double quota) const {
+  if (tokens >= 0) return 0;
+  // Clamped as a double first: a tiny quota makes the wait larger than any integer.
+  return static_cast<int64_t>(std::min(-tokens / quota * 1000.0, static_cast<double>(window_ms_)));
+}
+
 int64_t Throttler::record(const std::string& bucket, double bytes, double quota, int64_t now_ms) {
   if (quota <= 0) return 0;
   std::lock_guard lock(mu_);
@@ -26,8 +32,16 @@ int64_t Throttler::record(const std::string& bucket, double bytes, double quota,
   Bucket& b = buckets_[bucket];
   refill(b, quota, now_ms);
   b.tokens -= bytes;
-  if (b.tokens >= 0) return 0;
-  return std::min(static_cast<int64_t>(-b.tokens / quota * 1000.0), window_ms_);
+  return wait_ms(b.tokens, quota);
+}
+
+int64_t Throttler::debt_ms(const std::string& bucket, double quota, int64_t now_ms) {
+  if (quota <= 0) return 0;
+  std::lock_guard lock(mu_);
+  auto it = buckets_.find(bucket);
+  if (it == buckets_.end()) return 0;
+  refill(it->second, quota, now_ms);
+  return wait_ms(it->second.tokens, quota);
 }
 
 void Throttler::unrecord(const std::string& bucket, double bytes, int64_t now_ms) {

@@ -274,6 +274,7 @@ AppendResult Log::append(std::span<std::byte> batches, int32_t leader_epoch, int
     next = last + 1;
   }
   if (int err = active().append(batches, metas); err != 0) {
+    ++rewrites_;  // the partial write was cut back: a copy may have read it
     res.error = ErrorCode::kafka_storage_error;
     res.message = std::string("write failed: ") + std::strerror(err);
     module_logger("storage")->error("{}: {}", dir_.string(), res.message);

@@ -58,6 +58,7 @@ AppendResult Log::append_replica(std::span<const std::byte> batches, int64_t now
     return res;
   }
   if (int err = active().append(batches, metas); err != 0) {
+    ++rewrites_;  // the partial write was cut back: a copy may have read it
     res.error = ErrorCode::kafka_storage_error;
     res.message = std::string("write failed: ") + std::strerror(err);
     module_logger("storage")->error("{}: {}", dir_.string(), res.message);

@@ -159,3 +159,26 @@ def test_a_throttled_producer_holds_its_quota_within_ten_percent(broker_factory)
     rate = sum(window) / 10.0
     print(f"quota {quota} B/s: acknowledged {rate:.0f} B/s from 3 s to 13 s ({rate / quota:.3f}x)")
     assert abs(rate - quota) <= 0.10 * quota, rate
+
+
+def test_partition_mutations_over_the_controller_mutation_rate_are_refused(broker_factory):
+    # KIP-599 with a 2 s window: 2 partitions/s lets 4 through at once; a request that finds
+    # the bucket in debt is refused with THROTTLING_QUOTA_EXCEEDED (CreateTopics v6+).
+    b = quota_broker(broker_factory)
+    r = ctl(b, "quotas", "alter", "--user-default", "--set", "controller_mutation_rate=2")
+    assert r.returncode == 0, r.stderr
+    time.sleep(0.5)
+
+    def create(name, partitions):
+        return ctl(b, "topics", "create", name, "--partitions", partitions, "--replication-factor", 1)
+
+    assert create("m1", 4).returncode == 0
+    assert create("m2", 4).returncode == 0          # accepted into debt, as Kafka does
+    refused = create("m3", 1)
+    assert refused.returncode != 0 and "THROTTLING_QUOTA_EXCEEDED" in refused.stderr, refused.stderr
+    deadline = time.monotonic() + 10
+    while create("m3", 1).returncode != 0:
+        assert time.monotonic() < deadline, "the debt was never paid"
+        time.sleep(0.5)
+    waited = 10 - (deadline - time.monotonic())
+    assert waited >= 1.0, waited

@@ -3,9 +3,10 @@
 // as file operations. The copy is made while the partition keeps serving, in rounds that
 // each copy what changed since the last one, into "<target>/<topic>-<p>.future". The last
 // round runs with the log closed; then commit() swaps the copy in, crash-safely:
+//   0. "<target>/<tp>.future.complete" is written: the copy is whole
 //   1. "<source>/<tp>"        -> "<source>/<tp>.moved"   (the copy is now the only live one)
 //   2. "<target>/<tp>.future" -> "<target>/<tp>"
-//   3. "<source>/<tp>.moved" is deleted.
+//   3. "<source>/<tp>.moved" and the marker are deleted.
 // recover_moves() finishes or undoes what a crash interrupted, before the logs are opened.
 #include <sys/types.h>
 
@@ -19,6 +20,7 @@ namespace brokerd::cluster {
 
 inline constexpr const char* kFutureSuffix = ".future";
 inline constexpr const char* kMovedSuffix = ".moved";
+inline constexpr const char* kCompleteSuffix = ".future.complete";
 
 // One regular file of a partition directory as a round found it.
 struct PartitionFile {
@@ -44,15 +46,15 @@ uint64_t copy_round(const std::filesystem::path& from, const std::filesystem::pa
                     const std::vector<PartitionFile>& files, CopiedFiles& copied,
                     const std::vector<std::string>& always = {});
 
-// Steps 1 and 2 above, each rename made durable with a sync of its log dir. Throws
-// std::system_error; after a failure in step 2 the source is renamed back.
+// Steps 0 to 2 above, each made durable with a sync. Throws std::system_error, having put
+// back what it changed (the source in place, the copy as ".future").
 void commit_move(const std::filesystem::path& source, const std::filesystem::path& future,
                  const std::filesystem::path& final_dir);
 
-// At start, before any partition directory is read: a ".future" copy whose partition still
-// has its live directory is deleted (the move had not committed); a ".moved" directory is
-// deleted when the live one exists elsewhere, else its ".future" copy (complete, since step
-// 1 ran) is renamed into place, else it is renamed back. Returns one line per action.
+// At start, before any partition directory is read: a ".moved" directory is deleted when the
+// live one exists elsewhere, else its ".future" copy is renamed into place if its marker says
+// it is whole, else it is renamed back; then every ".future" copy and marker left is deleted
+// (the move had not committed). Returns one line per action.
 std::vector<std::string> recover_moves(const std::vector<std::filesystem::path>& log_dirs);
 
 }  // namespace brokerd::cluster

@@ -94,6 +94,8 @@ class Partition {
   // partitions whose topic changed.
   std::map<std::string, std::string> applied_configs;
   bool flush_in_progress = false;
+  // flush.messages syncs under way (PartitionManager::flush_if_due).
+  int syncs_outstanding = 0;
   // Its topic lists this replica in leader/follower.replication.throttled.replicas.
   bool leader_throttled = false;
   bool follower_throttled = false;

@@ -13,6 +13,7 @@
 #include <optional>
 #include <memory>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "brokerd/cluster/fetch_purgatory.h"
@@ -252,7 +253,8 @@ class PartitionManager {
   ReplicationQuota leader_quota_;
   ReplicationQuota follower_quota_;
   std::atomic<uint64_t> next_ack_id_{1};
-  std::vector<std::unordered_map<TopicPartition, LogDirMove>> moves_;  // per shard
+  std::vector<std::unordered_map<TopicPartition, LogDirMove>> moves_;  // per shard: the moves wanted
+  std::vector<std::unordered_set<TopicPartition>> moving_;              // per shard: the moves running
   std::atomic<uint64_t> next_move_{1};
   AlterPartitionSender alter_sender_;
   mutable std::mutex followed_mu_;

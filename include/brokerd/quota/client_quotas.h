@@ -14,6 +14,8 @@ namespace brokerd::quota {
 inline constexpr std::string_view kUser = "user", kClientId = "client-id", kIp = "ip";
 inline constexpr std::string_view kProducerByteRate = "producer_byte_rate";
 inline constexpr std::string_view kConsumerByteRate = "consumer_byte_rate";
+// KIP-599: partitions created or deleted per second (CreateTopics, CreatePartitions, DeleteTopics).
+inline constexpr std::string_view kControllerMutationRate = "controller_mutation_rate";
 
 // An entity: its components sorted by type, each with a name or, for the default entity of
 // that type ("<default>"), none.
@@ -30,8 +32,8 @@ std::string to_string(const Entity& e);
 // Why AlterClientQuotas refuses an entity (empty: acceptable): a user, a client id, both, or
 // nothing else; no type twice.
 std::string check_entity(const Entity& e);
-// Why it refuses one operation on an accepted entity: only the byte rates are enforced here,
-// and a value must be positive.
+// Why it refuses one operation on an accepted entity: only the byte rates and the controller
+// mutation rate are enforced here, and a value must be positive.
 std::string check_op(const std::string& key, double value, bool remove);
 
 // DescribeClientQuotas: one component of the filter.

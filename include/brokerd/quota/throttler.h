@@ -20,6 +20,8 @@ class Throttler {
   // long its client must wait for the bucket to be out of debt: 0 within the quota; at most
   // the window (a larger debt is paid by the next requests' waits).
   int64_t record(const std::string& bucket, double bytes, double quota, int64_t now_ms);
+  // How long the bucket is in debt for (0 when it is not), taking nothing.
+  int64_t debt_ms(const std::string& bucket, double quota, int64_t now_ms);
   // Gives back what record() took.
   void unrecord(const std::string& bucket, double bytes, int64_t now_ms);
   size_t buckets() const;
@@ -31,6 +33,8 @@ class Throttler {
     int64_t at_ms = 0;
   };
   void refill(Bucket& b, double quota, int64_t now_ms) const;
+  // The wait that pays a debt of -tokens at `quota`, at most the window.
+  int64_t wait_ms(double tokens, double quota) const;
   static constexpr int64_t kIdleMs = 3600 * 1000;  // a bucket unused this long is forgotten
   int64_t window_ms_;
   mutable std::mutex mu_;

@@ -14,6 +14,7 @@
 #include "brokerd/protocol/messages/create_partitions_response.h"
 #include "kafka/authorize.h"
 #include "kafka/handler.h"
+#include "kafka/quotas.h"
 
 namespace brokerd::kafka {
 namespace {
@@ -83,6 +84,18 @@ boost::asio::awaitable<net::Response> handle_create_partitions(HandlerContext& c
     slots.emplace_back(&t, std::move(c));
   }
 
+  // controller_mutation_rate (KIP-599): the partitions each topic gains; from v3 a client in
+  // debt has the rest refused.
+  int64_t throttle_ms = 0;
+  for (auto& [t, c] : slots) {
+    if (c.error != ErrorCode::none || req.validate_only) continue;
+    const auto* topic = image->topic(t->name);
+    const int32_t added = topic ? t->count - topic->partition_count() : 0;
+    if (!take_mutations(ctx, added, ctx.version >= 3, throttle_ms))
+      c = {ErrorCode::throttling_quota_exceeded, "The throttling quota has been exceeded."};
+  }
+  mute(ctx, throttle_ms);
+
   bool validate_only = req.validate_only;
   auto newest = co_await svc.blocking.run([&] {
     std::shared_ptr<const cluster::MetadataImage> last;
@@ -107,6 +120,8 @@ boost::asio::awaitable<net::Response> handle_create_partitions(HandlerContext& c
     if (c.error != ErrorCode::none) r.error_message = c.message;
     resp.results.push_back(std::move(r));
   }
+  resp.throttle_time_ms = static_cast<int32_t>(throttle_ms);
+  co_await answer_later(ctx, throttle_ms, 1);
   co_return ctx.respond(resp);
 }
 

@@ -17,6 +17,7 @@
 #include "kafka/authorize.h"
 #include "kafka/handler.h"
 #include "kafka/handlers/config_resources.h"
+#include "kafka/quotas.h"
 
 namespace brokerd::kafka {
 namespace {
@@ -133,6 +134,16 @@ boost::asio::awaitable<net::Response> handle_create_topics(HandlerContext& ctx) 
     slots.push_back({&t, std::move(p), {}});
   }
 
+  // controller_mutation_rate (KIP-599): each topic's partitions, in request order; from v6 a
+  // client in debt has the rest refused.
+  int64_t throttle_ms = 0;
+  for (auto& s : slots) {
+    if (s.plan.error != ErrorCode::none || req.validate_only) continue;
+    if (!take_mutations(ctx, s.plan.partitions, ctx.version >= 6, throttle_ms))
+      s.plan = refuse(ErrorCode::throttling_quota_exceeded, "The throttling quota has been exceeded.");
+  }
+  mute(ctx, throttle_ms);
+
   bool validate_only = req.validate_only;
   co_await svc.blocking.run([&] {
     std::vector<cluster::TopicSpec> specs;
@@ -187,6 +198,8 @@ boost::asio::awaitable<net::Response> handle_create_topics(HandlerContext& ctx) 
     r.configs = std::move(configs);
     resp.topics.push_back(std::move(r));
   }
+  resp.throttle_time_ms = static_cast<int32_t>(throttle_ms);
+  co_await answer_later(ctx, throttle_ms, 3);
   co_return ctx.respond(resp);
 }
 

@@ -12,6 +12,7 @@
 #include "brokerd/protocol/messages/delete_topics_response.h"
 #include "kafka/authorize.h"
 #include "kafka/handler.h"
+#include "kafka/quotas.h"
 
 namespace brokerd::kafka {
 namespace {
@@ -108,6 +109,18 @@ boost::asio::awaitable<net::Response> handle_delete_topics(HandlerContext& ctx) 
     return true;
   });
 
+  // controller_mutation_rate (KIP-599): each topic's partitions; from v5 a client in debt has
+  // the rest refused.
+  int64_t throttle_ms = 0;
+  std::erase_if(to_delete, [&](size_t i) {
+    const auto* t = image->topic(*entries[i].name);
+    if (take_mutations(ctx, t ? t->partition_count() : 0, ctx.version >= 5, throttle_ms)) return false;
+    entries[i].error = ErrorCode::throttling_quota_exceeded;
+    entries[i].message = "The throttling quota has been exceeded.";
+    return true;
+  });
+  mute(ctx, throttle_ms);
+
   std::shared_ptr<const cluster::MetadataImage> newest;
   if (!to_delete.empty()) {
     newest = co_await svc.blocking.run([&] {
@@ -132,6 +145,8 @@ boost::asio::awaitable<net::Response> handle_delete_topics(HandlerContext& ctx) 
     if (e.error != ErrorCode::none && ctx.version >= 5) r.error_message = e.message;
     resp.responses.push_back(std::move(r));
   }
+  resp.throttle_time_ms = static_cast<int32_t>(throttle_ms);
+  co_await answer_later(ctx, throttle_ms, 2);
   co_return ctx.respond(resp);
 }
 

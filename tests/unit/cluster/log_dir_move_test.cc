@@ -84,6 +84,7 @@ TEST_F(LogDirMoveTest, CommitSwapsTheCopyIn) {
   round(copied);
   commit_move(a_ / "t-0", future(), b_ / "t-0");
   EXPECT_EQ(read(b_ / "t-0" / "0.log"), "records");
+  EXPECT_TRUE(fs::exists(b_ / ("t-0" + std::string(kCompleteSuffix))));
   EXPECT_FALSE(fs::exists(future()));
   EXPECT_TRUE(fs::exists(a_ / ("t-0" + std::string(kMovedSuffix))));
   // What a restart then finds: the committed move's leftover goes.
@@ -107,11 +108,25 @@ TEST_F(LogDirMoveTest, RecoveryFinishesAMoveStoppedBetweenTheRenames) {
   write(a_ / "t-0" / "0.log", "records");
   CopiedFiles copied;
   round(copied);
-  fs::rename(a_ / "t-0", a_ / ("t-0" + std::string(kMovedSuffix)));  // step 1 only
+  write(b_ / ("t-0" + std::string(kCompleteSuffix)), "");              // step 0
+  fs::rename(a_ / "t-0", a_ / ("t-0" + std::string(kMovedSuffix)));  // step 1
   recover_moves({a_, b_});
   EXPECT_EQ(read(b_ / "t-0" / "0.log"), "records");
   EXPECT_FALSE(fs::exists(a_ / ("t-0" + std::string(kMovedSuffix))));
   EXPECT_FALSE(fs::exists(a_ / "t-0"));
+  EXPECT_FALSE(fs::exists(future()));
+  EXPECT_FALSE(fs::exists(b_ / ("t-0" + std::string(kCompleteSuffix))));
+}
+
+TEST_F(LogDirMoveTest, RecoveryNeverFinishesFromACopyNotMarkedWhole) {
+  fs::create_directories(a_ / "t-0");
+  write(a_ / "t-0" / "0.log", "records");
+  CopiedFiles copied;
+  round(copied);
+  write(a_ / "t-0" / "0.log", "more", true);  // written after the copy, before a failed step 2
+  fs::rename(a_ / "t-0", a_ / ("t-0" + std::string(kMovedSuffix)));
+  recover_moves({a_, b_});
+  EXPECT_EQ(read(a_ / "t-0" / "0.log"), "recordsmore");
   EXPECT_FALSE(fs::exists(future()));
 }
 
