@@ -4,6 +4,7 @@ Each Broker owns a data directory and a port; every start appends the process's
 output to its own numbered log file so a restart's log can be inspected alone.
 """
 import os
+import random
 import signal
 import socket
 import subprocess
@@ -38,6 +39,18 @@ def brokerctl_binary():
 
 
 def free_port():
+    """A port that is free now, below the kernel's ephemeral range: the kernel gives ports of
+    that range to outgoing connections, so one of them could hold a port picked there when a
+    node restarts on it."""
+    low, _ = (int(x) for x in Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split())
+    for _ in range(200):
+        port = random.randrange(10000, max(low, 10001))
+        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+            try:
+                s.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+            return port
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
