@@ -1149,19 +1149,24 @@ void cell_alter_replica_log_dirs(int16_t v) {
              std::to_string(codes.size()) + " codes");
 }
 
+// One AlterClientQuotas entry: a quota of one user.
+bp::AlterClientQuotasRequest::EntryData user_quota(const std::string& user, const std::string& key, double value) {
+  bp::AlterClientQuotasRequest::EntryData entry;
+  auto& e = entry.entity.emplace_back();
+  e.entity_type = "user";
+  e.entity_name = user;
+  auto& op = entry.ops.emplace_back();
+  op.key = key;
+  op.value = value;
+  return entry;
+}
+
 void cell_alter_client_quotas(int16_t v) {
   bp::AlterClientQuotasRequest req;
-  bp::AlterClientQuotasRequest::EntryData ok, bad_key, ip;
-  auto& e = ok.entity.emplace_back();
-  e.entity_type = "user";
-  e.entity_name = vname("matrix-user", v);
-  auto& op = ok.ops.emplace_back();
-  op.key = "producer_byte_rate";
-  op.value = 1048576;
-  bad_key = ok;
+  auto ok = user_quota(vname("matrix-user", v), "producer_byte_rate", 1048576);
+  auto bad_key = ok, ip = ok;
   bad_key.entity[0].entity_name = vname("matrix-other", v);
   bad_key.ops[0].key = "no_such_quota";
-  ip = ok;
   ip.entity[0].entity_type = "ip";
   ip.entity[0].entity_name = "127.0.0.1";
   ip.ops[0].key = "connection_creation_rate";
@@ -1175,13 +1180,7 @@ void cell_alter_client_quotas(int16_t v) {
 void cell_describe_client_quotas(int16_t v) {
   // A quota of this cell's own to find.
   bp::AlterClientQuotasRequest set;
-  auto& entry = set.entries.emplace_back();
-  auto& e = entry.entity.emplace_back();
-  e.entity_type = "user";
-  e.entity_name = vname("matrix-dcq", v);
-  auto& op = entry.ops.emplace_back();
-  op.key = "consumer_byte_rate";
-  op.value = 2048;
+  set.entries.push_back(user_quota(vname("matrix-dcq", v), "consumer_byte_rate", 2048));
   auto sresp = exchange_new<bp::AlterClientQuotasResponse>(set, 0);
   expect(sresp.entries.size() == 1 && sresp.entries[0].error_code == 0, "DescribeClientQuotas setup failed");
   bp::DescribeClientQuotasRequest req;
