@@ -112,8 +112,14 @@ def test_a_partition_moves_between_log_dirs_while_it_serves(broker_factory, tmp_
     assert not w.failed, w.failed[:5]
     now = placements(b, "moving")
     assert [(p["log_dir"], p["future"]) for p in now] == [(other, False)], now
-    # Only the partition's directory in its new dir is left: no copy, no old directory.
-    left = sorted(str(p) for p in tmp_path.glob("disk-*/moving-0*"))
+    # Only the partition's directory in its new dir is left: no copy, no old directory, no
+    # marker. The broker deletes them in the background once the move has committed.
+    deadline = time.monotonic() + 30
+    while True:
+        left = sorted(str(p) for p in tmp_path.glob("disk-*/moving-0*"))
+        if left == [f"{other}/moving-0"] or time.monotonic() > deadline:
+            break
+        time.sleep(0.1)
     assert left == [f"{other}/moving-0"], left
     total = check_read_back(b.bootstrap, "moving", w.acked)
     assert total >= 3000, total
