@@ -38,8 +38,9 @@
 #include "brokerd/kafka/broker_collectors.h"
 #include "brokerd/kafka/dispatcher.h"
 #include "brokerd/kafka/fetch_sessions.h"
-#include "brokerd/kafka/authorization.h"
-#include "brokerd/kafka/sasl_listeners.h"
+#include "brokerd/security/authorization.h"
+#include "brokerd/security/sasl_client.h"
+#include "brokerd/security/sasl_listeners.h"
 #include "brokerd/quota/throttler.h"
 #include "brokerd/metrics/broker_metrics.h"
 #include "brokerd/metrics/http_server.h"
@@ -131,11 +132,12 @@ std::optional<brokerd::metrics::HttpAddress> metrics_address(const brokerd::conf
   }
 }
 
-// The listener other brokers use: inter.broker.listener.name, else the first advertised
-// PLAINTEXT one that is not the controller listener (brokers do not authenticate to each
-// other yet), else the first client listener (a node alone needs none).
+// The listener other brokers use: inter.broker.listener.name, else the one named like
+// security.inter.broker.protocol, else the first advertised PLAINTEXT one that is not the
+// controller listener, else the first client listener.
 brokerd::config::Endpoint inter_broker_listener(const brokerd::config::BrokerConfig& cfg) {
-  const auto& named = cfg.raw("inter.broker.listener.name");
+  std::string named = cfg.raw("inter.broker.listener.name");
+  if (named.empty()) named = cfg.raw("security.inter.broker.protocol");
   std::optional<brokerd::config::Endpoint> first;
   for (const auto& e : cfg.advertised_listeners()) {
     if (brokerd::quorum::is_controller_listener(cfg, e.listener)) continue;
@@ -146,12 +148,10 @@ brokerd::config::Endpoint inter_broker_listener(const brokerd::config::BrokerCon
     if (cfg.security_protocol(e.listener) == brokerd::SecurityProtocol::plaintext) return e;
     if (!first) first = e;
   }
-  if (first) {
-    brokerd::module_logger("main")->warn("no PLAINTEXT client listener: other brokers would reach this one on {}, "
-                                         "which they cannot authenticate to; replication needs a PLAINTEXT listener",
-                                         first->listener);
-    return *first;
-  }
+  if (!named.empty())
+    throw brokerd::config::ConfigError(fmt::format("security.inter.broker.protocol: no advertised listener is named {}",
+                                                   named));
+  if (first) return *first;
   throw brokerd::config::ConfigError("listeners: a broker needs a listener other than the controller listener");
 }
 
@@ -225,8 +225,13 @@ int run(const brokerd::config::BrokerConfig& cfg) {
   // else: no client listener, no partitions, no registration as a broker.
   const bool broker_role = quorum::has_role(cfg, "broker");
   const auto advertised = broker_role ? inter_broker_listener(cfg) : config::Endpoint{};
-  const kafka::SaslListeners sasl_listeners(cfg);
-  const kafka::Authorization authorization(cfg);
+  // What this broker presents to the others' inter-broker listener (the same listener name
+  // on every broker), as Kafka assumes.
+  const auto inter_broker_credentials =
+      broker_role ? security::node_credentials(cfg, advertised.listener, "sasl.mechanism.inter.broker.protocol")
+                  : security::ClientCredentials{};
+  const security::SaslListeners sasl_listeners(cfg);
+  const security::Authorization authorization(cfg);
   const auto open_files_note = set_open_files_budget(cfg);
   // One process per data directory, checked before anything is written to them.
   auto data_dirs = log_dirs;
@@ -267,7 +272,8 @@ int run(const brokerd::config::BrokerConfig& cfg) {
   const uint32_t bugs = injected_bugs(cfg);
   metadata.set_injected_bugs(bugs);
   controller::BrokerRegistry broker_registry(metadata, quorum_driver, cfg.integer("broker.session.timeout.ms"));
-  controller::ControllerDispatcher controller_dispatcher(quorum_driver, metadata, broker_registry, blocking);
+  controller::ControllerDispatcher controller_dispatcher(quorum_driver, metadata, broker_registry, blocking,
+                                                         sasl_listeners, authorization);
   net::Server controller_server(reactors, blocking, controller_dispatcher, controller_listeners, server_cfg);
   controller::BrokerLifecycle lifecycle(metadata, quorum_driver, broker_registry, self, advertised.listener,
                                         cfg.integer("broker.heartbeat.interval.ms"),
@@ -407,6 +413,7 @@ int run(const brokerd::config::BrokerConfig& cfg) {
   fetch_opts.response_max_bytes = static_cast<int32_t>(cfg.integer("replica.fetch.response.max.bytes"));
   fetch_opts.wait_max_ms = static_cast<int32_t>(cfg.integer("replica.fetch.wait.max.ms"));
   fetch_opts.backoff_ms = static_cast<int32_t>(cfg.integer("replica.fetch.backoff.ms"));
+  fetch_opts.credentials = inter_broker_credentials;
   fetch_opts.bytes_replicated = &registry.counter("brokerd_replication_bytes_in_total",
                                                   "Bytes of record batches this node fetched as a follower.");
   fetcher::ReplicaFetchers fetchers(fetch_opts, partitions, metadata);

@@ -164,6 +164,21 @@ Bytes Connection::roundtrip(const Bytes& frame) {
   return body;
 }
 
+Bytes Connection::call_raw(int16_t api_key, int16_t version, const Bytes& body) {
+  proto::Writer w;
+  proto::encode_request_header(w, api_key, version, ++correlation_, "brokerctl");
+  w.raw(body);
+  Bytes answer = roundtrip(proto::with_size_prefix(std::move(w).finish_bytes()));
+  proto::Reader r(answer);
+  try {
+    if (proto::decode_response_header(r, api_key, version) != correlation_)
+      throw proto::DecodeError("correlation id mismatch");
+  } catch (const proto::DecodeError& e) {
+    throw CommandError("malformed " + api_name(api_key) + " response from " + endpoint_.to_string() + ": " + e.what());
+  }
+  return Bytes(answer.end() - static_cast<ptrdiff_t>(r.remaining()), answer.end());
+}
+
 void Connection::negotiate() {
   // v3 first (it names the client); a broker that does not know v3 answers in v0 with
   // UNSUPPORTED_VERSION and its own range (KIP-511), and we ask again in v0.

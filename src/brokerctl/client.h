@@ -72,6 +72,9 @@ class Connection {
     return call_version<Resp>(req, pick_version(Req::api_key, Req::min_version, client_max));
   }
 
+  // Sends an encoded request body at `version`; the answer's body after its header.
+  brokerd::Bytes call_raw(int16_t api_key, int16_t version, const brokerd::Bytes& body);
+
   static std::string api_name(int16_t api_key);
 
  private:

@@ -116,7 +116,7 @@ void quorum(Context& ctx) {
   t.topic_name = kMetadataTopic;
   t.partitions.emplace_back().partition_index = 0;
   auto ask = [&](const Endpoint& e) {
-    Connection conn(e, ctx.timeout_ms);
+    Connection conn(e, ctx.timeout_ms, ctx.security);
     auto resp = conn.call<proto::DescribeQuorumResponse>(req);
     check_error(resp.error_code, "describing the quorum", resp.error_message);
     if (resp.topics.size() != 1 || resp.topics[0].partitions.size() != 1)

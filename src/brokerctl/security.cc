@@ -1,4 +1,3 @@
-#include "brokerd/common/byte_text.h"
 #include "brokerctl/security.h"
 
 #include <fstream>
@@ -7,15 +6,10 @@
 #include "brokerctl/client.h"
 #include "brokerd/auth/plain.h"
 #include "brokerd/auth/scram.h"
-#include "brokerd/protocol/messages/sasl_authenticate_request.h"
-#include "brokerd/protocol/messages/sasl_authenticate_response.h"
-#include "brokerd/protocol/messages/sasl_handshake_request.h"
-#include "brokerd/protocol/messages/sasl_handshake_response.h"
+#include "brokerd/security/sasl_client.h"
 
 namespace brokerctl {
 
-using brokerd::bytes_of;
-using brokerd::text_of;
 namespace {
 
 std::string trim(const std::string& s) {
@@ -84,34 +78,15 @@ ClientSecurity load_command_config(const std::string& path) {
 
 void authenticate(Connection& conn, const ClientSecurity& security) {
   const std::string at = conn.endpoint().to_string();
-  proto::SaslHandshakeRequest hs;
-  hs.mechanism = security.mechanism;
-  auto hs_resp = conn.call_version<proto::SaslHandshakeResponse>(hs, int16_t{1});
-  if (hs_resp.error_code != 0) {
-    std::string offered;
-    for (const auto& m : hs_resp.mechanisms) offered += (offered.empty() ? "" : ", ") + m;
-    throw CommandError("SASL handshake with " + at + ": " + describe_error(hs_resp.error_code) +
-                       (offered.empty() ? "" : " (the broker offers " + offered + ")"));
+  brokerd::security::SaslClientExchange exchange({security.mechanism, security.username, security.password});
+  try {
+    std::optional<brokerd::security::SaslClientExchange::Request> req = exchange.first();
+    while (req) req = exchange.next(conn.call_raw(req->api_key, req->version, req->body));
+  } catch (const brokerd::security::AuthenticationError& e) {
+    throw CommandError("SASL authentication with " + at + ": " + e.what());
+  } catch (const proto::DecodeError& e) {
+    throw CommandError("malformed SASL answer from " + at + ": " + e.what());
   }
-  const int16_t v = conn.pick_version(proto::SaslAuthenticateRequest::api_key, 0, 2);
-  auto step = [&](const std::string& token) {
-    proto::SaslAuthenticateRequest req;
-    req.auth_bytes = bytes_of(token);
-    auto resp = conn.call_version<proto::SaslAuthenticateResponse>(req, v);
-    check_error(resp.error_code, "SASL authentication with " + at, resp.error_message);
-    return text_of(resp.auth_bytes);
-  };
-  if (security.mechanism == "PLAIN") {
-    step(brokerd::auth::plain_token(security.username, security.password));
-    return;
-  }
-  brokerd::auth::ScramClient scram(*brokerd::auth::scram_mechanism(security.mechanism), security.username,
-                                   security.password);
-  const std::string server_first = step(scram.first());
-  auto final_message = scram.final(server_first);
-  if (!final_message) throw CommandError("SASL authentication with " + at + ": malformed SCRAM challenge");
-  if (!scram.verify(step(*final_message)))
-    throw CommandError("SASL authentication with " + at + ": the broker did not prove it knows the credential");
 }
 
 }  // namespace brokerctl

@@ -161,13 +161,13 @@ void BrokerConfig::validate() const {
     if (protocol == SecurityProtocol::ssl || protocol == SecurityProtocol::sasl_ssl)
       throw ConfigError(fmt::format("listeners: listener '{}' is {}, and TLS listeners are not served yet",
                                     l.listener, security_protocol_name(protocol)));
-    if (l.listener == raw("controller.listener.names") && protocol != SecurityProtocol::plaintext)
-      throw ConfigError(fmt::format("listeners: the controller listener '{}' must be PLAINTEXT", l.listener));
   }
   for (const auto& [key, value] : values_) {
     if (!listener_scoped_suffix(key)) continue;
     const std::string rest = key.substr(std::string_view("listener.name.").size());
-    bool named = false;
+    // A broker-only node names the controller listener without listening on it: it
+    // presents its credentials there.
+    bool named = rest.starts_with(lower(raw("controller.listener.names")) + ".");
     for (const auto& l : ls) named = named || rest.starts_with(lower(l.listener) + ".");
     if (!named) throw ConfigError(fmt::format("{}: no listener of that name", key));
   }
@@ -181,9 +181,6 @@ void BrokerConfig::validate() const {
     bool found = false;
     for (const auto& a : adv) found = found || a.listener == inter;
     if (!found) throw ConfigError(fmt::format("inter.broker.listener.name: '{}' is not an advertised listener", inter));
-    if (security_protocol(inter) != SecurityProtocol::plaintext)
-      throw ConfigError(fmt::format("inter.broker.listener.name: '{}' must be PLAINTEXT (brokers do not authenticate "
-                                    "to each other yet)", inter));
   }
   if (log_dirs().empty()) throw ConfigError("log.dirs: at least one directory is required");
 }

@@ -22,7 +22,10 @@ constexpr PropertyDef kBroker[] = {
   {"advertised.listeners", T::list, "", INT64_MIN, INT64_MAX, {}, {}, true, "Addresses clients are told to use; defaults to listeners."},
   {"log.dirs", T::list, "./data", INT64_MIN, INT64_MAX, {}, {}, true, "Directories holding partition logs."},
   {"listener.security.protocol.map", T::list, "PLAINTEXT:PLAINTEXT,SSL:SSL,SASL_PLAINTEXT:SASL_PLAINTEXT,SASL_SSL:SASL_SSL,CONTROLLER:PLAINTEXT", INT64_MIN, INT64_MAX, {}, {}, true, "The security protocol of each listener, NAME:PROTOCOL (PLAINTEXT, SASL_PLAINTEXT; SSL and SASL_SSL are not served yet)."},
-  {"inter.broker.listener.name", T::string, "", INT64_MIN, INT64_MAX, {}, {}, true, "The listener other brokers (replica fetchers, mirror links of the same cluster) connect to; empty: the first advertised client listener. It must be PLAINTEXT while brokers do not authenticate to each other."},
+  {"inter.broker.listener.name", T::string, "", INT64_MIN, INT64_MAX, {}, {}, true, "The listener other brokers (replica fetchers) connect to; empty: the one named like security.inter.broker.protocol, else the first advertised PLAINTEXT client listener, else the first client listener. On a SASL_* listener brokers authenticate with sasl.mechanism.inter.broker.protocol."},
+  {"security.inter.broker.protocol", T::choice, "", INT64_MIN, INT64_MAX, ",PLAINTEXT,SASL_PLAINTEXT", {}, true, "Kafka's older way to name the inter-broker listener: the listener of this name (inter.broker.listener.name takes precedence)."},
+  {"sasl.mechanism.inter.broker.protocol", T::choice, "PLAIN", INT64_MIN, INT64_MAX, "PLAIN,SCRAM-SHA-256,SCRAM-SHA-512", {}, true, "The mechanism a broker authenticates with to another broker's SASL inter-broker listener, with the username and password of that listener's JAAS entry for it. Kafka's default is GSSAPI, which brokerd does not speak."},
+  {"sasl.mechanism.controller.protocol", T::choice, "PLAIN", INT64_MIN, INT64_MAX, "PLAIN,SCRAM-SHA-256,SCRAM-SHA-512", {}, true, "The mechanism a node authenticates with to a SASL controller listener, with the username and password of that listener's JAAS entry for it. PLAIN needs nothing from the metadata, so the quorum can form; SCRAM credentials live in the metadata. Kafka's default is GSSAPI, which brokerd does not speak."},
   {"sasl.enabled.mechanisms", T::list, "PLAIN,SCRAM-SHA-256,SCRAM-SHA-512", INT64_MIN, INT64_MAX, "PLAIN,SCRAM-SHA-256,SCRAM-SHA-512", {}, true, "SASL mechanisms SASL listeners offer (listener.name.<listener>.sasl.enabled.mechanisms overrides it per listener). PLAIN accepts the users of listener.name.<listener>.plain.sasl.jaas.config; SCRAM the credentials made with AlterUserScramCredentials."},
   {"sasl.server.max.receive.size", T::int32, "524288", 64, kInt32Max, {}, {}, true, "Largest request frame a connection may send before it has authenticated; a larger one closes it."},
   {"quota.window.num", T::int32, "11", 2, 100, {}, {}, true, "Samples a client quota's byte rate is measured over."},
@@ -127,7 +130,9 @@ constexpr PropertyDef kBroker[] = {
 // Settings that may be given per listener as listener.name.<listener, lower case>.<name>.
 constexpr PropertyDef kListenerScoped[] = {
   {"sasl.enabled.mechanisms", T::list, "PLAIN,SCRAM-SHA-256,SCRAM-SHA-512", INT64_MIN, INT64_MAX, "PLAIN,SCRAM-SHA-256,SCRAM-SHA-512", {}, true, "SASL mechanisms this listener offers."},
-  {"plain.sasl.jaas.config", T::string, "", INT64_MIN, INT64_MAX, {}, {}, true, "The users SASL/PLAIN accepts on this listener: a JAAS entry with user_<name>=\"<password>\" options."},
+  {"plain.sasl.jaas.config", T::string, "", INT64_MIN, INT64_MAX, {}, {}, true, "The users SASL/PLAIN accepts on this listener (user_<name>=\"<password>\" options of a JAAS entry), and the username and password options this node presents to this listener of other nodes (controller and inter-broker listeners)."},
+  {"scram-sha-256.sasl.jaas.config", T::string, "", INT64_MIN, INT64_MAX, {}, {}, true, "A JAAS entry whose username and password options this node presents with SCRAM-SHA-256 to this listener of other nodes."},
+  {"scram-sha-512.sasl.jaas.config", T::string, "", INT64_MIN, INT64_MAX, {}, {}, true, "A JAAS entry whose username and password options this node presents with SCRAM-SHA-512 to this listener of other nodes."},
 };
 
 constexpr PropertyDef kTopic[] = {

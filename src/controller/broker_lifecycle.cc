@@ -46,7 +46,8 @@ BrokerLifecycle::BrokerLifecycle(cluster::MetadataStore& metadata, quorum::Quoru
       listener_(std::move(listener)),
       heartbeat_interval_ms_(heartbeat_interval_ms),
       session_timeout_ms_(session_timeout_ms),
-      client_("brokerd-broker-" + std::to_string(self_.node_id), static_cast<int>(heartbeat_interval_ms * 2 + 500)) {}
+      client_("brokerd-broker-" + std::to_string(self_.node_id), static_cast<int>(heartbeat_interval_ms * 2 + 500),
+              quorum.options().credentials) {}
 
 BrokerLifecycle::~BrokerLifecycle() { stop(false); }
 
@@ -119,6 +120,16 @@ void BrokerLifecycle::step(bool shutting_down) {
       return;
     }
     refused_since_ms_ = -1;
+    if (resp->error_code == protocol::code(ErrorCode::cluster_authorization_failed)) {
+      const int64_t now = steady_clock_ms();
+      if (unauthorized_logged_ms_ < 0 || now - unauthorized_logged_ms_ > 60'000) {
+        log->error("the controller refused this broker's registration (CLUSTER_AUTHORIZATION_FAILED): the principal "
+                   "it authenticates as on the controller listener needs CLUSTER_ACTION on the cluster, or to be one "
+                   "of super.users; retrying");
+        unauthorized_logged_ms_ = now;
+      }
+      return;
+    }
     if (resp->error_code != 0) return;  // NOT_CONTROLLER and the like: try again
     epoch_ = resp->broker_epoch;
     previous_epoch_ = resp->broker_epoch;  // a later registration by this process lost nothing

@@ -11,6 +11,8 @@
 #include <cerrno>
 #include <chrono>
 
+#include "brokerd/common/clock.h"
+#include "brokerd/common/logger.h"
 #include "brokerd/protocol/framing.h"
 
 namespace brokerd::controller {
@@ -60,7 +62,20 @@ bool ControllerClient::connect(const quorum::Voter& to) {
     ::close(fd);
   }
   ::freeaddrinfo(res);
-  return fd_ >= 0;
+  if (fd_ < 0 || !credentials_.enabled()) return fd_ >= 0;
+  auto refused = security::authenticate(credentials_, [this](int16_t api_key, int16_t version, const Bytes& body) {
+    return exchange(api_key, version, body);
+  });
+  if (!refused) return true;
+  // Callers retry every few hundred ms: the same refusal is logged again only after a while.
+  const int64_t now = steady_clock_ms();
+  if (*refused != last_refusal_ || now - last_refusal_ms_ > 60'000) {
+    module_logger("security")->warn("authentication to node {} at {}:{} failed: {}", to.id, to.host, to.port, *refused);
+    last_refusal_ = *refused;
+    last_refusal_ms_ = now;
+  }
+  close();
+  return false;
 }
 
 bool ControllerClient::write_all(const Bytes& frame) {
@@ -96,6 +111,10 @@ bool ControllerClient::read_exact(std::byte* p, size_t n) {
 std::optional<Bytes> ControllerClient::call(const quorum::Voter& to, int16_t api_key, int16_t version,
                                             const Bytes& body) {
   if (!connect(to)) return std::nullopt;
+  return exchange(api_key, version, body);
+}
+
+std::optional<Bytes> ControllerClient::exchange(int16_t api_key, int16_t version, const Bytes& body) {
   const int32_t correlation = ++correlation_;
   protocol::Writer w;
   protocol::encode_request_header(w, api_key, version, correlation, client_id_);

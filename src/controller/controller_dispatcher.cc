@@ -14,9 +14,20 @@
 #include "brokerd/protocol/framing.h"
 #include "brokerd/protocol/messages/api_table.h"
 #include "brokerd/protocol/messages/api_versions_response.h"
+#include "brokerd/protocol/messages/broker_heartbeat_response.h"
+#include "brokerd/protocol/messages/broker_registration_response.h"
 #include "brokerd/protocol/messages/describe_quorum_request.h"
+#include "brokerd/protocol/messages/describe_quorum_response.h"
+#include "brokerd/protocol/messages/sasl_authenticate_request.h"
+#include "brokerd/protocol/messages/sasl_authenticate_response.h"
+#include "brokerd/protocol/messages/sasl_handshake_request.h"
+#include "brokerd/protocol/messages/sasl_handshake_response.h"
 #include "brokerd/quorum/kraft_codec.h"
 #include "brokerd/quorum/quorum_driver.h"
+#include "brokerd/security/authorization.h"
+#include "brokerd/security/sasl_server.h"
+#include "brokerd/common/byte_text.h"
+#include "brokerd/cluster/metadata_store.h"
 #include "controller/admin_requests.h"
 
 namespace brokerd::controller {
@@ -24,6 +35,7 @@ namespace brokerd::controller {
 namespace {
 
 constexpr int16_t kApiVersions = 18, kDescribeQuorum = 55, kBrokerRegistration = 62, kBrokerHeartbeat = 63;
+constexpr int16_t kSaslHandshake = 17, kSaslAuthenticate = 36;
 constexpr int16_t kCreateTopics = 19, kDeleteTopics = 20, kAlterConfigs = 33, kCreatePartitions = 37,
                   kAllocateProducerIds = 67, kAlterPartition = 56;
 
@@ -66,6 +78,7 @@ raft::ReplicaId sender_of(const raft::MessageBody& body) {
 const std::vector<ControllerApi>& controller_apis() {
   static const std::vector<ControllerApi> apis = {
       {1, 4, quorum::kFetchVersion},   {18, 0, 4},
+      {kSaslHandshake, 1, 1},          {kSaslAuthenticate, 0, 2},
       {52, 0, quorum::kVoteVersion},   {53, 0, quorum::kBeginQuorumEpochVersion},
       {54, 0, quorum::kEndQuorumEpochVersion}, {55, 0, 2},
       {59, 0, quorum::kFetchSnapshotVersion}, {kBrokerRegistration, 0, 3},
@@ -100,9 +113,59 @@ boost::asio::awaitable<net::Response> ControllerDispatcher::on_blocking_pool(con
   co_return net::Response{protocol::encode_response(req.api_key, req.api_version, req.correlation_id, resp)};
 }
 
+net::Response ControllerDispatcher::sasl(const net::Request& req, protocol::Reader& body) {
+  if (req.api_key == kSaslHandshake) {
+    protocol::SaslHandshakeRequest hs;
+    hs.decode(body, req.api_version);
+    auto& metadata = metadata_;
+    auto answer = security::sasl_handshake(*req.connection, sasl_, req.api_version, hs.mechanism,
+                                           [&metadata](const std::string& user, auth::ScramMechanism m) {
+                                             return metadata.image()->scram_credential(user, m);
+                                           });
+    protocol::SaslHandshakeResponse resp;
+    resp.error_code = protocol::code(answer.error);
+    resp.mechanisms = std::move(answer.mechanisms);
+    return net::Response{protocol::encode_response(req.api_key, req.api_version, req.correlation_id, resp), false,
+                         answer.close};
+  }
+  protocol::SaslAuthenticateRequest auth_req;
+  auth_req.decode(body, req.api_version);
+  auto answer = security::sasl_authenticate(*req.connection, sasl_, text_of(auth_req.auth_bytes));
+  protocol::SaslAuthenticateResponse resp;
+  resp.error_code = protocol::code(answer.error);
+  if (!answer.message.empty()) resp.error_message = std::move(answer.message);
+  resp.auth_bytes = bytes_of(answer.reply);
+  resp.session_lifetime_ms = answer.session_lifetime_ms;
+  // A failure closes the connection, except on a listener without SASL (as Kafka does).
+  const bool close = answer.error != protocol::ErrorCode::none && uses_sasl(req.connection->security);
+  return net::Response{protocol::encode_response(req.api_key, req.api_version, req.correlation_id, resp), false, close};
+}
+
+bool ControllerDispatcher::authorized(const net::Request& req) {
+  if (!authorization_.enabled || req.api_key == kApiVersions || req.api_key == kSaslHandshake ||
+      req.api_key == kSaslAuthenticate)
+    return true;
+  static const std::string anonymous = "User:ANONYMOUS";
+  const std::string& principal = req.connection ? req.connection->principal : anonymous;
+  const std::string_view peer = req.connection ? std::string_view(req.connection->peer) : std::string_view("*");
+  const auto op = req.api_key == kDescribeQuorum ? acl::Operation::describe : acl::Operation::cluster_action;
+  const auto image = metadata_.image();
+  if (authorization_.allows(*image->acls->index, principal, peer, op, acl::ResourceType::cluster, acl::kClusterName))
+    return true;
+  if (refusal_log_.allow(static_cast<int32_t>(std::hash<std::string>{}(principal)), steady_clock_ms()))
+    module_logger("security")->warn("refusing {} from {} on the controller listener (API key {}): it may not {} the "
+                                    "cluster (super.users, or an ACL for the principal)", principal, peer, req.api_key,
+                                    acl::name(op));
+  return false;
+}
+
 boost::asio::awaitable<net::Response> ControllerDispatcher::dispatch(net::Request req) {
   static auto log = module_logger("quorum");
   const char* peer = req.connection ? req.connection->peer.c_str() : "?";
+  if (const char* why = security::unauthenticated(req)) {
+    log->info("closing controller connection from {}: API key {} sent {}", peer, req.api_key, why);
+    co_return close_connection();
+  }
   const ControllerApi* api = find(req.api_key);
   if (!api || req.api_version < api->min_version || req.api_version > api->max_version) {
     if (req.api_key == kApiVersions) {
@@ -123,6 +186,21 @@ boost::asio::awaitable<net::Response> ControllerDispatcher::dispatch(net::Reques
       protocol::ApiVersionsResponse resp;
       add_apis(resp);
       co_return net::Response{protocol::encode_response(req.api_key, req.api_version, req.correlation_id, resp)};
+    }
+    if (req.api_key == kSaslHandshake || req.api_key == kSaslAuthenticate) {
+      if (!req.connection) co_return close_connection();
+      co_return sasl(req, body);
+    }
+    if (!authorized(req)) {
+      const auto refused = protocol::code(protocol::ErrorCode::cluster_authorization_failed);
+      auto refuse = [&](auto resp) {
+        resp.error_code = refused;
+        return net::Response{protocol::encode_response(req.api_key, req.api_version, req.correlation_id, resp)};
+      };
+      if (req.api_key == kDescribeQuorum) co_return refuse(protocol::DescribeQuorumResponse{});
+      if (req.api_key == kBrokerRegistration) co_return refuse(protocol::BrokerRegistrationResponse{});
+      if (req.api_key == kBrokerHeartbeat) co_return refuse(protocol::BrokerHeartbeatResponse{});
+      co_return close_connection();
     }
     if (req.api_key == kDescribeQuorum) {
       protocol::DescribeQuorumRequest dq;

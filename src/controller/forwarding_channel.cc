@@ -34,7 +34,8 @@ cluster::ForwardedAnswer timed_out() { return answer_of(protocol::code(ErrorCode
 }  // namespace
 
 ForwardingChannel::ForwardingChannel(quorum::QuorumDriver& quorum, int32_t node_id, int64_t timeout_ms)
-    : quorum_(quorum), timeout_ms_(timeout_ms), client_(fmt::format("brokerd-{}-forward", node_id), static_cast<int>(timeout_ms)) {}
+    : quorum_(quorum), timeout_ms_(timeout_ms), client_(fmt::format("brokerd-{}-forward", node_id), static_cast<int>(timeout_ms),
+              quorum.options().credentials) {}
 
 template <typename T, typename Req, typename Decode, typename Retry>
 T ForwardingChannel::call(int16_t api_key, int16_t version, const Req& req, Decode answer, Retry retry, T timed_out,

@@ -50,7 +50,7 @@ void ReplicaFetchers::supervise() {
 void ReplicaFetchers::run(int32_t leader, int32_t index) {
   auto log = module_logger("replication");
   controller::ControllerClient client("brokerd-" + std::to_string(options_.node_id) + "-replica-fetcher",
-                                      options_.wait_max_ms + 5000);
+                                      options_.wait_max_ms + 5000, options_.credentials);
   bool failing = false;
   while (!stopping_) {
     auto followed = partitions_.followed_by_leader();

@@ -2,25 +2,12 @@
 
 #include "brokerd/cluster/metadata_store.h"
 #include "brokerd/common/logger.h"
-#include "brokerd/kafka/authorization.h"
+#include "brokerd/security/authorization.h"
 #include "brokerd/metrics/broker_metrics.h"
 
 namespace brokerd::kafka {
 
 namespace {
-
-// "10.0.0.1" of "10.0.0.1:52344" (and "::1" of "::1:52344"). An IPv4 client of a dual-stack
-// listener shows as "::ffff:10.0.0.1": it is "10.0.0.1" to the bindings, so that a binding
-// on its address (a DENY above all) applies whichever way it came in.
-std::string_view host_of(std::string_view peer) {
-  const auto colon = peer.rfind(':');
-  std::string_view host = colon == std::string_view::npos ? peer : peer.substr(0, colon);
-  constexpr std::string_view mapped = "::ffff:";
-  if (host.size() > mapped.size() && host.substr(0, mapped.size()) == mapped &&
-      host.find('.') != std::string_view::npos)
-    host.remove_prefix(mapped.size());
-  return host;
-}
 
 // Asks `check(index, rules, principal, host)` about the request's principal, counting and
 // logging a refusal.
@@ -30,7 +17,7 @@ bool judge(const HandlerContext& ctx, Check check, acl::Operation op, acl::Resou
   const auto* conn = ctx.request.connection;
   static const std::string anonymous = "User:ANONYMOUS";
   const std::string& principal = conn ? conn->principal : anonymous;
-  const std::string_view host = conn ? host_of(conn->peer) : std::string_view("*");
+  const std::string_view host = conn ? security::Authorization::client_host(conn->peer) : std::string_view("*");
   if (!ctx.acl_image) ctx.acl_image = ctx.services.metadata.image();
   const bool allowed = check(*ctx.acl_image->acls->index, ctx.services.authorization.rules, principal, host);
   if (!allowed && !quiet) {

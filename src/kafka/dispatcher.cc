@@ -5,6 +5,7 @@
 #include "brokerd/common/logger.h"
 #include "brokerd/metrics/broker_metrics.h"
 #include "brokerd/protocol/messages/api_table.h"
+#include "brokerd/security/sasl_server.h"
 #include "kafka/handler.h"
 #include "kafka/served_apis.h"
 
@@ -14,19 +15,6 @@ namespace {
 net::Response close_connection() { return net::Response{{}, false, true}; }
 
 const char* peer_of(const net::Request& req) { return req.connection ? req.connection->peer.c_str() : "?"; }
-
-// ApiVersions and SASL's own requests are the only ones a connection may send before it has
-// authenticated, or once its session ended (to re-authenticate).
-bool before_authentication(int16_t api_key) { return api_key == 18 || api_key == 17 || api_key == 36; }
-
-// Why a request may not be served on its connection yet, or nullptr.
-const char* unauthenticated(const net::Request& req) {
-  const auto* c = req.connection;
-  if (!c || !uses_sasl(c->security) || before_authentication(req.api_key)) return nullptr;
-  if (!c->authenticated) return "before it authenticated";
-  if (std::chrono::steady_clock::now() >= c->session_end) return "after its session ended (connections.max.reauth.ms)";
-  return nullptr;
-}
 
 }  // namespace
 
@@ -49,7 +37,7 @@ boost::asio::awaitable<net::Response> KafkaDispatcher::dispatch(net::Request req
               req.client_id.value_or(""));
     co_return close_connection();
   }
-  if (const char* why = unauthenticated(req)) {
+  if (const char* why = security::unauthenticated(req)) {
     metrics.errors.add();
     log->info("closing connection from {}: API key {} sent {}", peer_of(req), req.api_key, why);
     co_return close_connection();

@@ -33,14 +33,21 @@ struct PeerClient::State : std::enable_shared_from_this<PeerClient::State> {
     int64_t sent_ms = 0;
   };
 
-  State(asio::any_io_executor ex, Voter p, std::string id, int64_t timeout)
-      : executor(ex), socket(ex), peer(std::move(p)), client_id(std::move(id)), request_timeout_ms(timeout) {}
+  State(asio::any_io_executor ex, Voter p, std::string id, int64_t timeout, security::ClientCredentials c)
+      : executor(ex),
+        socket(ex),
+        peer(std::move(p)),
+        client_id(std::move(id)),
+        request_timeout_ms(timeout),
+        credentials(std::move(c)) {}
 
   asio::any_io_executor executor;
   tcp::socket socket;
   Voter peer;
   std::string client_id;
   int64_t request_timeout_ms;
+  security::ClientCredentials credentials;
+  std::string last_refusal;  // logged once per change of text
   enum class Conn { idle, connecting, connected } conn = Conn::idle;
   bool writing = false;
   bool closed = false;  // the owner is gone
@@ -98,9 +105,62 @@ struct PeerClient::State : std::enable_shared_from_this<PeerClient::State> {
       co_return;
     }
     s->socket.set_option(tcp::no_delay(true));
+    if (s->credentials.enabled() && !co_await authenticate(s, gen)) co_return;
     s->conn = Conn::connected;
     asio::co_spawn(s->executor, read_loop(s, gen), asio::detached);
     s->kick();
+  }
+
+  // The SASL exchange on the fresh connection, one request at a time; false (and
+  // disconnected, unless a newer connection took over) when it failed.
+  static asio::awaitable<bool> authenticate(std::shared_ptr<State> s, uint64_t gen) {
+    security::SaslClientExchange exchange(s->credentials);
+    std::optional<security::SaslClientExchange::Request> req = exchange.first();
+    int32_t correlation = 0;
+    try {
+      while (req) {
+        protocol::Writer w;
+        protocol::encode_request_header(w, req->api_key, req->version, ++correlation, s->client_id);
+        w.raw(req->body);
+        const Bytes frame = protocol::with_size_prefix(std::move(w).finish_bytes());
+        auto [ec, n] = co_await asio::async_write(s->socket, asio::buffer(frame), asio::as_tuple(asio::use_awaitable));
+        if (gen != s->generation || s->closed) co_return false;
+        if (ec) {
+          s->disconnect("connection failed during authentication");
+          co_return false;
+        }
+        std::byte size_buf[4];
+        auto [ec2, n2] = co_await asio::async_read(s->socket, asio::buffer(size_buf), asio::as_tuple(asio::use_awaitable));
+        if (gen != s->generation || s->closed) co_return false;
+        const uint32_t size = (static_cast<uint32_t>(size_buf[0]) << 24) | (static_cast<uint32_t>(size_buf[1]) << 16) |
+                              (static_cast<uint32_t>(size_buf[2]) << 8) | static_cast<uint32_t>(size_buf[3]);
+        if (ec2 || size < 4 || size > (1u << 20)) {
+          s->disconnect("connection failed during authentication");
+          co_return false;
+        }
+        Bytes body(size);
+        auto [ec3, n3] = co_await asio::async_read(s->socket, asio::buffer(body), asio::as_tuple(asio::use_awaitable));
+        if (gen != s->generation || s->closed) co_return false;
+        if (ec3) {
+          s->disconnect("connection failed during authentication");
+          co_return false;
+        }
+        protocol::Reader r(body);
+        if (protocol::decode_response_header(r, req->api_key, req->version) != correlation)
+          throw security::AuthenticationError("answer out of order");
+        req = exchange.next(Bytes(body.end() - static_cast<ptrdiff_t>(r.remaining()), body.end()));
+      }
+    } catch (const std::exception& e) {
+      if (s->last_refusal != e.what()) {
+        module_logger("security")->warn("authentication to node {} at {}:{} failed: {}", s->peer.id, s->peer.host,
+                                        s->peer.port, e.what());
+        s->last_refusal = e.what();
+      }
+      s->disconnect("authentication failed");
+      co_return false;
+    }
+    s->last_refusal.clear();
+    co_return true;
   }
 
   static asio::awaitable<void> write_loop(std::shared_ptr<State> s, uint64_t gen) {
@@ -160,8 +220,10 @@ struct PeerClient::State : std::enable_shared_from_this<PeerClient::State> {
   }
 };
 
-PeerClient::PeerClient(asio::any_io_executor ex, Voter peer, std::string client_id, int64_t request_timeout_ms)
-    : state_(std::make_shared<State>(ex, peer, std::move(client_id), request_timeout_ms)), peer_(std::move(peer)) {}
+PeerClient::PeerClient(asio::any_io_executor ex, Voter peer, std::string client_id, int64_t request_timeout_ms,
+                       security::ClientCredentials credentials)
+    : state_(std::make_shared<State>(ex, peer, std::move(client_id), request_timeout_ms, std::move(credentials))),
+      peer_(std::move(peer)) {}
 
 PeerClient::~PeerClient() { close(); }
 

@@ -306,7 +306,7 @@ void QuorumDriver::start() {
     if (v.id == options_.node_id) continue;
     s.peers.emplace(v.id, std::make_unique<PeerClient>(s.ctx.get_executor(), v,
                                                        "brokerd-quorum-" + std::to_string(options_.node_id),
-                                                       options_.request_timeout_ms));
+                                                       options_.request_timeout_ms, options_.credentials));
   }
   s.node->start(steady_clock_ms());
   s.drain();

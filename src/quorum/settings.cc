@@ -8,6 +8,7 @@
 
 #include "brokerd/config/broker_config.h"
 #include "brokerd/protocol/uuid.h"
+#include "brokerd/security/sasl_client.h"
 #include "brokerd/raft/disk_quorum_state.h"
 
 namespace brokerd::quorum {
@@ -133,6 +134,8 @@ QuorumOptions quorum_options_from(const config::BrokerConfig& cfg, const std::st
   o.fetch_timeout_ms = cfg.integer("controller.quorum.fetch.timeout.ms");
   o.request_timeout_ms = cfg.integer("controller.quorum.request.timeout.ms");
   o.snapshot_bytes = cfg.integer("metadata.log.max.record.bytes.between.snapshots");
+  if (!alone) o.credentials = security::node_credentials(cfg, cfg.raw("controller.listener.names"),
+                                                        "sasl.mechanism.controller.protocol");
   return o;
 }
 

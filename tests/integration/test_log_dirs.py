@@ -35,8 +35,12 @@ def two_dir_broker(broker_factory, tmp_path):
 
 
 class KeyedWriter:
-    """An idempotent acks=all producer writing unique values on a few keys until stopped;
-    remembers what was acknowledged, per key in order."""
+    """An idempotent acks=all producer writing unique values on a few keys until stopped,
+    at a bounded rate (a move converges only while it copies faster than the partition
+    grows, and a sanitizer build copies slowly); remembers what was acknowledged, per key
+    in order."""
+
+    RECORDS_PER_S = 2000
 
     def __init__(self, bootstrap, topic):
         self.topic = topic
@@ -55,8 +59,13 @@ class KeyedWriter:
 
     def run(self):
         i = 0
-        deadline = time.time() + 120
+        started = time.time()
+        deadline = started + 120
         while not self.stop_flag.is_set() and time.time() < deadline:
+            ahead = i / self.RECORDS_PER_S - (time.time() - started)
+            if ahead > 0:
+                self.producer.poll(min(ahead, 0.05))
+                continue
             key = f"k{i % 8}"
             try:
                 self.producer.produce(self.topic, key=key, value=f"{key}-{i:07d}-" + "x" * 300, on_delivery=self.on_delivery)
@@ -100,7 +109,7 @@ def test_a_partition_moves_between_log_dirs_while_it_serves(broker_factory, tmp_
     other = dirs[1] if start_dir == dirs[0] else dirs[0]
     moves = []
     with KeyedWriter(b.bootstrap, "moving") as w:
-        deadline = time.time() + 5
+        deadline = time.time() + 10
         while sum(len(v) for v in w.acked.values()) < 3000 and time.time() < deadline:
             time.sleep(0.1)
         for target in (other, start_dir, other, start_dir, other):

@@ -71,6 +71,7 @@ class BrokerLifecycle {
   int64_t previous_epoch_ = 0;     // sent as PreviousBrokerEpoch: -1 after an unclean stop
   const protocol::Uuid incarnation_ = protocol::Uuid::random();
   ControllerClient client_;
+  int64_t unauthorized_logged_ms_ = -1;  // when a CLUSTER_AUTHORIZATION_FAILED refusal was last logged
   std::atomic<int64_t> epoch_{-1};
   std::atomic<bool> fenced_{true};
   std::atomic<bool> refused_{false};

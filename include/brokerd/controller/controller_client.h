@@ -1,19 +1,22 @@
 #pragma once
-// A blocking client of one controller listener, for the broker's own calls to the active
-// controller (registration, heartbeats) from a thread of its own. One connection, reopened
-// after any failure; every wait bounded by the timeout.
+// A blocking client of another node's listener, for this node's own calls from a thread of
+// its own: to the active controller (registration, heartbeats, forwarded changes), to a
+// leader (replica fetchers), to a mirror link's source. One connection, reopened after any
+// failure, authenticated first when credentials are given; every wait bounded by the timeout.
 #include <cstdint>
 #include <optional>
 #include <string>
 
 #include "brokerd/common/bytes.h"
 #include "brokerd/quorum/voters.h"
+#include "brokerd/security/sasl_client.h"
 
 namespace brokerd::controller {
 
 class ControllerClient {
  public:
-  ControllerClient(std::string client_id, int timeout_ms) : client_id_(std::move(client_id)), timeout_ms_(timeout_ms) {}
+  ControllerClient(std::string client_id, int timeout_ms, security::ClientCredentials credentials = {})
+      : client_id_(std::move(client_id)), timeout_ms_(timeout_ms), credentials_(std::move(credentials)) {}
   ~ControllerClient() { close(); }
   ControllerClient(const ControllerClient&) = delete;
   ControllerClient& operator=(const ControllerClient&) = delete;
@@ -25,11 +28,16 @@ class ControllerClient {
 
  private:
   bool connect(const quorum::Voter& to);
+  // One request and its answer on the open connection; nullopt (and closed) on failure.
+  std::optional<Bytes> exchange(int16_t api_key, int16_t version, const Bytes& body);
   bool write_all(const Bytes& frame);
   bool read_exact(std::byte* p, size_t n);
 
   std::string client_id_;
   int timeout_ms_;
+  security::ClientCredentials credentials_;
+  std::string last_refusal_;  // the last failed authentication, logged at most once a minute
+  int64_t last_refusal_ms_ = 0;
   int fd_ = -1;
   int32_t connected_to_ = -1;
   int32_t correlation_ = 0;

@@ -6,6 +6,13 @@
 // CreatePartitions, AlterConfigs, AllocateProducerIds), plus ApiVersions and DescribeQuorum.
 // Client APIs are not served here: such a request closes its connection, as any unserved
 // API does.
+//
+// On a SASL_* controller listener a connection authenticates first (SaslHandshake v1,
+// SaslAuthenticate). With an authorizer configured, every request but ApiVersions and SASL's
+// needs CLUSTER_ACTION on the cluster (DescribeQuorum: DESCRIBE), as in Kafka: the nodes'
+// own principals are super users or hold it. BrokerRegistration, BrokerHeartbeat and
+// DescribeQuorum are refused with CLUSTER_AUTHORIZATION_FAILED; any other request closes
+// its connection, with a warning at most every ten seconds per principal.
 #include <cstdint>
 #include <vector>
 
@@ -23,6 +30,10 @@ class Reader;
 }
 namespace brokerd::cluster {
 class MetadataStore;
+}
+namespace brokerd::security {
+class SaslListeners;
+struct Authorization;
 }
 
 namespace brokerd::controller {
@@ -42,8 +53,14 @@ class ControllerDispatcher final : public net::Dispatcher {
  public:
   // Registration and heartbeats block on the quorum: they run on `blocking`.
   ControllerDispatcher(quorum::QuorumDriver& quorum, cluster::MetadataStore& metadata, BrokerRegistry& brokers,
-                       net::BlockingPool& blocking)
-      : quorum_(quorum), metadata_(metadata), brokers_(brokers), blocking_(blocking) {}
+                       net::BlockingPool& blocking, const security::SaslListeners& sasl,
+                       const security::Authorization& authorization)
+      : quorum_(quorum),
+        metadata_(metadata),
+        brokers_(brokers),
+        blocking_(blocking),
+        sasl_(sasl),
+        authorization_(authorization) {}
   boost::asio::awaitable<net::Response> dispatch(net::Request req) override;
 
  private:
@@ -51,12 +68,19 @@ class ControllerDispatcher final : public net::Dispatcher {
   // encodes its answer.
   template <typename Req, typename F>
   boost::asio::awaitable<net::Response> on_blocking_pool(const net::Request& req, protocol::Reader& body, F serve);
+  // SaslHandshake and SaslAuthenticate.
+  net::Response sasl(const net::Request& req, protocol::Reader& body);
+  // Whether the request's principal may send it.
+  bool authorized(const net::Request& req);
 
   quorum::QuorumDriver& quorum_;
   cluster::MetadataStore& metadata_;
   quorum::RateLimitedLog mismatch_log_;
   BrokerRegistry& brokers_;
   net::BlockingPool& blocking_;
+  const security::SaslListeners& sasl_;
+  const security::Authorization& authorization_;
+  quorum::RateLimitedLog refusal_log_;
 };
 
 }  // namespace brokerd::controller

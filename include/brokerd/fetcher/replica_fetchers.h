@@ -15,6 +15,8 @@
 #include <utility>
 #include <vector>
 
+#include "brokerd/security/sasl_client.h"
+
 namespace brokerd::cluster {
 class MetadataStore;
 class PartitionManager;
@@ -34,6 +36,7 @@ struct FetcherOptions {
   int32_t wait_max_ms = 500;                  // replica.fetch.wait.max.ms
   int32_t backoff_ms = 200;                   // replica.fetch.backoff.ms
   metrics::Counter* bytes_replicated = nullptr;  // bytes of batches fetched, when set
+  security::ClientCredentials credentials;    // presented to the leaders' inter-broker listener
 };
 
 class ReplicaFetchers {

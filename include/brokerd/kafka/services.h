@@ -10,12 +10,11 @@ namespace brokerd::group { class GroupCoordinator; }
 namespace brokerd::metrics { class BrokerMetrics; }
 namespace brokerd::quorum { class QuorumDriver; }
 namespace brokerd::quota { class Throttler; }
+namespace brokerd::security { class SaslListeners; struct Authorization; }
 
 namespace brokerd::kafka {
 
 class FetchSessionCache;
-class SaslListeners;
-struct Authorization;
 
 struct Services {
   const config::BrokerConfig& config;
@@ -34,9 +33,9 @@ struct Services {
   // The progress of the mirror partitions this node leads (DescribeMirrorLinks).
   cluster::MirrorStatus& mirror_status;
   // What each SASL listener accepts (SaslHandshake, SaslAuthenticate).
-  const SaslListeners& sasl;
+  const security::SaslListeners& sasl;
   // Whether and how requests are authorized (authorize.h).
-  const Authorization& authorization;
+  const security::Authorization& authorization;
   // The byte rates of client quota buckets (kafka/quotas.h).
   quota::Throttler& throttler;
 };

@@ -2,7 +2,9 @@
 // One outbound connection to another node's controller listener, owned by the quorum driver
 // and used only on its thread. Requests are pipelined and answered in order. Any failure
 // (connect, write, read, a request unanswered for too long) closes the connection and fails
-// every pending request; the raft core resends what it still needs.
+// every pending request; the raft core resends what it still needs. A connection that must
+// authenticate (a SASL controller listener) does so before it counts as connected; the
+// connect timeout covers the exchange.
 #include <boost/asio/any_io_executor.hpp>
 
 #include <cstdint>
@@ -13,6 +15,7 @@
 
 #include "brokerd/common/bytes.h"
 #include "brokerd/quorum/voters.h"
+#include "brokerd/security/sasl_client.h"
 
 namespace brokerd::quorum {
 
@@ -21,7 +24,9 @@ class PeerClient {
   // The response body (after the response header), or nullopt when the request failed.
   using Done = std::function<void(std::optional<Bytes>)>;
 
-  PeerClient(boost::asio::any_io_executor ex, Voter peer, std::string client_id, int64_t request_timeout_ms);
+  // With credentials, each new connection authenticates before any request goes out.
+  PeerClient(boost::asio::any_io_executor ex, Voter peer, std::string client_id, int64_t request_timeout_ms,
+             security::ClientCredentials credentials = {});
   ~PeerClient();
   PeerClient(const PeerClient&) = delete;
   PeerClient& operator=(const PeerClient&) = delete;

@@ -23,6 +23,7 @@
 #include "brokerd/raft/messages.h"
 #include "brokerd/raft/persistence.h"
 #include "brokerd/raft/types.h"
+#include "brokerd/security/sasl_client.h"
 
 namespace brokerd::quorum {
 
@@ -55,6 +56,9 @@ struct QuorumOptions {
   // (metadata.log.max.record.bytes.between.snapshots).
   int64_t snapshot_bytes = 20LL << 20;
   int64_t tick_ms = 5;
+  // What this node presents to the controller listener of the others (quorum peers,
+  // registration, forwarded changes): none unless that listener is SASL_*.
+  security::ClientCredentials credentials;
 };
 
 // What the driver knows right now (thread-safe copy, refreshed after every step).

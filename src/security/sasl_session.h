@@ -7,7 +7,7 @@
 #include "brokerd/auth/scram.h"
 #include "brokerd/net/request.h"
 
-namespace brokerd::kafka {
+namespace brokerd::security {
 
 struct SaslSession : net::SessionState {
   // failed: an exchange failed; the connection is closing and nothing more is answered on it
@@ -35,4 +35,4 @@ inline SaslSession& sasl_session(net::ConnectionContext& c) {
   return static_cast<SaslSession&>(*c.session);
 }
 
-}  // namespace brokerd::kafka
+}  // namespace brokerd::security

@@ -10,7 +10,7 @@
 
 namespace brokerd::config { class BrokerConfig; }
 
-namespace brokerd::kafka {
+namespace brokerd::security {
 
 struct SaslListener {
   std::vector<std::string> mechanisms;                // in the order the configuration lists them
@@ -34,4 +34,4 @@ class SaslListeners {
   int64_t session_lifetime_ms_ = 0;
 };
 
-}  // namespace brokerd::kafka
+}  // namespace brokerd::security

@@ -1,4 +1,4 @@
-#include "brokerd/kafka/sasl_listeners.h"
+#include "brokerd/security/sasl_listeners.h"
 
 #include <fmt/format.h>
 
@@ -8,7 +8,7 @@
 #include "brokerd/common/logger.h"
 #include "brokerd/config/broker_config.h"
 
-namespace brokerd::kafka {
+namespace brokerd::security {
 
 SaslListeners::SaslListeners(const config::BrokerConfig& cfg)
     : session_lifetime_ms_(cfg.integer("connections.max.reauth.ms")) {
@@ -52,4 +52,4 @@ const SaslListener* SaslListeners::find(const std::string& listener) const {
   return it == listeners_.end() ? nullptr : &it->second;
 }
 
-}  // namespace brokerd::kafka
+}  // namespace brokerd::security

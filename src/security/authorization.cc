@@ -1,10 +1,10 @@
-#include "brokerd/kafka/authorization.h"
+#include "brokerd/security/authorization.h"
 
 #include <fmt/format.h>
 
 #include "brokerd/config/broker_config.h"
 
-namespace brokerd::kafka {
+namespace brokerd::security {
 
 namespace {
 // Kafka's KRaft authorizer, and its ZooKeeper-era name that configurations still carry.
@@ -34,4 +34,14 @@ Authorization::Authorization(const config::BrokerConfig& cfg) {
   rules.allow_everyone_if_no_acl_found = cfg.boolean("allow.everyone.if.no.acl.found");
 }
 
-}  // namespace brokerd::kafka
+std::string_view Authorization::client_host(std::string_view peer) {
+  const auto colon = peer.rfind(':');
+  std::string_view host = colon == std::string_view::npos ? peer : peer.substr(0, colon);
+  constexpr std::string_view mapped = "::ffff:";
+  if (host.size() > mapped.size() && host.substr(0, mapped.size()) == mapped &&
+      host.find('.') != std::string_view::npos)
+    host.remove_prefix(mapped.size());
+  return host;
+}
+
+}  // namespace brokerd::security
