@@ -125,7 +125,7 @@ net::Response ControllerDispatcher::sasl(const net::Request& req, protocol::Read
     protocol::SaslHandshakeResponse resp;
     resp.error_code = protocol::code(answer.error);
     resp.mechanisms = std::move(answer.mechanisms);
-    return net::Response{protocol::encode_response(req.api_key, req.api_version, req.correlation_id, resp), false,
+    return net::Response{protocol::encode_response(req.api_key, req.api_version, req.correlation_id, resp), true,
                          answer.close};
   }
   protocol::SaslAuthenticateRequest auth_req;
@@ -138,7 +138,7 @@ net::Response ControllerDispatcher::sasl(const net::Request& req, protocol::Read
   resp.session_lifetime_ms = answer.session_lifetime_ms;
   // A failure closes the connection, except on a listener without SASL (as Kafka does).
   const bool close = answer.error != protocol::ErrorCode::none && uses_sasl(req.connection->security);
-  return net::Response{protocol::encode_response(req.api_key, req.api_version, req.correlation_id, resp), false, close};
+  return net::Response{protocol::encode_response(req.api_key, req.api_version, req.correlation_id, resp), true, close};
 }
 
 bool ControllerDispatcher::authorized(const net::Request& req) {

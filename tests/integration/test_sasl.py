@@ -183,16 +183,8 @@ def test_kafkajs(sasl_broker, node, mechanism):
     assert bad.returncode == 1 and "SASL" in bad.stdout, bad.stdout
 
 
-def sasl_handshake(conn, mechanism):
-    r = conn.request(17, 1, kw.string(mechanism))
-    return r.i16(), r.array(lambda rr: rr.string())
-
-
-def sasl_authenticate(conn, token, version=1):
-    r = conn.request(36, version, kw.nbytes(token))
-    error, message, auth = r.i16(), r.string(), r.nbytes()
-    lifetime = r.i64() if version >= 1 else 0
-    return error, message, auth, lifetime
+sasl_handshake = kw.sasl_handshake
+sasl_authenticate = kw.sasl_authenticate
 
 
 def metadata_v1(conn):

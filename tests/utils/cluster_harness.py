@@ -11,8 +11,9 @@ from brokerd_harness import Broker, brokerctl_binary, free_port
 
 
 class QuorumCluster:
-    def __init__(self, workdir, voters=3, overrides=None, per_node=None):
+    def __init__(self, workdir, voters=3, overrides=None, per_node=None, brokerctl_args=()):
         self.workdir = workdir
+        self.brokerctl_args = list(brokerctl_args)  # e.g. --command-config for a SASL controller listener
         self.controller_ports = {i: free_port() for i in range(1, voters + 1)}
         self.voters = ",".join(f"{i}@127.0.0.1:{p}" for i, p in self.controller_ports.items())
         self.nodes = {}
@@ -98,7 +99,8 @@ class QuorumCluster:
         """DescribeQuorum through brokerctl, asked of one node's controller listener (brokerctl
         follows a follower's answer to the leader); None when it fails."""
         proc = subprocess.run([brokerctl_binary(), "cluster", "quorum", "--bootstrap-controller",
-                               self.controller(node_id), "--output", "json", "--timeout-ms", str(timeout_ms)],
+                               self.controller(node_id), "--output", "json", "--timeout-ms", str(timeout_ms),
+                               *self.brokerctl_args],
                               capture_output=True, text=True, timeout=30)
         if proc.returncode != 0:
             return None

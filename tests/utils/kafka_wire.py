@@ -278,6 +278,49 @@ def api_versions(conn, version=0):
     return error, {k: (lo, hi) for k, lo, hi in (apis or [])}
 
 
+def sasl_handshake(conn, mechanism):
+    """SaslHandshake v1: (error, mechanisms offered)."""
+    r = conn.request(17, 1, string(mechanism))
+    return r.i16(), r.array(lambda rr: rr.string())
+
+
+def sasl_authenticate(conn, token, version=1):
+    """SaslAuthenticate v0/v1: (error, message, server token, session lifetime ms)."""
+    r = conn.request(36, version, nbytes(token))
+    error, message, auth = r.i16(), r.string(), r.nbytes()
+    lifetime = r.i64() if version >= 1 else 0
+    return error, message, auth, lifetime
+
+
+def uvarint(v):
+    out = bytearray()
+    while True:
+        b = v & 0x7F
+        v >>= 7
+        if v:
+            out.append(b | 0x80)
+        else:
+            out.append(b)
+            return bytes(out)
+
+
+def compact_string(s):
+    if s is None:
+        return uvarint(0)
+    b = s.encode()
+    return uvarint(len(b) + 1) + b
+
+
+def flexible_request(conn, api_key, version, body):
+    """A request of a flexible version (header v2); a Reader after the response header (v1)."""
+    conn.send_frame(conn.header(api_key, version) + b"\x00" + body)
+    r = Reader(conn.recv_frame())
+    got = r.i32()
+    assert got == conn.correlation, f"correlation id {got}, expected {conn.correlation}"
+    r.varint()  # the header's tagged fields: none
+    return r
+
+
 def broker_ids(conn):
     """The broker ids a Metadata v1 answer (asking for no topics) lists."""
     r = conn.request(API_METADATA, 1, i32(0))
