@@ -98,7 +98,7 @@ Connection::Connection(Endpoint endpoint, int timeout_ms, const ClientSecurity& 
   ::setsockopt(fd_, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
   try {
     negotiate();
-    if (security.sasl()) authenticate(*this, security);
+    if (security.enabled()) authenticate(*this, security);
   } catch (...) {
     ::close(fd_);
     fd_ = -1;

@@ -4,8 +4,6 @@
 #include <map>
 
 #include "brokerctl/client.h"
-#include "brokerd/auth/plain.h"
-#include "brokerd/auth/scram.h"
 #include "brokerd/security/sasl_client.h"
 
 namespace brokerctl {
@@ -38,47 +36,16 @@ std::map<std::string, std::string> read_properties(const std::string& path) {
 }
 
 ClientSecurity load_command_config(const std::string& path) {
-  const auto props = read_properties(path);
-  ClientSecurity s;
-  for (const auto& [key, value] : props) {
-    if (key == "security.protocol") {
-      s.protocol = value;
-    } else if (key == "sasl.mechanism" || key == "sasl.mechanisms") {
-      s.mechanism = value;
-    } else if (key == "sasl.username") {
-      s.username = value;
-    } else if (key == "sasl.password") {
-      s.password = value;
-    } else if (key == "sasl.jaas.config") {
-      try {
-        auto options = brokerd::auth::jaas_options(value);
-        if (options.count("username")) s.username = options["username"];
-        if (options.count("password")) s.password = options["password"];
-      } catch (const std::invalid_argument& e) {
-        throw UsageError(path + ": sasl.jaas.config: " + e.what());
-      }
-    } else if (key.rfind("ssl.", 0) == 0) {
-      throw UsageError(path + ": " + key + ": TLS is not supported by this brokerctl yet");
-    }
-    // Other client properties (client.id, request.timeout.ms, ...) do not concern brokerctl.
+  try {
+    return brokerd::security::credentials_from_properties(read_properties(path));
+  } catch (const std::invalid_argument& e) {
+    throw UsageError(path + ": " + e.what());
   }
-  if (s.protocol == "SSL" || s.protocol == "SASL_SSL")
-    throw UsageError(path + ": security.protocol " + s.protocol + ": TLS is not supported by this brokerctl yet");
-  if (s.protocol != "PLAINTEXT" && s.protocol != "SASL_PLAINTEXT")
-    throw UsageError(path + ": security.protocol must be PLAINTEXT or SASL_PLAINTEXT, not '" + s.protocol + "'");
-  if (s.sasl()) {
-    if (s.mechanism.empty()) s.mechanism = "PLAIN";  // Kafka's default sasl.mechanism is GSSAPI; we serve PLAIN
-    if (s.mechanism != "PLAIN" && !brokerd::auth::scram_mechanism(s.mechanism))
-      throw UsageError(path + ": sasl.mechanism must be PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512, not '" + s.mechanism + "'");
-    if (s.username.empty() || s.password.empty())
-      throw UsageError(path + ": SASL needs sasl.username and sasl.password (or sasl.jaas.config with both)");
-  }
-  return s;
 }
 
 void authenticate(Connection& conn, const ClientSecurity& security) {
   const std::string at = conn.endpoint().to_string();
-  brokerd::security::SaslClientExchange exchange({security.mechanism, security.username, security.password});
+  brokerd::security::SaslClientExchange exchange(security);
   try {
     std::optional<brokerd::security::SaslClientExchange::Request> req = exchange.first();
     while (req) req = exchange.next(conn.call_raw(req->api_key, req->version, req->body));

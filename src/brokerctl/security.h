@@ -5,15 +5,12 @@
 #include <map>
 #include <string>
 
+#include "brokerd/security/sasl_client.h"
+
 namespace brokerctl {
 
-struct ClientSecurity {
-  std::string protocol = "PLAINTEXT";  // PLAINTEXT or SASL_PLAINTEXT
-  std::string mechanism;               // PLAIN, SCRAM-SHA-256, SCRAM-SHA-512
-  std::string username;
-  std::string password;
-  bool sasl() const { return protocol == "SASL_PLAINTEXT"; }
-};
+// No mechanism: PLAINTEXT.
+using ClientSecurity = brokerd::security::ClientCredentials;
 
 // Client properties (KEY=VALUE or KEY:VALUE lines, # and ! comments), as Kafka's
 // --command-config files hold them; a UsageError names the file and line it cannot read.

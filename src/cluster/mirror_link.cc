@@ -1,8 +1,11 @@
 #include "brokerd/cluster/mirror_link.h"
 
 #include <algorithm>
+#include <set>
+#include <stdexcept>
 
 #include "brokerd/cluster/metadata_image.h"
+#include "brokerd/security/sasl_client.h"
 
 namespace brokerd::cluster {
 namespace {
@@ -34,11 +37,15 @@ std::string check_link(const MirrorLink& link) {
     if (!valid_topic_name(t) || is_internal_topic(t)) return "topic '" + t + "' cannot be mirrored";
   for (const auto& p : link.topic_prefixes)
     if (p.empty()) return "an empty topic prefix would mirror every topic: name the prefix";
-  for (const auto& [k, v] : link.source_configs) {
-    // Only what the link's client understands today; TLS and SASL settings come with them.
-    if (k != "client.id" && k != "request.timeout.ms" && k != "security.protocol")
-      return "source client setting '" + k + "' is not supported";
-    if (k == "security.protocol" && v != "PLAINTEXT") return "security.protocol=" + v + " is not supported yet";
+  static const std::set<std::string_view> understood = {"client.id",     "request.timeout.ms", "security.protocol",
+                                                        "sasl.mechanism", "sasl.username",     "sasl.password",
+                                                        "sasl.jaas.config"};
+  for (const auto& [k, v] : link.source_configs)
+    if (!understood.contains(k)) return "source client setting '" + k + "' is not supported";
+  try {
+    security::credentials_from_properties(link.source_configs);
+  } catch (const std::invalid_argument& e) {
+    return std::string("source client settings: ") + e.what();
   }
   return {};
 }

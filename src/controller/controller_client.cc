@@ -67,6 +67,7 @@ bool ControllerClient::connect(const quorum::Voter& to) {
     return exchange(api_key, version, body);
   });
   if (!refused) return true;
+  refusal_ = *refused;
   // Callers retry every few hundred ms: the same refusal is logged again only after a while.
   const int64_t now = steady_clock_ms();
   if (*refused != last_refusal_ || now - last_refusal_ms_ > 60'000) {
@@ -110,6 +111,7 @@ bool ControllerClient::read_exact(std::byte* p, size_t n) {
 
 std::optional<Bytes> ControllerClient::call(const quorum::Voter& to, int16_t api_key, int16_t version,
                                             const Bytes& body) {
+  refusal_.clear();
   if (!connect(to)) return std::nullopt;
   return exchange(api_key, version, body);
 }

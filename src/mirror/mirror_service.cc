@@ -22,6 +22,13 @@ std::string client_id(const cluster::MirrorLink& link, int32_t node_id) {
   return it != link.source_configs.end() ? it->second : fmt::format("brokerd-mirror-{}-{}", link.name, node_id);
 }
 
+// A client of the link's source, with the link's credentials. Throws std::invalid_argument
+// for settings the controller would not have accepted (a link made by an older release).
+std::unique_ptr<SourceCluster> source_of(const cluster::MirrorLink& link, int32_t node_id, int timeout_ms) {
+  return std::make_unique<SourceCluster>(link.source_bootstrap, client_id(link, node_id), timeout_ms,
+                                         security::credentials_from_properties(link.source_configs));
+}
+
 }  // namespace
 
 // The copying side of one link on this node: a thread that keeps the source's metadata and
@@ -74,8 +81,13 @@ class MirrorService::LinkWorker {
       auto& svc = worker_.service_;
       CopyOptions opts{worker_.link_.name, svc.options_.wait_max_ms, svc.options_.partition_max_bytes,
                        svc.options_.response_max_bytes};
-      SourceCluster source(worker_.link_.source_bootstrap, client_id(worker_.link_, svc.options_.node_id),
-                           svc.options_.request_timeout_ms);
+      std::unique_ptr<SourceCluster> source_client;
+      try {
+        source_client = source_of(worker_.link_, svc.options_.node_id, svc.options_.request_timeout_ms);
+      } catch (const std::exception&) {
+        return;  // the link's metadata thread reports the bad settings
+      }
+      SourceCluster& source = *source_client;
       while (!stopping_ && !svc.stopping_) {
         std::vector<MirroredPartition> parts;
         quorum::Voter broker;
@@ -130,8 +142,7 @@ class MirrorService::LinkWorker {
       std::optional<SourceMetadata> md;
       try {
         if (!source)
-          source = std::make_unique<SourceCluster>(link_.source_bootstrap, client_id(link_, svc.options_.node_id),
-                                                   svc.options_.request_timeout_ms);
+          source = source_of(link_, svc.options_.node_id, svc.options_.request_timeout_ms);
         md = source->metadata(error);
       } catch (const std::exception& e) {
         error = e.what();
@@ -246,8 +257,7 @@ void MirrorService::coordinate() {
       std::optional<SourceMetadata> md;
       try {
         if (!source)
-          source = std::make_unique<SourceCluster>(link.source_bootstrap, client_id(link, options_.node_id),
-                                                   options_.request_timeout_ms);
+          source = source_of(link, options_.node_id, options_.request_timeout_ms);
         md = source->metadata(error);
       } catch (const std::exception& e) {
         error = e.what();

@@ -36,18 +36,24 @@ std::vector<quorum::Voter> parse_bootstrap(const std::string& servers) {
   return out;
 }
 
-SourceCluster::SourceCluster(const std::string& bootstrap, std::string client_id, int timeout_ms)
-    : bootstrap_(parse_bootstrap(bootstrap)), client_id_(std::move(client_id)), timeout_ms_(timeout_ms) {}
+SourceCluster::SourceCluster(const std::string& bootstrap, std::string client_id, int timeout_ms,
+                             security::ClientCredentials credentials)
+    : bootstrap_(parse_bootstrap(bootstrap)),
+      client_id_(std::move(client_id)),
+      timeout_ms_(timeout_ms),
+      credentials_(std::move(credentials)) {}
 
 std::optional<Bytes> SourceCluster::send(const quorum::Voter& to, int16_t api, int16_t version, const Bytes& body,
                                          std::string& error) {
   auto& ch = channels_[to.id];
   if (!ch.client || !(ch.endpoint == to)) {
     ch.endpoint = to;
-    ch.client = std::make_unique<controller::ControllerClient>(client_id_, timeout_ms_);
+    ch.client = std::make_unique<controller::ControllerClient>(client_id_, timeout_ms_, credentials_);
   }
   auto answer = ch.client->call(to, api, version, body);
-  if (!answer) error = "no answer from " + to.host + ":" + std::to_string(to.port);
+  const std::string at = to.host + ":" + std::to_string(to.port);
+  if (!answer) error = ch.client->refusal().empty() ? "no answer from " + at
+                                                   : "authentication to " + at + " failed: " + ch.client->refusal();
   return answer;
 }
 

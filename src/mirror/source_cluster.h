@@ -14,6 +14,7 @@
 #include "brokerd/protocol/uuid.h"
 #include "brokerd/protocol/wire.h"
 #include "brokerd/quorum/voters.h"
+#include "brokerd/security/sasl_client.h"
 
 namespace brokerd::mirror {
 
@@ -35,7 +36,9 @@ std::vector<quorum::Voter> parse_bootstrap(const std::string& servers);
 
 class SourceCluster {
  public:
-  SourceCluster(const std::string& bootstrap, std::string client_id, int timeout_ms);
+  // With credentials, every connection to the source authenticates first.
+  SourceCluster(const std::string& bootstrap, std::string client_id, int timeout_ms,
+                security::ClientCredentials credentials = {});
 
   // Every topic of the source (Metadata v12), from the first bootstrap server or known broker
   // that answers; nullopt with `error` set when none did.
@@ -69,6 +72,7 @@ class SourceCluster {
   std::map<int32_t, quorum::Voter> known_;  // brokers of the last metadata
   std::string client_id_;
   int timeout_ms_;
+  security::ClientCredentials credentials_;
   struct Channel {
     quorum::Voter endpoint;
     std::unique_ptr<controller::ControllerClient> client;

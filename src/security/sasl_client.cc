@@ -66,6 +66,43 @@ ClientCredentials node_credentials(const config::BrokerConfig& cfg, const std::s
   return c;
 }
 
+ClientCredentials credentials_from_properties(const std::map<std::string, std::string>& properties) {
+  std::string protocol = "PLAINTEXT";
+  ClientCredentials c;
+  for (const auto& [key, value] : properties) {
+    if (key == "security.protocol") {
+      protocol = value;
+    } else if (key == "sasl.mechanism" || key == "sasl.mechanisms") {
+      c.mechanism = value;
+    } else if (key == "sasl.username") {
+      c.user = value;
+    } else if (key == "sasl.password") {
+      c.password = value;
+    } else if (key == "sasl.jaas.config") {
+      try {
+        auto options = auth::jaas_options(value);
+        if (options.count("username")) c.user = options["username"];
+        if (options.count("password")) c.password = options["password"];
+      } catch (const std::invalid_argument& e) {
+        throw std::invalid_argument(std::string("sasl.jaas.config: ") + e.what());
+      }
+    } else if (key.starts_with("ssl.")) {
+      throw std::invalid_argument(key + ": TLS is not supported yet");
+    }
+  }
+  if (protocol == "SSL" || protocol == "SASL_SSL")
+    throw std::invalid_argument("security.protocol " + protocol + ": TLS is not supported yet");
+  if (protocol != "PLAINTEXT" && protocol != "SASL_PLAINTEXT")
+    throw std::invalid_argument("security.protocol must be PLAINTEXT or SASL_PLAINTEXT, not '" + protocol + "'");
+  if (protocol == "PLAINTEXT") return {};
+  if (c.mechanism.empty()) c.mechanism = "PLAIN";
+  if (c.mechanism != "PLAIN" && !auth::scram_mechanism(c.mechanism))
+    throw std::invalid_argument("sasl.mechanism must be PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512, not '" + c.mechanism + "'");
+  if (c.user.empty() || c.password.empty())
+    throw std::invalid_argument("SASL needs sasl.username and sasl.password (or sasl.jaas.config with both)");
+  return c;
+}
+
 SaslClientExchange::SaslClientExchange(ClientCredentials credentials) : credentials_(std::move(credentials)) {}
 SaslClientExchange::~SaslClientExchange() = default;
 SaslClientExchange::SaslClientExchange(SaslClientExchange&&) noexcept = default;

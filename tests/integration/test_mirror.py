@@ -212,6 +212,49 @@ def test_bad_links_are_refused_or_reported(broker_factory, tmp_path):
         describe(b.bootstrap, "y")
 
 
+def test_a_link_authenticates_to_its_source_with_scram(broker_factory, tmp_path):
+    """The source serves the link on a SASL_PLAINTEXT listener: the link presents SCRAM
+    credentials from --source-command-config; a wrong password is reported by the link's
+    state, and the password shows in no log."""
+    sasl_port = free_port()
+    a = broker_factory(start=False)
+    a.overrides.update({
+        "listeners": f"PLAINTEXT://127.0.0.1:{a.port},SASL_PLAINTEXT://127.0.0.1:{sasl_port}",
+        "sasl.enabled.mechanisms": "SCRAM-SHA-512",
+    })
+    a.start()
+    proc = brokerctl(a.bootstrap, "users", "create", "mirror", "--mechanism", "SCRAM-SHA-512",
+                     "--password", "mirror-secret")
+    assert proc.returncode == 0, proc.stderr
+    clients.create_topic(a.bootstrap, "guarded", partitions=2)
+    produce_keyed(a.bootstrap, "guarded", 200, partitions=2)
+    b = broker_factory(overrides=FAST)
+
+    def link(name, topic, password):
+        cfg = tmp_path / f"{name}.properties"
+        cfg.write_text("security.protocol=SASL_PLAINTEXT\nsasl.mechanism=SCRAM-SHA-512\n"
+                       f"sasl.username=mirror\nsasl.password={password}\n")
+        return brokerctl(b.bootstrap, "links", "create", name, "--source-bootstrap-server", f"127.0.0.1:{sasl_port}",
+                         "--topic", topic, "--source-command-config", str(cfg))
+
+    assert link("secured", "guarded", "mirror-secret").returncode == 0
+    wait_caught_up(a, b, "secured", "guarded", 2)
+    assert snapshot(b.bootstrap, "guarded", 2) == snapshot(a.bootstrap, "guarded", 2)
+    # Settings the link's client cannot use are refused when the link is made.
+    cfg = tmp_path / "half.properties"
+    cfg.write_text("security.protocol=SASL_PLAINTEXT\nsasl.username=mirror\n")
+    proc = brokerctl(b.bootstrap, "links", "create", "half", "--source-bootstrap-server", f"127.0.0.1:{sasl_port}",
+                     "--topic", "other", "--source-command-config", str(cfg))
+    assert proc.returncode == 1 and "sasl.password" in proc.stderr, proc.stderr
+    # A wrong password: the link exists and says why it copies nothing.
+    clients.create_topic(a.bootstrap, "other", partitions=1)
+    assert link("wrong", "other", "not-the-secret").returncode == 0
+    assert eventually(lambda: "SASL_AUTHENTICATION_FAILED" in (describe(b.bootstrap, "wrong")["state_message"] or ""),
+                      30), describe(b.bootstrap, "wrong")
+    for broker in (a, b):
+        assert "mirror-secret" not in broker.log_text() and "not-the-secret" not in broker.log_text()
+
+
 def consume_some(bootstrap, topic, group, n, timeout=60):
     """A group member that reads `n` records, commits them and leaves; returns them."""
     c = clients.consumer(bootstrap, group_id=group, session_timeout_ms=6000)

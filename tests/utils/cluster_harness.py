@@ -135,6 +135,7 @@ class SplitCluster(QuorumCluster):
 
     def __init__(self, workdir, controllers=3, brokers=2, overrides=None, per_node=None):
         self.workdir = workdir
+        self.brokerctl_args = []
         self.controller_ports = {i: free_port() for i in range(1, controllers + 1)}
         self.voters = ",".join(f"{i}@127.0.0.1:{p}" for i, p in self.controller_ports.items())
         self.nodes = {}

@@ -25,6 +25,9 @@ class ControllerClient {
   // nullopt when the call failed (the connection is then closed).
   std::optional<Bytes> call(const quorum::Voter& to, int16_t api_key, int16_t version, const Bytes& body);
   void close();
+  // Why the last call failed when it was refused authentication (the listener's message);
+  // empty otherwise.
+  const std::string& refusal() const { return refusal_; }
 
  private:
   bool connect(const quorum::Voter& to);
@@ -36,6 +39,7 @@ class ControllerClient {
   std::string client_id_;
   int timeout_ms_;
   security::ClientCredentials credentials_;
+  std::string refusal_;
   std::string last_refusal_;  // the last failed authentication, logged at most once a minute
   int64_t last_refusal_ms_ = 0;
   int fd_ = -1;

@@ -4,6 +4,7 @@
 // their inter-broker listener (replica fetchers) — and for mirror links to a source cluster.
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <stdexcept>
@@ -31,6 +32,13 @@ struct ClientCredentials {
 // naming the setting that is missing.
 ClientCredentials node_credentials(const config::BrokerConfig& cfg, const std::string& listener,
                                    const std::string& mechanism_setting);
+
+// The credentials of a Kafka client's properties, in Kafka's Java names or librdkafka's where
+// they differ: security.protocol (PLAINTEXT or SASL_PLAINTEXT), sasl.mechanism (default PLAIN:
+// Kafka's default, GSSAPI, is not spoken), sasl.username and sasl.password or the username and
+// password options of sasl.jaas.config. Other properties are not looked at. Throws
+// std::invalid_argument naming the property that cannot be used.
+ClientCredentials credentials_from_properties(const std::map<std::string, std::string>& properties);
 
 // A refused exchange: the server's message, or what the client found wrong.
 class AuthenticationError : public std::runtime_error {
