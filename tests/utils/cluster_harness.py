@@ -11,9 +11,11 @@ from brokerd_harness import Broker, brokerctl_binary, free_port
 
 
 class QuorumCluster:
+    brokerctl_args = ()  # extra brokerctl arguments, e.g. --command-config for a SASL controller listener
+
     def __init__(self, workdir, voters=3, overrides=None, per_node=None, brokerctl_args=()):
         self.workdir = workdir
-        self.brokerctl_args = list(brokerctl_args)  # e.g. --command-config for a SASL controller listener
+        self.brokerctl_args = tuple(brokerctl_args)
         self.controller_ports = {i: free_port() for i in range(1, voters + 1)}
         self.voters = ",".join(f"{i}@127.0.0.1:{p}" for i, p in self.controller_ports.items())
         self.nodes = {}
@@ -135,7 +137,6 @@ class SplitCluster(QuorumCluster):
 
     def __init__(self, workdir, controllers=3, brokers=2, overrides=None, per_node=None):
         self.workdir = workdir
-        self.brokerctl_args = []
         self.controller_ports = {i: free_port() for i in range(1, controllers + 1)}
         self.voters = ",".join(f"{i}@127.0.0.1:{p}" for i, p in self.controller_ports.items())
         self.nodes = {}
