@@ -17,13 +17,8 @@ protocol::AlterClientQuotasResponse answer_alter_client_quotas(MetadataStore& st
   std::set<quota::Entity> seen;
   for (const auto& entry : req.entries) {
     auto& answer = resp.entries.emplace_back();
-    quota::Entity entity;
-    for (const auto& e : entry.entity) {
-      entity.emplace_back(e.entity_type, e.entity_name);
-      auto& out = answer.entity.emplace_back();
-      out.entity_type = e.entity_type;
-      out.entity_name = e.entity_name;
-    }
+    quota::Entity entity = quota::entity_of(entry.entity);
+    quota::put_entity(entity, answer.entity);  // echoed as given
     entity = quota::normalized(std::move(entity));
     std::string why = quota::check_entity(entity);
     if (why.empty() && !seen.insert(entity).second) why = "The entity " + quota::to_string(entity) + " is named twice.";
@@ -67,11 +62,7 @@ protocol::DescribeClientQuotasResponse answer_describe_client_quotas(const Metad
   for (const auto& [entity, values] : *image.client_quotas) {
     if (!quota::matches(entity, filter, req.strict)) continue;
     auto& entry = resp.entries->emplace_back();
-    for (const auto& [type, name] : entity) {
-      auto& e = entry.entity.emplace_back();
-      e.entity_type = type;
-      e.entity_name = name;
-    }
+    quota::put_entity(entity, entry.entity);
     for (const auto& [key, value] : values) {
       auto& v = entry.values.emplace_back();
       v.key = key;

@@ -209,11 +209,7 @@ Bytes remove_acl_record(const protocol::Uuid& id) {
 
 Bytes client_quota_record(const quota::Entity& entity, const std::string& key, double value, bool remove) {
   protocol::ClientQuotaRecord r;
-  for (const auto& [type, name] : entity) {
-    auto& e = r.entity.emplace_back();
-    e.entity_type = type;
-    e.entity_name = name;
-  }
+  quota::put_entity(entity, r.entity);
   r.key = key;
   r.value = value;
   r.remove = remove;
@@ -439,9 +435,7 @@ void apply_record(protocol::Reader& rd, MetadataImage& image) {
     case kClientQuotaRecord: {
       protocol::ClientQuotaRecord r;
       r.decode(rd, version);
-      quota::Entity entity;
-      for (const auto& e : r.entity) entity.emplace_back(e.entity_type, e.entity_name);
-      entity = quota::normalized(std::move(entity));
+      const quota::Entity entity = quota::normalized(quota::entity_of(r.entity));
       if (!image.owns_client_quotas) {
         image.client_quotas = std::make_shared<quota::QuotaSet>(*image.client_quotas);
         image.owns_client_quotas = true;

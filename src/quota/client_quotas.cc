@@ -64,31 +64,50 @@ bool matches(const Entity& e, const std::vector<FilterComponent>& filter, bool s
   return !strict || e.size() == filter.size();
 }
 
+namespace {
+
+// <0, 0, >0 as a is before, equal to or after b.
+int compare(const Entity& a, const EntityView& b) {
+  for (size_t i = 0; i < a.size() && i < b.size; ++i) {
+    if (int c = std::string_view(a[i].first).compare(b.parts[i].type); c != 0) return c;
+    const auto& an = a[i].second;
+    const auto& bn = b.parts[i].name;
+    if (an.has_value() != bn.has_value()) return an.has_value() ? 1 : -1;
+    if (an)
+      if (int c = std::string_view(*an).compare(*bn); c != 0) return c;
+  }
+  return a.size() < b.size ? -1 : (a.size() > b.size ? 1 : 0);
+}
+
+}  // namespace
+
+bool EntityOrder::operator()(const Entity& a, const EntityView& b) const { return compare(a, b) < 0; }
+bool EntityOrder::operator()(const EntityView& a, const Entity& b) const { return compare(b, a) > 0; }
+
 std::optional<Applied> applicable(const QuotaSet& quotas, std::string_view key, const std::string& user,
                                   const std::string& client_id) {
-  using Name = std::optional<std::string>;
-  const Name none;
-  // Kafka's order; each with the bucket its clients share.
-  struct Candidate {
-    Entity entity;
-    std::string bucket;
+  using Part = EntityView::Part;
+  constexpr std::optional<std::string_view> none;
+  const Part c_own{kClientId, client_id}, c_default{kClientId, none};
+  const Part u_own{kUser, user}, u_default{kUser, none};
+  // Kafka's order (components sorted by type: client-id before user); what the bucket names.
+  enum class Bucket { both, user, client };
+  const std::pair<EntityView, Bucket> order[] = {
+      {{{c_own, u_own}, 2}, Bucket::both},     {{{c_default, u_own}, 2}, Bucket::both},
+      {{{u_own}, 1}, Bucket::user},            {{{c_own, u_default}, 2}, Bucket::both},
+      {{{c_default, u_default}, 2}, Bucket::both}, {{{u_default}, 1}, Bucket::user},
+      {{{c_own}, 1}, Bucket::client},          {{{c_default}, 1}, Bucket::client},
   };
-  const std::string u = std::string(kUser), c = std::string(kClientId);
-  const Candidate order[] = {
-      {{{c, client_id}, {u, user}}, "user=" + user + ",client-id=" + client_id},
-      {{{c, none}, {u, user}}, "user=" + user + ",client-id=" + client_id},
-      {{{u, user}}, "user=" + user},
-      {{{c, client_id}, {u, none}}, "user=" + user + ",client-id=" + client_id},
-      {{{c, none}, {u, none}}, "user=" + user + ",client-id=" + client_id},
-      {{{u, none}}, "user=" + user},
-      {{{c, client_id}}, "client-id=" + client_id},
-      {{{c, none}}, "client-id=" + client_id},
-  };
-  for (const auto& cand : order) {
-    auto it = quotas.find(cand.entity);
+  for (const auto& [view, bucket] : order) {
+    auto it = quotas.find(view);
     if (it == quotas.end()) continue;
-    auto v = it->second.find(std::string(key));
-    if (v != it->second.end()) return Applied{v->second, std::string(key) + ":" + cand.bucket};
+    auto v = it->second.find(key);
+    if (v == it->second.end()) continue;
+    std::string name(key);
+    if (bucket != Bucket::client) name += ":user=" + user;
+    if (bucket == Bucket::both) name += ",client-id=" + client_id;
+    if (bucket == Bucket::client) name += ":client-id=" + client_id;
+    return Applied{v->second, std::move(name)};
   }
   return std::nullopt;
 }

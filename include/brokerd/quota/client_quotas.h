@@ -21,11 +21,44 @@ inline constexpr std::string_view kControllerMutationRate = "controller_mutation
 // that type ("<default>"), none.
 using Component = std::pair<std::string, std::optional<std::string>>;
 using Entity = std::vector<Component>;
+// An entity looked up without building one: up to two components, names borrowed.
+struct EntityView {
+  struct Part {
+    std::string_view type;
+    std::optional<std::string_view> name;  // nullopt: the default entity
+  };
+  Part parts[2];
+  size_t size = 0;
+};
+// Entity order (lexicographic by component, a default name before any name), also between
+// an Entity and an EntityView.
+struct EntityOrder {
+  using is_transparent = void;
+  bool operator()(const Entity& a, const Entity& b) const { return a < b; }
+  bool operator()(const Entity& a, const EntityView& b) const;
+  bool operator()(const EntityView& a, const Entity& b) const;
+};
 // The quotas set: entity -> key -> value.
-using QuotaSet = std::map<Entity, std::map<std::string, double>>;
+using QuotaSet = std::map<Entity, std::map<std::string, double, std::less<>>, EntityOrder>;
 
 // Sorted by type, as QuotaSet keys are.
 Entity normalized(Entity e);
+
+// The wire forms: any message's list of entity components (entity_type, entity_name).
+template <typename Components>
+Entity entity_of(const Components& in) {
+  Entity e;
+  for (const auto& c : in) e.emplace_back(c.entity_type, c.entity_name);
+  return e;
+}
+template <typename Components>
+void put_entity(const Entity& e, Components& out) {
+  for (const auto& [type, name] : e) {
+    auto& c = out.emplace_back();
+    c.entity_type = type;
+    c.entity_name = name;
+  }
+}
 // "user=alice,client-id=<default>" for logs and errors.
 std::string to_string(const Entity& e);
 
@@ -54,6 +87,7 @@ bool matches(const Entity& e, const std::vector<FilterComponent>& filter, bool s
 // user+default client, default user, client, default client). The bucket names the client's
 // own user and client id where the matched entity does (a default entity gives each user or
 // client its own bucket).
+// Allocates only for the answer.
 struct Applied {
   double value = 0;
   std::string bucket;

@@ -16,11 +16,7 @@ boost::asio::awaitable<net::Response> handle_alter_client_quotas(HandlerContext&
           auto& r = resp.entries.emplace_back();
           r.error_code = protocol::code(e);
           r.error_message = message;
-          for (const auto& x : entry.entity) {
-            auto& out = r.entity.emplace_back();
-            out.entity_type = x.entity_type;
-            out.entity_name = x.entity_name;
-          }
+          quota::put_entity(quota::entity_of(entry.entity), r.entity);
         }
       },
       acl::Operation::alter_configs);

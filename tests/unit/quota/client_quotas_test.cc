@@ -37,6 +37,23 @@ TEST(ClientQuotas, KafkasPrecedenceFromTheMostSpecific) {
   EXPECT_FALSE(applicable(q, kConsumerByteRate, "alice", "app"));
 }
 
+TEST(ClientQuotas, LookupsWithoutBuildingAnEntityFindExactlyTheirOwn) {
+  // Names that are prefixes of each other, empty names and defaults sort apart.
+  QuotaSet q;
+  const std::string k(kProducerByteRate);
+  q[user("al")][k] = 1;
+  q[user("alice")][k] = 2;
+  q[user("")][k] = 3;
+  q[both("alice", "")][k] = 4;
+  q[client("al")][k] = 5;
+  EXPECT_EQ(applicable(q, k, "alice", "x")->value, 2);
+  EXPECT_EQ(applicable(q, k, "al", "x")->value, 1);
+  EXPECT_EQ(applicable(q, k, "", "x")->value, 3);
+  EXPECT_EQ(applicable(q, k, "alice", "")->value, 4);
+  EXPECT_EQ(applicable(q, k, "bob", "al")->value, 5);
+  EXPECT_FALSE(applicable(q, k, "bob", "alice"));
+}
+
 TEST(ClientQuotas, ChecksRefuseWhatIsNotEnforced) {
   EXPECT_EQ(check_entity(user("a")), "");
   EXPECT_EQ(check_entity(both("a", kDefault)), "");
