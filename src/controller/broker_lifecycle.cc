@@ -84,16 +84,16 @@ void BrokerLifecycle::step(bool shutting_down) {
     req.broker_id = self_.node_id;
     req.cluster_id = metadata_.image()->cluster_id;
     req.incarnation_id = incarnation_;
+    // The inter-broker listener first; the other client listeners after it.
     auto& l = req.listeners.emplace_back();
     l.name = listener_;
     l.host = self_.host;
     l.port = static_cast<uint16_t>(self_.port);
     l.security_protocol = 0;
+    for (const auto& e : self_.endpoints)
+      if (e.listener == listener_) l.security_protocol = e.security_protocol;
     for (const auto& e : self_.endpoints) {
-      if (e.listener == listener_) {
-        l.security_protocol = e.security_protocol;
-        continue;
-      }
+      if (e.listener == listener_) continue;
       auto& other = req.listeners.emplace_back();
       other.name = e.listener;
       other.host = e.host;
