@@ -2,10 +2,12 @@
 ACL, is refused with TOPIC_, GROUP_ or CLUSTER_AUTHORIZATION_FAILED, request by request, over
 SASL/PLAIN with kafka-python's protocol classes (one connection, the versions named below).
 
-The APIs kafka-python 2.0.2 does not encode (InitProducerId with a transactional id,
-DeleteRecords, OffsetForLeaderEpoch, the log-dir, reassignment, election, quota and SCRAM APIs,
-IncrementalAlterConfigs, OffsetDelete, DescribeProducers) are refused by the same
-kafka/authorize.h checks; docs/security.md lists what each needs."""
+Every advertised API, at its newest version, is checked the same way by brokerd-api-refusals
+(api_refusals.cc, the project's own codecs): an API served without a refusal case there fails
+it, unless it is exempt for a stated reason (ApiVersions, SASL, ListGroups' filtering,
+DescribeCluster)."""
+import os
+import subprocess
 import time
 
 import pytest
@@ -87,6 +89,7 @@ def mallory(broker_factory):
         "super.users": "User:ANONYMOUS",
     })
     b.start()
+    b.sasl_port = sasl_port
     create_topic(b.bootstrap, TOPIC)
     conn = BrokerConnection("127.0.0.1", sasl_port, 0, security_protocol="SASL_PLAINTEXT", sasl_mechanism="PLAIN",
                             sasl_plain_username="mallory", sasl_plain_password="m-secret", api_version=(2, 0, 0),
@@ -111,6 +114,18 @@ def ask(conn, request):
     if future.failed():
         raise future.exception
     return future.value
+
+
+def test_every_served_api_refuses_a_principal_without_acls(mallory):
+    b, _ = mallory
+    path = os.environ.get("BROKERD_API_REFUSALS_BIN")
+    assert path and os.access(path, os.X_OK), "BROKERD_API_REFUSALS_BIN must name the brokerd-api-refusals binary"
+    proc = subprocess.run([path, "127.0.0.1", str(b.sasl_port), "mallory", "m-secret", TOPIC, GROUP],
+                          capture_output=True, text=True, timeout=300)
+    out = proc.stdout + proc.stderr
+    print(out)
+    assert proc.returncode == 0 and out.rstrip().splitlines()[-1].endswith(" 0 failures") or "0 failures" in out, out
+    assert b.alive()
 
 
 @pytest.mark.parametrize("name,request_,refusal", REQUESTS, ids=[r[0] for r in REQUESTS])
