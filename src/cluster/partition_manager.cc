@@ -545,7 +545,8 @@ boost::asio::awaitable<std::vector<PartitionStats>> PartitionManager::partition_
                          out.push_back({tp, log.size_bytes(), log.segment_count(), log.log_start_offset(),
                                         log.log_end_offset(), p->high_watermark(), log.dir().parent_path(),
                                         p->is_leader(), static_cast<int32_t>(st.replicas.size()),
-                                        static_cast<int32_t>(st.isr.size()), p->replica().min_insync_replicas()});
+                                        static_cast<int32_t>(st.isr.size()), p->replica().min_insync_replicas(),
+                                        {}, 0, 0});
                          if (auto m = moves_[i].find(tp); m != moves_[i].end()) {
                            out.back().future_log_dir = m->second.target;
                            out.back().future_size_bytes = m->second.copied_bytes;
@@ -704,7 +705,7 @@ boost::asio::awaitable<void> PartitionManager::background_loop(size_t index) {
   int64_t next_retention = wall_clock_ms() + options_.retention_check_interval_ms;
   while (!stopping_) {
     timer.expires_after(std::chrono::milliseconds(100));
-    auto [ec] = co_await timer.async_wait(boost::asio::as_tuple(boost::asio::use_awaitable));
+    [[maybe_unused]] auto [ec] = co_await timer.async_wait(boost::asio::as_tuple(boost::asio::use_awaitable));
     if (stopping_) break;
     int64_t now = wall_clock_ms();
     flush_due(shard, index, now);
