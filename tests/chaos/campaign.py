@@ -3,7 +3,7 @@
 
   campaign.py --brokerd PATH --nodes 3|5 --duration SECONDS --seed N \
               --nemesis kill,pause,restart-all,rolling-restart \
-              --workload idempotent,acks-all,acks1,acks0 --out DIR
+              --workload idempotent,acks-all,acks1,acks0,group,admin --out DIR
 
 Starts the nodes (each in its own rack; RF 3, min.insync.replicas 2), runs the workloads
 against one topic, injects faults on the seed's schedule, heals everything, lets the cluster
@@ -29,6 +29,7 @@ sys.path.insert(0, str(HERE.parent / "utils"))
 import checker  # noqa: E402
 import replicas  # noqa: E402
 import report  # noqa: E402
+from admin_workload import AdminWorkload, check_admin, describe_admin_topics  # noqa: E402
 from nemesis import NEMESES, Nemesis  # noqa: E402
 from workloads import PROMISES, WORKLOADS, GroupConsumers, Recorder, Tailer, make_writer  # noqa: E402
 
@@ -108,7 +109,7 @@ def run(args):
     signal.signal(signal.SIGTERM, lambda *_: (_ for _ in ()).throw(KeyboardInterrupt()))
 
     recorder = Recorder(out / "history.jsonl")
-    writers, tailer, nemesis, group = [], None, None, None
+    writers, tailer, nemesis, group, admin = [], None, None, None, None
     started = time.monotonic()
     try:
         cluster.start()
@@ -130,7 +131,9 @@ def run(args):
             return time.monotonic() - t0
 
         for kind in args.workload.split(","):
-            if kind == "group":
+            if kind == "admin":
+                admin = AdminWorkload(recorder, bootstrap, random.Random(args.seed * 7919 + 2)).start()
+            elif kind == "group":
                 group = GroupConsumers(recorder, TOPIC, bootstrap, random.Random(args.seed * 7919 + 1)).start()
             else:
                 writers.append(make_writer(kind, recorder, TOPIC, args.rate, bootstrap).start())
@@ -157,16 +160,22 @@ def run(args):
         if group:
             group.stop()
             recorder.record({"type": "group-committed", "offsets": group.committed()})
+        if admin:
+            admin.stop()
         final = read_back(bootstrap, args.partitions, log)
+        admin_final = describe_admin_topics(bootstrap) if admin else {}
         recorder.close()
         result = checker.check(recorder.events(), final, {w.name: PROMISES[w.name] for w in writers})
+        if admin:
+            result.update(check_admin(recorder.events(), admin_final))
+            result["ok"] = result["ok"] and not any(result[k] for k in ("admin_lost", "admin_partitions", "admin_config"))
         ends = {p: (records[-1][0] + 1 if records else 0) for p, records in final.items()}
         compared = replicas.divergence({i: n.data_dir for i, n in cluster.nodes.items()}, TOPIC, args.partitions, ends)
         result["diverged"] = [c for c in compared if c["kind"] == "diverged"]
         result["behind"] = [c for c in compared if c["kind"] == "behind"]
         result["ok"] = result["ok"] and not result["diverged"]
         # A writer whose thread died stopped exercising the cluster: the campaign proves less.
-        result["writers_crashed"] = {w.name: w.crashed for w in writers if w.crashed}
+        result["writers_crashed"] = {w.name: w.crashed for w in writers + ([admin] if admin else []) if w.crashed}
         result["ok"] = result["ok"] and not result["writers_crashed"]
     except KeyboardInterrupt:
         log("interrupted")

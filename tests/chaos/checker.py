@@ -231,7 +231,8 @@ def availability(faults, ack_times, end=None):
 
 # "diverged" comes from comparing the replicas on disk (replicas.py), added by the campaign.
 ANOMALIES = ("lost", "duplicates", "reordered", "unexpected", "moved", "offset_changed", "diverged",
-             "group_rewound", "commit_lost", "group_skipped", "sanitizer", "writers_crashed")
+             "group_rewound", "commit_lost", "group_skipped", "sanitizer", "writers_crashed",
+             "admin_lost", "admin_partitions", "admin_config")
 
 
 def named_anomalies(result):

@@ -163,3 +163,32 @@ def test_a_record_below_the_committed_offset_never_consumed_was_skipped():
     h[-2]["last"] = 2
     r = check(h + [end_offsets({"0": 2})], final, WRITERS)
     assert r["group_skipped"] == [{"partition": 0, "offset": 1}]
+
+
+def admin(op, topic, ok=True, **fields):
+    return {"type": "admin", "op": op, "topic": topic, "result": "ok" if ok else "unknown", **fields}
+
+
+ADMIN_HISTORY = [admin("create", "t1", partitions=2), admin("add-partitions", "t1", partitions=3),
+                 admin("alter-config", "t1", retention="1000"), admin("alter-config", "t1", False, retention="2000"),
+                 admin("create", "t2", partitions=2), admin("delete", "t2"),
+                 admin("create", "t3", False, partitions=2)]
+
+
+def test_admin_operations_that_held_pass():
+    from admin_workload import check_admin
+    # t1 took the unknown alter or not; t2 is gone; t3's creation is unknown either way.
+    for final in ({"t1": (3, "1000")}, {"t1": (3, "2000"), "t3": (2, "604800000")}):
+        r = check_admin(ADMIN_HISTORY, final)
+        assert not r["admin_lost"] and not r["admin_partitions"] and not r["admin_config"], r
+        assert r["admin_ops"] == 7 and r["admin_acknowledged"] == 5
+
+
+def test_admin_operations_that_did_not_hold_are_named():
+    from admin_workload import check_admin
+    r = check_admin(ADMIN_HISTORY, {"t2": (2, "604800000")})
+    assert [x["topic"] for x in r["admin_lost"]] == ["t1", "t2"]  # created but gone; deleted but back
+    r = check_admin(ADMIN_HISTORY, {"t1": (2, "1000")})
+    assert r["admin_partitions"] and not r["admin_config"]  # the acknowledged third partition is missing
+    r = check_admin(ADMIN_HISTORY, {"t1": (3, "604800000")})
+    assert r["admin_config"] and not r["admin_partitions"]  # the acknowledged retention did not hold

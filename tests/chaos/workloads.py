@@ -8,7 +8,8 @@ Writers send unique values "<writer>|<key>|<seq>" (seq counts per key) at a stea
 A tailer reads every partition as it grows; what it read is compared with the final read.
 A consumer group ("group" workload) reads the topic while its members come and go, committing
 what it has processed; the checker looks for commits that went backwards and records the
-group skipped.
+group skipped. The "admin" workload (admin_workload.py) creates, grows, reconfigures and
+deletes topics of its own.
 """
 import json
 import threading
@@ -16,7 +17,7 @@ import time
 
 from confluent_kafka import Consumer, KafkaError, KafkaException, Producer, TopicPartition
 
-WORKLOADS = ("idempotent", "acks-all", "acks1", "acks0", "group")
+WORKLOADS = ("idempotent", "acks-all", "acks1", "acks0", "group", "admin")
 PROMISES = {
     "idempotent": {"durable": True, "idempotent": True},
     "acks-all": {"durable": True, "idempotent": False},
