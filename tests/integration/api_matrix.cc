@@ -1360,11 +1360,6 @@ const std::map<int16_t, Cell>& cells() {
   return m;
 }
 
-const char* api_name(int16_t key) {
-  const auto* info = bp::find_api(key);
-  return info ? info->name : "?";
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {

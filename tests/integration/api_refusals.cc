@@ -51,6 +51,27 @@ Resp ask(const Req& req, int16_t v) {
   return exchange_new<Resp>(req, v);
 }
 
+// A request with nothing to fill, refused as a whole.
+template <typename Req, typename Resp>
+Codes top_level(int16_t v) {
+  return Codes{ask<Resp>(Req{}, v).error_code};
+}
+
+// AlterConfigs and IncrementalAlterConfigs of the topic's retention.
+template <typename Req, typename Resp>
+Codes alter_topic_config(int16_t v) {
+  Req r;
+  auto& res = r.resources.emplace_back();
+  res.resource_type = 2;
+  res.resource_name = g_topic;
+  auto& cfg = res.configs.emplace_back();
+  cfg.name = "retention.ms";
+  cfg.value = "1000";
+  Codes c;
+  add(c, ask<Resp>(r, v).responses);
+  return c;
+}
+
 struct Case {
   int16_t version;
   int16_t refusal;
@@ -248,18 +269,7 @@ const std::map<int16_t, Case>& cases() {
          add(c, ask<bp::DescribeConfigsResponse>(r, v).results);
          return c;
        }}},
-      {33, {2, kTopicDenied, [](int16_t v) {
-         bp::AlterConfigsRequest r;
-         auto& res = r.resources.emplace_back();
-         res.resource_type = 2;
-         res.resource_name = g_topic;
-         auto& cfg = res.configs.emplace_back();
-         cfg.name = "retention.ms";
-         cfg.value = "1000";
-         Codes c;
-         add(c, ask<bp::AlterConfigsResponse>(r, v).responses);
-         return c;
-       }}},
+      {33, {2, kTopicDenied, alter_topic_config<bp::AlterConfigsRequest, bp::AlterConfigsResponse>}},
       {34, {2, kClusterDenied, [](int16_t v) {
          bp::AlterReplicaLogDirsRequest r;
          auto& d = r.dirs.emplace_back();
@@ -301,18 +311,7 @@ const std::map<int16_t, Case>& cases() {
          t.partitions = {0};
          return Codes{ask<bp::ElectLeadersResponse>(r, v).error_code};
        }}},
-      {44, {1, kTopicDenied, [](int16_t v) {
-         bp::IncrementalAlterConfigsRequest r;
-         auto& res = r.resources.emplace_back();
-         res.resource_type = 2;
-         res.resource_name = g_topic;
-         auto& cfg = res.configs.emplace_back();
-         cfg.name = "retention.ms";
-         cfg.value = "1000";
-         Codes c;
-         add(c, ask<bp::IncrementalAlterConfigsResponse>(r, v).responses);
-         return c;
-       }}},
+      {44, {1, kTopicDenied, alter_topic_config<bp::IncrementalAlterConfigsRequest, bp::IncrementalAlterConfigsResponse>}},
       {45, {1, kClusterDenied, [](int16_t v) {
          bp::AlterPartitionReassignmentsRequest r;
          r.timeout_ms = 5000;
@@ -321,10 +320,7 @@ const std::map<int16_t, Case>& cases() {
          t.partitions.emplace_back().replicas = std::vector<int32_t>{1};
          return Codes{ask<bp::AlterPartitionReassignmentsResponse>(r, v).error_code};
        }}},
-      {46, {0, kClusterDenied, [](int16_t v) {
-         bp::ListPartitionReassignmentsRequest r;
-         return Codes{ask<bp::ListPartitionReassignmentsResponse>(r, v).error_code};
-       }}},
+      {46, {0, kClusterDenied, top_level<bp::ListPartitionReassignmentsRequest, bp::ListPartitionReassignmentsResponse>}},
       {47, {0, kGroupDenied, [](int16_t v) {
          bp::OffsetDeleteRequest r;
          r.group_id = g_group;
@@ -333,10 +329,7 @@ const std::map<int16_t, Case>& cases() {
          t.partitions.emplace_back().partition_index = 0;
          return Codes{ask<bp::OffsetDeleteResponse>(r, v).error_code};
        }}},
-      {48, {1, kClusterDenied, [](int16_t v) {
-         bp::DescribeClientQuotasRequest r;
-         return Codes{ask<bp::DescribeClientQuotasResponse>(r, v).error_code};
-       }}},
+      {48, {1, kClusterDenied, top_level<bp::DescribeClientQuotasRequest, bp::DescribeClientQuotasResponse>}},
       {49, {1, kClusterDenied, [](int16_t v) {
          bp::AlterClientQuotasRequest r;
          auto& e = r.entries.emplace_back();
@@ -380,10 +373,7 @@ const std::map<int16_t, Case>& cases() {
          add_nested(c, ask<bp::DescribeProducersResponse>(r, v).topics, [](const auto& x) { return x.partitions; });
          return c;
        }}},
-      {74, {1, kClusterDenied, [](int16_t v) {
-         bp::ListConfigResourcesRequest r;
-         return Codes{ask<bp::ListConfigResourcesResponse>(r, v).error_code};
-       }}},
+      {74, {1, kClusterDenied, top_level<bp::ListConfigResourcesRequest, bp::ListConfigResourcesResponse>}},
       {75, {0, kTopicDenied, [](int16_t v) {
          bp::DescribeTopicPartitionsRequest r;
          r.topics.emplace_back().name = g_topic;
@@ -433,11 +423,6 @@ const std::map<int16_t, const char*>& exempt() {
       {60, "DescribeCluster is served to anyone, as in Kafka (its authorized operations need DESCRIBE)"},
   };
   return m;
-}
-
-const char* api_name(int16_t key) {
-  const auto* info = bp::find_api(key);
-  return info ? info->name : "?";
 }
 
 }  // namespace

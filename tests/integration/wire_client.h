@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "brokerd/protocol/framing.h"
+#include "brokerd/protocol/messages/api_table.h"
 #include "brokerd/protocol/wire.h"
 #include "brokerd/security/sasl_client.h"
 
@@ -172,6 +173,11 @@ template <class Resp, class Req>
 Resp exchange_new(const Req& req, int16_t v) {
   Conn c(g_host, g_port);
   return exchange<Resp>(c, req, v);
+}
+
+inline const char* api_name(int16_t key) {
+  const auto* info = bp::find_api(key);
+  return info ? info->name : "?";
 }
 
 inline void expect(bool ok, const std::string& what) {

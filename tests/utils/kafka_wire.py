@@ -61,16 +61,7 @@ def array(items, enc):
 
 
 def varint(v):
-    z = (v << 1) ^ (v >> 63)  # zigzag
-    out = bytearray()
-    while True:
-        b = z & 0x7F
-        z >>= 7
-        if z:
-            out.append(b | 0x80)
-        else:
-            out.append(b)
-            return bytes(out)
+    return uvarint((v << 1) ^ (v >> 63))  # zigzag
 
 
 class Reader:
