@@ -160,7 +160,7 @@ asio::awaitable<bool> Connection::fill(size_t want) {
   co_return true;
 }
 
-asio::awaitable<bool> Connection::wait_for_budget(int64_t frame_size) {
+asio::awaitable<bool> Connection::wait_for_budget(int64_t frame_size, bool independent) {
   const auto& cfg = state_->config;
   for (;;) {
     if (closed_ || draining_) co_return false;
@@ -170,7 +170,8 @@ asio::awaitable<bool> Connection::wait_for_budget(int64_t frame_size) {
         (inflight_bytes_ == 0 || inflight_bytes_ + frame_size <= cfg.max_inflight_bytes_per_connection);
     // Like Kafka's memory pool: admit while the node is under its limit, even if this frame
     // takes it over, so that a large frame cannot starve.
-    const bool node_ok = state_->queued_bytes.load(std::memory_order_relaxed) < cfg.queued_max_request_bytes;
+    const bool node_ok =
+        independent || state_->queued_bytes.load(std::memory_order_relaxed) < cfg.queued_max_request_bytes;
     if (connection_ok && node_ok) co_return true;
     reader_waiting_ = true;
     co_await wait(reader_wake_, connection_ok ? std::chrono::steady_clock::duration(kNodeBudgetPoll)
@@ -223,7 +224,14 @@ asio::awaitable<void> Connection::reader() {
       close();
       break;
     }
-    if (!co_await wait_for_budget(size)) break;
+    // The API key (the first two bytes of a header) decides whether the node-wide budget
+    // applies: a frame of at least 8 bytes has one.
+    bool independent = false;
+    if (size >= kMinFrameSize && !context_.bare_sasl_tokens) {
+      if (!co_await fill(2)) break;
+      independent = answers_alone(static_cast<int16_t>(read_be16(stage_.get() + stage_begin_)), size);
+    }
+    if (!co_await wait_for_budget(size, independent)) break;
 
     auto buffer = acquire_buffer(static_cast<size_t>(size));
     const size_t staged = std::min(stage_end_ - stage_begin_, static_cast<size_t>(size));

@@ -52,7 +52,9 @@ class Connection : public std::enable_shared_from_this<Connection> {
   boost::asio::awaitable<void> watchdog();
 
   boost::asio::awaitable<bool> fill(size_t want);
-  boost::asio::awaitable<bool> wait_for_budget(int64_t frame_size);
+  // Waits until the frame may be read: the connection's bounds, and the node-wide budget
+  // unless the frame is `independent` (see answers_alone()).
+  boost::asio::awaitable<bool> wait_for_budget(int64_t frame_size, bool independent);
   boost::asio::awaitable<bool> flush();
   boost::asio::awaitable<bool> send_slice(const brokerd::FileSlice& slice);
   std::shared_ptr<FrameBuffer> acquire_buffer(size_t size);

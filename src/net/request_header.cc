@@ -2,19 +2,15 @@
 
 namespace brokerd::net {
 
-namespace {
-int16_t read_be16(const std::byte* p) { return static_cast<int16_t>((uint16_t(p[0]) << 8) | uint16_t(p[1])); }
-}  // namespace
-
 std::optional<RequestHeaderPrefix> parse_request_header(std::span<const std::byte> frame) {
   constexpr size_t kFixed = 10;  // api_key, api_version, correlation_id, client_id length
   if (frame.size() < kFixed) return std::nullopt;
   const std::byte* p = frame.data();
   RequestHeaderPrefix h;
-  h.api_key = read_be16(p);
-  h.api_version = read_be16(p + 2);
+  h.api_key = static_cast<int16_t>(read_be16(p));
+  h.api_version = static_cast<int16_t>(read_be16(p + 2));
   h.correlation_id = static_cast<int32_t>(read_be32(p + 4));
-  const int16_t len = read_be16(p + 8);
+  const auto len = static_cast<int16_t>(read_be16(p + 8));
   if (len == -1) {
     h.header_end = kFixed;
     return h;

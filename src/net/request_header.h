@@ -24,6 +24,22 @@ struct RequestHeaderPrefix {
 // nullopt when the frame is too short or client_id is malformed.
 std::optional<RequestHeaderPrefix> parse_request_header(std::span<const std::byte> frame);
 
+inline uint16_t read_be16(const std::byte* p) {
+  return static_cast<uint16_t>((static_cast<uint16_t>(p[0]) << 8) | static_cast<uint16_t>(p[1]));
+}
+
+// Requests that answer without waiting for any other request — Fetch and
+// OffsetForLeaderEpoch, as consumers and followers send them — are read even when the
+// node-wide budget (queued.max.request.bytes) is spent, up to 1 MiB each, still within the
+// connection's own bounds. acks=all produce requests hold their bytes until followers fetch;
+// if the follower fetches waited for those bytes, nothing would move until the produce
+// requests timed out.
+inline constexpr int32_t kIndependentFrameMax = 1 << 20;
+inline bool answers_alone(int16_t api_key, int32_t frame_size) {
+  constexpr int16_t kFetch = 1, kOffsetForLeaderEpoch = 23;
+  return (api_key == kFetch || api_key == kOffsetForLeaderEpoch) && frame_size <= kIndependentFrameMax;
+}
+
 inline uint32_t read_be32(const std::byte* p) {
   return (uint32_t(p[0]) << 24) | (uint32_t(p[1]) << 16) | (uint32_t(p[2]) << 8) | uint32_t(p[3]);
 }
