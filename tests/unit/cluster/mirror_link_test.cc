@@ -60,8 +60,16 @@ TEST(MirrorLink, RefusesWhatCannotWork) {
   l.topics = {"__consumer_offsets"};
   EXPECT_NE(check_link(l), "");
   l = sample();
-  l.source_configs = {{"sasl.mechanism", "PLAIN"}};
+  l.source_configs = {{"ssl.truststore.location", "/etc/ca.pem"}};
   EXPECT_NE(check_link(l).find("not supported"), std::string::npos);
+  l.source_configs = {{"security.protocol", "SASL_PLAINTEXT"}, {"sasl.username", "mirror"}};
+  EXPECT_NE(check_link(l).find("sasl.password"), std::string::npos);
+  l.source_configs = {{"security.protocol", "SASL_PLAINTEXT"}, {"sasl.mechanism", "GSSAPI"},
+                      {"sasl.username", "mirror"}, {"sasl.password", "p"}};
+  EXPECT_NE(check_link(l).find("sasl.mechanism"), std::string::npos);
+  l.source_configs = {{"security.protocol", "SASL_PLAINTEXT"}, {"sasl.mechanism", "SCRAM-SHA-512"},
+                      {"sasl.username", "mirror"}, {"sasl.password", "p"}};
+  EXPECT_EQ(check_link(l), "");
 }
 
 TEST(MirrorLink, CopiesTopicConfigsButNotPlacementOrThrottles) {
