@@ -103,6 +103,9 @@ struct PartitionManager::Shard {
   std::vector<LeadershipListener> listeners;
   // High watermarks the checkpoints recorded, taken by the partitions as they open.
   std::unordered_map<TopicPartition, int64_t> hw_at_start;
+  // Segment descriptors held by this shard's periodic syncs, queued or running: they cannot
+  // be released until the sync is done.
+  int64_t descriptors_syncing = 0;
 
   void leadership_changed(const TopicPartition& tp, bool leads) const {
     for (const auto& fn : listeners) fn(tp, leads);
@@ -578,6 +581,11 @@ void PartitionManager::stop() {
 }
 
 void PartitionManager::flush_due(Shard& shard, size_t index, int64_t now_ms) {
+  // Syncs pin their segments' descriptors until they are done. With an open files budget,
+  // at most half of the shard's share is pinned at once, so that reads and appends can still
+  // open segments; the partitions left over are synced at a later tick.
+  const int64_t budget = storage::open_files_budget();
+  const int64_t max_pinned = budget > 0 ? std::max<int64_t>(1, storage::open_files_share_limit(index) / 2) : INT64_MAX;
   for (auto& [tp, p] : shard.partitions) {
     if (p->flush_in_progress) continue;
     // flush.messages: a leader's produce syncs what it wrote before answering
@@ -588,12 +596,19 @@ void PartitionManager::flush_due(Shard& shard, size_t index, int64_t now_ms) {
     // Nothing new to sync, unless the directory is: a roll that added no data (retention,
     // DeleteRecords) still created a segment whose entry must become durable.
     if (target.offset <= p->log().recovery_point() && target.dir_version == 0) continue;
+    const auto pinned = static_cast<int64_t>(target.files.size());
+    if (shard.descriptors_syncing > 0 && shard.descriptors_syncing + pinned > max_pinned) {
+      p->last_flush_ms = now_ms - p->flush_ms;  // still due: the next tick tries again
+      continue;
+    }
+    shard.descriptors_syncing += pinned;
     p->flush_in_progress = true;
-    blocking_.post([this, index, tp = tp, topic_id = p->topic_id(), target = std::move(target)] {
+    blocking_.post([this, index, tp = tp, topic_id = p->topic_id(), pinned, target = std::move(target)] {
       const bool synced = storage::sync_flush_target(target);
       if (!synced) module_logger("cluster")->error("fdatasync of {} failed: {}", tp.dir_name(), std::strerror(errno));
-      boost::asio::post(reactors_.executor(index), [this, tp, topic_id, synced, offset = target.offset,
+      boost::asio::post(reactors_.executor(index), [this, index, tp, topic_id, synced, pinned, offset = target.offset,
                                                     dir_version = target.dir_version] {
+        shards_[index]->descriptors_syncing -= pinned;
         auto* part = local(tp);
         // The topic may have been deleted and recreated while the sync ran.
         if (!part || part->topic_id() != topic_id) return;
