@@ -18,15 +18,10 @@
 #include "brokerd/protocol/messages/broker_registration_response.h"
 #include "brokerd/protocol/messages/describe_quorum_request.h"
 #include "brokerd/protocol/messages/describe_quorum_response.h"
-#include "brokerd/protocol/messages/sasl_authenticate_request.h"
-#include "brokerd/protocol/messages/sasl_authenticate_response.h"
-#include "brokerd/protocol/messages/sasl_handshake_request.h"
-#include "brokerd/protocol/messages/sasl_handshake_response.h"
 #include "brokerd/quorum/kraft_codec.h"
 #include "brokerd/quorum/quorum_driver.h"
 #include "brokerd/security/authorization.h"
 #include "brokerd/security/sasl_server.h"
-#include "brokerd/common/byte_text.h"
 #include "brokerd/cluster/metadata_store.h"
 #include "controller/admin_requests.h"
 
@@ -114,31 +109,22 @@ boost::asio::awaitable<net::Response> ControllerDispatcher::on_blocking_pool(con
 }
 
 net::Response ControllerDispatcher::sasl(const net::Request& req, protocol::Reader& body) {
+  auto respond = [&req](const auto& pair) {
+    return net::Response{protocol::encode_response(req.api_key, req.api_version, req.correlation_id, pair.first),
+                         true, pair.second};
+  };
   if (req.api_key == kSaslHandshake) {
     protocol::SaslHandshakeRequest hs;
     hs.decode(body, req.api_version);
     auto& metadata = metadata_;
-    auto answer = security::sasl_handshake(*req.connection, sasl_, req.api_version, hs.mechanism,
-                                           [&metadata](const std::string& user, auth::ScramMechanism m) {
-                                             return metadata.image()->scram_credential(user, m);
-                                           });
-    protocol::SaslHandshakeResponse resp;
-    resp.error_code = protocol::code(answer.error);
-    resp.mechanisms = std::move(answer.mechanisms);
-    return net::Response{protocol::encode_response(req.api_key, req.api_version, req.correlation_id, resp), true,
-                         answer.close};
+    return respond(security::answer_sasl_handshake(*req.connection, sasl_, req.api_version, hs,
+                                                   [&metadata](const std::string& user, auth::ScramMechanism m) {
+                                                     return metadata.image()->scram_credential(user, m);
+                                                   }));
   }
   protocol::SaslAuthenticateRequest auth_req;
   auth_req.decode(body, req.api_version);
-  auto answer = security::sasl_authenticate(*req.connection, sasl_, text_of(auth_req.auth_bytes));
-  protocol::SaslAuthenticateResponse resp;
-  resp.error_code = protocol::code(answer.error);
-  if (!answer.message.empty()) resp.error_message = std::move(answer.message);
-  resp.auth_bytes = bytes_of(answer.reply);
-  resp.session_lifetime_ms = answer.session_lifetime_ms;
-  // A failure closes the connection, except on a listener without SASL (as Kafka does).
-  const bool close = answer.error != protocol::ErrorCode::none && uses_sasl(req.connection->security);
-  return net::Response{protocol::encode_response(req.api_key, req.api_version, req.correlation_id, resp), true, close};
+  return respond(security::answer_sasl_authenticate(*req.connection, sasl_, auth_req));
 }
 
 bool ControllerDispatcher::authorized(const net::Request& req) {

@@ -105,7 +105,6 @@ ClientCredentials credentials_from_properties(const std::map<std::string, std::s
 
 SaslClientExchange::SaslClientExchange(ClientCredentials credentials) : credentials_(std::move(credentials)) {}
 SaslClientExchange::~SaslClientExchange() = default;
-SaslClientExchange::SaslClientExchange(SaslClientExchange&&) noexcept = default;
 
 SaslClientExchange::Request SaslClientExchange::first() {
   protocol::SaslHandshakeRequest hs;

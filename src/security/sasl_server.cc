@@ -4,6 +4,7 @@
 #include <chrono>
 
 #include "brokerd/auth/plain.h"
+#include "brokerd/common/byte_text.h"
 #include "brokerd/common/logger.h"
 #include "brokerd/security/sasl_listeners.h"
 #include "security/sasl_session.h"
@@ -129,6 +130,31 @@ StepAnswer sasl_authenticate(net::ConnectionContext& conn, const SaslListeners& 
     out.session_lifetime_ms = lifetime;
   }
   return out;
+}
+
+std::pair<protocol::SaslHandshakeResponse, bool> answer_sasl_handshake(net::ConnectionContext& conn,
+                                                                       const SaslListeners& listeners, int16_t version,
+                                                                       const protocol::SaslHandshakeRequest& req,
+                                                                       ScramLookup lookup) {
+  auto answer = sasl_handshake(conn, listeners, version, req.mechanism, std::move(lookup));
+  protocol::SaslHandshakeResponse resp;
+  resp.error_code = protocol::code(answer.error);
+  resp.mechanisms = std::move(answer.mechanisms);
+  return {std::move(resp), answer.close};
+}
+
+std::pair<protocol::SaslAuthenticateResponse, bool> answer_sasl_authenticate(
+    net::ConnectionContext& conn, const SaslListeners& listeners, const protocol::SaslAuthenticateRequest& req) {
+  auto answer = sasl_authenticate(conn, listeners, text_of(req.auth_bytes));
+  protocol::SaslAuthenticateResponse resp;
+  resp.error_code = protocol::code(answer.error);
+  if (!answer.message.empty()) resp.error_message = std::move(answer.message);
+  resp.auth_bytes = bytes_of(answer.reply);
+  resp.session_lifetime_ms = answer.session_lifetime_ms;
+  // Refused on a SASL listener: the connection closes. On another listener the request alone
+  // is refused (ILLEGAL_SASL_STATE) and the connection stays, as in Kafka.
+  const bool close = answer.error != protocol::ErrorCode::none && uses_sasl(conn.security);
+  return {std::move(resp), close};
 }
 
 }  // namespace brokerd::security

@@ -60,7 +60,6 @@ class SaslClientExchange {
 
   explicit SaslClientExchange(ClientCredentials credentials);
   ~SaslClientExchange();
-  SaslClientExchange(SaslClientExchange&&) noexcept;
 
   Request first();
   // The answer (its body) to the last request: the next request, or nullopt once

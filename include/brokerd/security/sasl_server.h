@@ -8,11 +8,16 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "brokerd/auth/scram.h"
 #include "brokerd/net/request.h"
 #include "brokerd/protocol/error_code.h"
+#include "brokerd/protocol/messages/sasl_authenticate_request.h"
+#include "brokerd/protocol/messages/sasl_authenticate_response.h"
+#include "brokerd/protocol/messages/sasl_handshake_request.h"
+#include "brokerd/protocol/messages/sasl_handshake_response.h"
 
 namespace brokerd::security {
 
@@ -45,5 +50,15 @@ struct StepAnswer {
 // One SaslAuthenticate step (or bare token after SaslHandshake v0). On success the
 // connection takes the principal User:<name>.
 StepAnswer sasl_authenticate(net::ConnectionContext& conn, const SaslListeners& listeners, const std::string& token);
+
+// The same as wire answers, for every dispatcher: the response, and whether the connection
+// closes after it (a refused exchange on a SASL listener; a request on another listener is
+// refused and the connection stays, as in Kafka).
+std::pair<protocol::SaslHandshakeResponse, bool> answer_sasl_handshake(net::ConnectionContext& conn,
+                                                                       const SaslListeners& listeners, int16_t version,
+                                                                       const protocol::SaslHandshakeRequest& req,
+                                                                       ScramLookup lookup);
+std::pair<protocol::SaslAuthenticateResponse, bool> answer_sasl_authenticate(
+    net::ConnectionContext& conn, const SaslListeners& listeners, const protocol::SaslAuthenticateRequest& req);
 
 }  // namespace brokerd::security

@@ -3,8 +3,6 @@
 // exchange ends; after v1 they come in SaslAuthenticate requests. The rules are in
 // security/sasl_server.h; SCRAM credentials come from the metadata image.
 #include "brokerd/cluster/metadata_store.h"
-#include "brokerd/protocol/messages/sasl_handshake_request.h"
-#include "brokerd/protocol/messages/sasl_handshake_response.h"
 #include "brokerd/security/sasl_server.h"
 #include "kafka/handler.h"
 
@@ -12,21 +10,19 @@ namespace brokerd::kafka {
 
 boost::asio::awaitable<net::Response> handle_sasl_handshake(HandlerContext& ctx) {
   auto req = ctx.decode<protocol::SaslHandshakeRequest>();
-  protocol::SaslHandshakeResponse resp;
   auto* conn = ctx.request.connection;
   if (!conn) {
+    protocol::SaslHandshakeResponse resp;
     resp.error_code = protocol::code(protocol::ErrorCode::illegal_sasl_state);
     co_return ctx.respond(resp);
   }
   auto& metadata = ctx.services.metadata;
-  auto answer = security::sasl_handshake(*conn, ctx.services.sasl, ctx.version, req.mechanism,
-                                         [&metadata](const std::string& user, auth::ScramMechanism m) {
-                                           return metadata.image()->scram_credential(user, m);
-                                         });
-  resp.error_code = protocol::code(answer.error);
-  resp.mechanisms = std::move(answer.mechanisms);
+  auto [resp, close] = security::answer_sasl_handshake(*conn, ctx.services.sasl, ctx.version, req,
+                                                       [&metadata](const std::string& user, auth::ScramMechanism m) {
+                                                         return metadata.image()->scram_credential(user, m);
+                                                       });
   auto out = ctx.respond(resp);
-  out.close_after = answer.close;
+  out.close_after = close;
   co_return out;
 }
 
