@@ -130,8 +130,7 @@ std::optional<Bytes> ControllerClient::exchange(int16_t api_key, int16_t version
     close();
     return std::nullopt;
   }
-  const uint32_t size = (static_cast<uint32_t>(size_buf[0]) << 24) | (static_cast<uint32_t>(size_buf[1]) << 16) |
-                        (static_cast<uint32_t>(size_buf[2]) << 8) | static_cast<uint32_t>(size_buf[3]);
+  const uint32_t size = protocol::size_prefix(size_buf);
   if (size < 4 || size > (16u << 20)) {
     close();
     return std::nullopt;

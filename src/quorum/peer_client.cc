@@ -132,8 +132,7 @@ struct PeerClient::State : std::enable_shared_from_this<PeerClient::State> {
         std::byte size_buf[4];
         auto [ec2, n2] = co_await asio::async_read(s->socket, asio::buffer(size_buf), asio::as_tuple(asio::use_awaitable));
         if (gen != s->generation || s->closed) co_return false;
-        const uint32_t size = (static_cast<uint32_t>(size_buf[0]) << 24) | (static_cast<uint32_t>(size_buf[1]) << 16) |
-                              (static_cast<uint32_t>(size_buf[2]) << 8) | static_cast<uint32_t>(size_buf[3]);
+        const uint32_t size = protocol::size_prefix(size_buf);
         if (ec2 || size < 4 || size > (1u << 20)) {
           s->disconnect("connection failed during authentication");
           co_return false;
@@ -189,8 +188,7 @@ struct PeerClient::State : std::enable_shared_from_this<PeerClient::State> {
         s->disconnect("read failed");
         co_return;
       }
-      const uint32_t size = (static_cast<uint32_t>(size_buf[0]) << 24) | (static_cast<uint32_t>(size_buf[1]) << 16) |
-                            (static_cast<uint32_t>(size_buf[2]) << 8) | static_cast<uint32_t>(size_buf[3]);
+      const uint32_t size = protocol::size_prefix(size_buf);
       if (size < 4 || size > (64u << 20) || s->inflight.empty()) {
         s->disconnect("unexpected response");
         co_return;

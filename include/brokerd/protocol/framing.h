@@ -51,6 +51,11 @@ void skip_request_header_tags(Reader& r, int16_t api_key, int16_t api_version);
 
 // Bytes with the 4-byte size prefix first.
 Bytes with_size_prefix(Bytes body);
+// The frame size a 4-byte big-endian prefix says (what with_size_prefix writes).
+inline uint32_t size_prefix(const std::byte* p) {
+  return (static_cast<uint32_t>(p[0]) << 24) | (static_cast<uint32_t>(p[1]) << 16) |
+         (static_cast<uint32_t>(p[2]) << 8) | static_cast<uint32_t>(p[3]);
+}
 
 // A complete request frame, size prefix included.
 template <class Msg>
