@@ -39,6 +39,7 @@ void RaftNode::send_fetch(ReplicaId to, int64_t now) {
                                       log_.last_epoch(), config_.max_fetch_entries});
   }
   inflight_deadline_ = now + config_.request_timeout_ms;
+  fetch_sent_at_ = now;
 }
 
 }  // namespace brokerd::raft

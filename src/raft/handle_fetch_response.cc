@@ -57,7 +57,7 @@ void RaftNode::handle_fetch_response(const Message& m, const FetchResponse& r, i
     next_fetch_at_ = now;
   }
   set_high_watermark(std::min(r.high_watermark, log_.end_offset()));
-  if (log_.end_offset() >= r.high_watermark) confirmed_at_ = now;
+  if (log_.end_offset() >= r.high_watermark) confirmed_at_ = fetch_sent_at_;
   follower_tick(now);
 }
 

@@ -29,7 +29,9 @@ int64_t RaftNode::confirmed_at(int64_t now) const {
       contact.push_back(now);
     } else {
       auto it = progress_.find(v);
-      contact.push_back(it == progress_.end() ? -1 : it->second.last_fetch);
+      int64_t at = it == progress_.end() ? -1 : it->second.last_fetch;
+      if (resumed_at_ >= 0 && at >= resumed_at_ && at < resumed_at_ + config_.fetch_timeout_ms) at = stalled_from_;
+      contact.push_back(at);
     }
   }
   if (contact.empty()) return now;  // an observer-only configuration has no voters to ask

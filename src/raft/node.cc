@@ -53,7 +53,16 @@ void RaftNode::start(int64_t now) {
   request_flush();
 }
 
+void RaftNode::note_run(int64_t now) {
+  if (last_run_ >= 0 && now - last_run_ >= config_.fetch_timeout_ms / 2) {
+    stalled_from_ = last_run_;
+    resumed_at_ = now;
+  }
+  last_run_ = std::max(last_run_, now);
+}
+
 void RaftNode::tick(int64_t now) {
+  note_run(now);
   switch (role_) {
     case Role::leader:
       leader_tick(now);
@@ -77,6 +86,7 @@ void RaftNode::tick(int64_t now) {
 }
 
 void RaftNode::receive(const Message& m, int64_t now) {
+  note_run(now);
   std::visit(
       [&](const auto& body) {
         using T = std::decay_t<decltype(body)>;

@@ -64,8 +64,11 @@ class RaftNode {
   const RaftLog& log() const { return log_; }
   // When this replica last knew it held everything the quorum had committed: for a leader,
   // the time by which a majority of voters had last fetched from it; for a follower or
-  // observer, the last fetch answer from its leader whose high watermark its log reached.
-  // -1 before the first. Steady milliseconds, as `now`.
+  // observer, when it sent the last fetch whose answer's high watermark its log reached (the
+  // answer may have waited in a socket while this process stood still). -1 before the first.
+  // Steady milliseconds, as `now`. Fetches a leader takes in within a fetch timeout of a stall
+  // (see note_run) vouch only for the time before it: they may have queued while it stood
+  // still and the others elected a new leader.
   int64_t confirmed_at(int64_t now) const;
 
  private:
@@ -175,6 +178,15 @@ class RaftNode {
   int64_t inflight_ = 0;         // correlation id of the outstanding fetch, 0 if none
   int64_t inflight_deadline_ = 0;
   int64_t confirmed_at_ = -1;    // see confirmed_at()
+  int64_t fetch_sent_at_ = -1;   // when the outstanding fetch was sent
+
+  // Stalls: a gap of half a fetch timeout between two runs of this core (a tick or an input)
+  // means the process stood still (SIGSTOP, swapping, a frozen VM) long enough for the others
+  // to have moved on. Only confirmed_at() looks at them.
+  void note_run(int64_t now);
+  int64_t last_run_ = -1;
+  int64_t stalled_from_ = -1;    // the last run before the latest stall
+  int64_t resumed_at_ = -1;      // the first run after it
   size_t discover_index_ = 0;
   std::optional<SnapshotFetch> snapshot_fetch_;
 };

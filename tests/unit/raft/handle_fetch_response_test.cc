@@ -62,10 +62,22 @@ TEST_F(FollowerFixture, ConfirmedOnlyByAnAnswerWhoseHighWatermarkItHolds) {
   EXPECT_EQ(h.node->confirmed_at(h.now), -1);
   h.flush();
   corr = pending();
+  const int64_t sent = h.now;
   h.now += 100;
   r.entries = {entry(2, 5), entry(3, 5), entry(4, 5)};
   answer(r);
-  EXPECT_EQ(h.node->confirmed_at(h.now + 900), h.now);
+  // As of the fetch, not the answer: the answer may have waited while this process stood still.
+  EXPECT_EQ(h.node->confirmed_at(h.now + 900), sent);
+}
+
+TEST_F(FollowerFixture, AnAnswerReadAfterAStallConfirmsOnlyTheTimeOfItsFetch) {
+  FetchResponse r;
+  r.high_watermark = 1;
+  r.entries = {entry(0, 5)};
+  const int64_t sent = h.now;
+  h.now += 10'000;  // stopped with the answer in its socket
+  answer(r);
+  EXPECT_EQ(h.node->confirmed_at(h.now), sent);
 }
 
 TEST_F(FollowerFixture, IgnoresLateAndDuplicatedResponses) {

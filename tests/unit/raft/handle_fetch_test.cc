@@ -129,6 +129,24 @@ TEST_F(LeaderFixture, ConfirmedWhenAMajorityLastFetched) {
   EXPECT_EQ(h.node->confirmed_at(h.now + 700), h.now);
 }
 
+TEST_F(LeaderFixture, FetchesReadJustAfterAStallVouchOnlyForTheTimeBeforeIt) {
+  fetch(2, 5, e);
+  fetch(3, 5, e);
+  const int64_t before = h.now;
+  // The process stood still; the voters' fetches queued in its sockets meanwhile, and they
+  // may have elected another leader. Read now, they say nothing about the present.
+  h.now += 10'000;
+  fetch(2, 5, e);
+  fetch(3, 5, e);
+  EXPECT_EQ(h.node->confirmed_at(h.now), before);
+  // A voter still fetching a fetch timeout later does follow this leader.
+  for (int64_t until = h.now + h.config.fetch_timeout_ms; h.now <= until;) {
+    h.now += 100;
+    fetch(2, 5, e);
+  }
+  EXPECT_EQ(h.node->confirmed_at(h.now), h.now);
+}
+
 TEST_F(LeaderFixture, DescribeQuorumReportsVoters) {
   fetch(2, 5, e);
   auto q = h.node->describe_quorum(h.now);
