@@ -760,7 +760,10 @@ boost::asio::awaitable<protocol::ErrorCode> PartitionManager::await_replicated(c
   // A named lambda: GCC 12 mishandles an owning-capture temporary inside co_await.
   auto start = [this, tp, last_offset, deadline_ms, slot, id] {
     Partition* p = leading(tp);
-    if (!p) return replication::kAppendedUnconfirmed;  // appended before leadership moved on
+    if (!p) {  // appended before leadership moved on
+      Partition* was = local(tp);
+      return was ? was->replica().unconfirmed_answer(last_offset) : replication::kAppendedUnconfirmed;
+    }
     p->await_replication(id, last_offset, deadline_ms, slot, wall_clock_ms());
     after_replica_input(tp, *p);
     return protocol::ErrorCode::none;

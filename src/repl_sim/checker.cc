@@ -19,6 +19,9 @@ void Checker::fail(std::string what) {
 
 void Checker::commit(Offset offset, const Entry& e) {
   committed_.push_back(e);
+  if (!values_.insert(e.record.value).second)
+    fail("value " + std::to_string(e.record.value) + " committed twice, again at offset " + std::to_string(offset) +
+         " as " + describe(e) + " (a write answered \"not written\" was written)");
   auto [it, fresh] = last_sequence_.try_emplace(e.record.producer, e.record.sequence);
   if (!fresh) {
     if (e.record.sequence <= it->second)

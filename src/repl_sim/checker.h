@@ -4,9 +4,11 @@
 //    committed prefix) and never changes;
 //  - a replica's high watermark never goes back while it runs;
 //  - every acknowledged write is in the committed prefix at the offset it was acknowledged at;
-//  - each producer's sequences appear in the committed prefix in order, each once.
+//  - each producer's sequences appear in the committed prefix in order, each once;
+//  - no value is committed twice (a write answered "not written" was not written).
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -39,6 +41,7 @@ class Checker {
   std::vector<Entry> committed_;
   std::map<Offset, Record> acked_;
   std::map<int32_t, int32_t> last_sequence_;  // per producer, in the committed prefix
+  std::set<int64_t> values_;                  // in the committed prefix
   std::vector<Offset> verified_;              // per node: its log agrees with committed_ below this
   std::vector<Offset> last_hw_;
   std::optional<std::string> violation_;

@@ -45,7 +45,7 @@ SimCluster::SimCluster(uint64_t seed, SimOptions options)
     Node& node = nodes_[static_cast<size_t>(n)];
     node.replica = std::make_unique<Replica>(replica_config(n), node.log, node.epochs, 0);
   }
-  for (int p = 0; p < kProducers; ++p) producers_.push_back(Producer{p, 0, 0, 0, 0, 0});
+  for (int p = 0; p < kProducers; ++p) producers_.push_back(Producer{p, next_identity_++, 0, 0, false, 0, 0, 0});
 }
 
 ReplicaConfig SimCluster::replica_config(int node) const {
@@ -193,12 +193,19 @@ void SimCluster::on_producer_message(int p, const Payload& payload) {
   pr.in_flight = 0;
   if (m->error != ErrorCode::none) {
     pr.next_send = now_ + 20;
+    if (m->error != ErrorCode::not_leader_or_follower) {
+      pr.maybe_written = true;
+    } else if (!pr.maybe_written && rng_.chance(0.5)) {
+      pr.identity = next_identity_++;
+      pr.sequence = 0;
+    }
     return;
   }
-  const Record rec{pr.id, pr.sequence, (static_cast<int64_t>(pr.id) << 32) | pr.sequence};
-  checker_.acknowledged(rec, m->offset);
+  checker_.acknowledged(record_of(pr), m->offset);
   ++stats_.acked;
   ++pr.sequence;
+  ++pr.value;
+  pr.maybe_written = false;
   pr.next_send = now_ + rng_.range(0, 5);
 }
 
@@ -239,17 +246,23 @@ void SimCluster::tick_controller() {
     for (int n = 0; n < options_.nodes; ++n) send(controller_endpoint(), n, MetadataPush{partition_, known_incarnation_[static_cast<size_t>(n)]});
 }
 
+Record SimCluster::record_of(const Producer& pr) {
+  return Record{pr.identity, pr.sequence, (static_cast<int64_t>(pr.id) << 32) | pr.value};
+}
+
 void SimCluster::tick_producers() {
   for (auto& pr : producers_) {
-    if (pr.in_flight && now_ - pr.sent_at > kProducerRetryMs) pr.in_flight = 0;
+    if (pr.in_flight && now_ - pr.sent_at > kProducerRetryMs) {
+      pr.in_flight = 0;
+      pr.maybe_written = true;
+    }
     if (pr.in_flight || now_ < pr.next_send) continue;
     if (!faults_on_ && now_ > options_.duration_ms + kSettleMs / 2) continue;  // quiet before the final check
     int target = partition_.leader;
     if (target < 0 || rng_.chance(0.1)) target = static_cast<int>(rng_.range(0, options_.nodes - 1));
     pr.in_flight = next_id_++;
     pr.sent_at = now_;
-    const Record rec{pr.id, pr.sequence, (static_cast<int64_t>(pr.id) << 32) | pr.sequence};
-    send(producer_endpoint(pr.id), target, ProduceReq{pr.id, rec, pr.in_flight});
+    send(producer_endpoint(pr.id), target, ProduceReq{pr.id, record_of(pr), pr.in_flight});
   }
 }
 

@@ -81,10 +81,16 @@ class SimCluster {
     bool impaired = false;         // crashed since it was last in the ISR
     std::map<uint64_t, std::pair<int32_t, Offset>> produces;  // request id -> producer, offset
   };
+  // An idempotent producer with one request in flight. When every attempt at a value was
+  // answered "not written" (NOT_LEADER_OR_FOLLOWER), it may send the value again under a new
+  // identity, as librdkafka does after an epoch bump: if a copy was written after all, the
+  // value is committed twice.
   struct Producer {
-    int32_t id = 0;
+    int32_t id = 0;        // its endpoint
+    int32_t identity = 0;  // the producer id its records carry
     int32_t sequence = 0;
-    int64_t value = 0;
+    int64_t value = 0;     // how many values it has had acknowledged
+    bool maybe_written = false;  // an attempt at the current value went unanswered or "possibly written"
     uint64_t in_flight = 0;
     int64_t sent_at = 0;
     int64_t next_send = 0;
@@ -100,6 +106,7 @@ class SimCluster {
 
   int controller_endpoint() const { return options_.nodes; }
   int producer_endpoint(int p) const { return options_.nodes + 1 + p; }
+  static Record record_of(const Producer& pr);
   ReplicaConfig replica_config(int node) const;
   void send(int from, int to, Payload p);
   void deliver(const Event& e);
@@ -123,6 +130,7 @@ class SimCluster {
   int64_t now_ = 0;
   uint64_t order_ = 0;
   uint64_t next_id_ = 1;
+  int32_t next_identity_ = 0;
   std::priority_queue<Event, std::vector<Event>, std::greater<>> queue_;
   std::vector<Node> nodes_;
   std::vector<Producer> producers_;

@@ -14,6 +14,8 @@ constexpr BugInfo kBugs[] = {
     {"isr-before-caught-up", Bug::isr_before_caught_up,
      "a follower rejoins the ISR on its first fetch, before it reaches the high watermark"},
     {"forget-epoch-cache", Bug::forget_epoch_cache, "the leader-epoch cache is empty after a restart"},
+    {"not-written-after-fetch", Bug::not_written_after_fetch,
+     "answer a waiting produce \"not written\" when leadership is lost although a follower was sent its batch"},
 };
 
 }  // namespace

@@ -7,8 +7,9 @@ namespace brokerd::replication {
 
 void Replica::become_follower(int64_t now) {
   (void)now;
-  if (leading_) fail_acks(kAppendedUnconfirmed);
+  const bool was_leading = leading_;
   leading_ = false;
+  if (was_leading) fail_acks();
   alter_.reset();
   followers_.clear();
   in_flight_ = false;

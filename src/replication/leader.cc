@@ -12,6 +12,7 @@ void Replica::become_leader(int64_t now) {
   in_flight_ = false;
   alter_.reset();
   leader_epoch_start_ = log_.end_offset();
+  exposed_end_ = leader_epoch_start_;  // written in earlier epochs: anyone may hold it
   const auto before = epochs_.latest();
   epochs_.assign(state_.leader_epoch, leader_epoch_start_);
   if (epochs_.latest() != before) out_.epoch_cache_changed = true;
@@ -44,7 +45,7 @@ ErrorCode Replica::check_append(int16_t acks) const {
 
 void Replica::on_appended(uint64_t id, Offset last, int16_t acks, int64_t deadline, int64_t now) {
   if (!is_leader()) {
-    out_.completions.push_back({id, kAppendedUnconfirmed});
+    out_.completions.push_back({id, unconfirmed_answer(last)});
     return;
   }
   if (acks == -1) acks_.push_back({id, last, deadline});
@@ -79,6 +80,7 @@ FetchDecision Replica::handle_fetch(const FetchRequest& r, int64_t now) {
   if (it == followers_.end()) it = followers_.insert(followers_.end(), {r.replica, FollowerProgress{}});
   FollowerProgress& p = it->second;
   const Offset leader_end = log_.end_offset();
+  if (!config_.has_bug(Bug::not_written_after_fetch)) exposed_end_ = std::max(exposed_end_, leader_end);
   // Caught up: at the leader's end now, or at least where the leader's end was at its
   // previous fetch (it is no further behind than one fetch round).
   if (r.fetch_offset >= leader_end) p.last_caught_up = now;
@@ -165,7 +167,7 @@ void Replica::check_lease(bool metadata_current, int64_t lease_ms, int64_t now) 
   }
   if (!others) return;
   lease_lost_ = true;
-  fail_acks(kAppendedUnconfirmed);
+  fail_acks();
 }
 
 bool Replica::may_propose_isr(int64_t now) const {
@@ -220,9 +222,33 @@ void Replica::complete_acks(int64_t now) {
   }
 }
 
-void Replica::fail_acks(ErrorCode error) {
-  for (const auto& a : acks_) out_.completions.push_back({a.id, error});
+ErrorCode Replica::unconfirmed_answer(Offset last) const {
+  return last < exposed_end_ ? kAppendedUnconfirmed : ErrorCode::not_leader_or_follower;
+}
+
+void Replica::fail_acks() {
+  bool unexposed = false;
+  for (const auto& a : acks_) {
+    const ErrorCode answer = unconfirmed_answer(a.last);
+    unexposed = unexposed || answer != kAppendedUnconfirmed;
+    out_.completions.push_back({a.id, answer});
+  }
   acks_.clear();
+  if (unexposed) drop_unexposed();
+}
+
+void Replica::drop_unexposed() {
+  // Nothing committed is past the exposed end unless the ISR is this replica alone.
+  const Offset keep = std::max(exposed_end_, hw_);
+  if (keep >= log_.end_offset()) return;
+  if (!leading_) {
+    truncate(keep);
+    return;
+  }
+  log_.truncate_to(keep);
+  // The leader's own epoch starts at or before keep: it stays, even holding nothing now.
+  epochs_.truncate_from_end(keep + 1);
+  out_.epoch_cache_changed = true;
 }
 
 }  // namespace brokerd::replication

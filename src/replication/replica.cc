@@ -13,6 +13,7 @@ Replica::Replica(ReplicaConfig config, ReplicaLog& log, LeaderEpochCache& epochs
   epochs_.truncate_from_end(log_.end_offset());
   out_.epoch_cache_changed = epochs_.entries().size() != before;
   hw_ = std::clamp(high_watermark, log_.start_offset(), log_.end_offset());
+  exposed_end_ = log_.end_offset();
 }
 
 void Replica::apply(const PartitionState& state, int64_t now) {

@@ -51,11 +51,13 @@ struct ReplicaOutput {
 using FollowerRequest = std::variant<EpochEndRequest, FetchRequest>;
 
 // The answer to an acks=all produce whose batch is in this replica's log but will never be
-// confirmed here: leadership or its lease was lost while it waited for the ISR. The batch
-// may still be committed by the next leader (a follower may have fetched it), so the answer
-// must say "possibly written". NOT_LEADER_OR_FOLLOWER would say "not written": librdkafka
-// then counts the batch as unsent, and after an epoch bump sends its records again under
-// new sequence numbers, which the next leader cannot tell from new records (duplicates).
+// confirmed here (leadership or its lease was lost while it waited for the ISR) and that a
+// follower may have fetched: the next leader may still commit it, so the answer must say
+// "possibly written". NOT_LEADER_OR_FOLLOWER would say "not written": librdkafka then counts
+// the batch as unsent, and after an epoch bump sends its records again under new sequence
+// numbers, which the next leader cannot tell from new records (duplicates). A batch no
+// follower was ever sent is answered NOT_LEADER_OR_FOLLOWER, as Kafka does, and cut from
+// the log so that the answer stays true (Replica::unconfirmed_answer).
 inline constexpr ErrorCode kAppendedUnconfirmed = ErrorCode::not_enough_replicas_after_append;
 
 class Replica {
@@ -96,6 +98,10 @@ class Replica {
   // (no other replica could have replaced it).
   void check_lease(bool metadata_current, int64_t lease_ms, int64_t now);
   bool lease_lost() const { return lease_lost_; }
+  // The answer to an acks=all produce of [.., last] that this replica appended as leader and
+  // can no longer confirm: kAppendedUnconfirmed if a follower may have been sent it,
+  // NOT_LEADER_OR_FOLLOWER if none was (see kAppendedUnconfirmed).
+  ErrorCode unconfirmed_answer(Offset last) const;
 
   // Follower side.
   std::optional<FollowerRequest> next_request(int64_t now);
@@ -148,7 +154,10 @@ class Replica {
   const FollowerProgress* follower(BrokerId b) const;
   void maybe_advance_high_watermark();
   void complete_acks(int64_t now);
-  void fail_acks(ErrorCode error);
+  // Leadership or the lease is lost: every waiting acks=all produce is answered
+  // (unconfirmed_answer), and what no follower was ever sent is cut from the log.
+  void fail_acks();
+  void drop_unexposed();
   void propose_isr(std::vector<BrokerId> isr, int64_t now);
   void truncate(Offset end);
 
@@ -160,6 +169,10 @@ class Replica {
   bool leading_ = false;
   Offset hw_ = 0;
   Offset leader_epoch_start_ = 0;
+  // The log end when this replica, leading, last answered a follower's fetch (or became
+  // leader): no follower can hold anything past it that this leader wrote. Kept after
+  // leadership ends, for the answers that arrive late (unconfirmed_answer).
+  Offset exposed_end_ = 0;
   std::vector<std::pair<BrokerId, FollowerProgress>> followers_;
   std::vector<PendingAck> acks_;
   std::optional<PendingAlter> alter_;

@@ -22,6 +22,7 @@ enum class Bug : uint32_t {
   isr_before_caught_up = 1u << 3,    // a follower rejoins the ISR on its first fetch
   forget_epoch_cache = 1u << 4,      // the leader-epoch cache is empty after a restart
   ack_after_leader_write = 1u << 5,  // the high watermark follows the leader's own log end
+  not_written_after_fetch = 1u << 6,  // "not written" for a batch a follower was already sent
 };
 
 struct ReplicaConfig {

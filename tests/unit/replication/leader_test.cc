@@ -93,15 +93,34 @@ TEST_F(Leader, ShrinkAfterTheAckIsAnsweredNotEnoughReplicasAfterAppend) {
   EXPECT_EQ(c[0].error, ErrorCode::request_timed_out);
 }
 
-TEST_F(Leader, LosingLeadershipFailsPendingAcks) {
+TEST_F(Leader, LosingLeadershipFailsPendingAcksAFollowerMayHold) {
   start(partition(1, 3, {1, 2, 3}));
   r->on_appended(5, log.write(3), -1, now + 500, now);
+  fetch(2, 0);  // answered with the batch
   r->apply(partition(2, 4, {2, 3}), now);
   auto c = completions();
   ASSERT_EQ(c.size(), 1u);
-  // Written here, perhaps fetched by the next leader: "possibly written", never "not written".
+  // Written here, perhaps held by the next leader: "possibly written", never "not written".
   EXPECT_EQ(c[0].error, ErrorCode::not_enough_replicas_after_append);
   EXPECT_FALSE(r->is_leader());
+  EXPECT_EQ(log.end_offset(), 1);
+}
+
+TEST_F(Leader, LosingLeadershipCutsWhatNoFollowerWasSent) {
+  start(partition(1, 3, {1, 2, 3}));
+  r->on_appended(5, log.write(3), -1, now + 500, now);
+  fetch(2, 0);
+  r->on_appended(6, log.write(3, 2), -1, now + 500, now);  // [1, 2]: no follower was sent it
+  r->apply(partition(2, 4, {2, 3}), now);
+  auto c = completions();
+  ASSERT_EQ(c.size(), 2u);
+  EXPECT_EQ(c[0].error, ErrorCode::not_enough_replicas_after_append);
+  // "Not written", as Kafka answers, and true: the batch is cut, and nobody else has it.
+  EXPECT_EQ(c[1].error, ErrorCode::not_leader_or_follower);
+  EXPECT_EQ(log.end_offset(), 1);
+  // An append that lands after the move is answered the same way.
+  EXPECT_EQ(r->unconfirmed_answer(1), ErrorCode::not_leader_or_follower);
+  EXPECT_EQ(r->unconfirmed_answer(0), ErrorCode::not_enough_replicas_after_append);
 }
 
 TEST_F(Leader, FetchesWithTheWrongEpochOrOffsetAreRefused) {
@@ -204,6 +223,27 @@ TEST_F(Leader, ALeaderWithStaleMetadataAndNoFollowerLosesItsLease) {
   EXPECT_EQ(r->check_append(1), ErrorCode::not_leader_or_follower);
   r->check_lease(true, 3000, now);  // heard from the quorum again: still the leader
   EXPECT_EQ(r->check_append(1), ErrorCode::none);
+}
+
+TEST_F(Leader, ALeaderThatLosesItsLeaseCutsWhatNoFollowerWasSentAndKeepsItsEpoch) {
+  log.write(2, 4);
+  start(partition(1, 3, {1, 2, 3}));
+  fetch(2, 4);
+  fetch(3, 4);
+  const Offset last = log.write(3, 2);  // [4, 5]: not yet fetched
+  r->on_appended(7, last, -1, now + 30000, now);
+  now += 3500;
+  r->check_lease(false, 3000, now);
+  ASSERT_TRUE(r->lease_lost());
+  auto c = completions();
+  ASSERT_EQ(c.size(), 1u);
+  EXPECT_EQ(c[0].error, ErrorCode::not_leader_or_follower);
+  EXPECT_EQ(log.end_offset(), 4);
+  // Still this epoch's leader once the metadata says so, its epoch starting at the log end.
+  ASSERT_TRUE(epochs.latest());
+  EXPECT_EQ(*epochs.latest(), (EpochEntry{3, 4}));
+  r->check_lease(true, 3000, now);
+  EXPECT_EQ(r->check_append(-1), ErrorCode::none);
 }
 
 TEST_F(Leader, ALeaderAloneInItsIsrKeepsItsLease) {
