@@ -41,6 +41,7 @@
 #include "brokerd/security/authorization.h"
 #include "brokerd/security/sasl_client.h"
 #include "brokerd/security/sasl_listeners.h"
+#include "brokerd/security/tls_listeners.h"
 #include "brokerd/quota/throttler.h"
 #include "brokerd/metrics/broker_metrics.h"
 #include "brokerd/metrics/http_server.h"
@@ -225,6 +226,13 @@ int run(const brokerd::config::BrokerConfig& cfg) {
   // else: no client listener, no partitions, no registration as a broker.
   const bool broker_role = quorum::has_role(cfg, "broker");
   const auto advertised = broker_role ? inter_broker_listener(cfg) : config::Endpoint{};
+  if (broker_role && quorum::networked(quorum_options)) {
+    const auto protocol = cfg.security_protocol(advertised.listener);
+    if (protocol == SecurityProtocol::ssl || protocol == SecurityProtocol::sasl_ssl)
+      throw config::ConfigError(fmt::format(
+          "inter.broker.listener.name: brokers do not speak TLS to each other yet, and the inter-broker listener "
+          "'{}' is {}; name a PLAINTEXT or SASL_PLAINTEXT listener", advertised.listener, security_protocol_name(protocol)));
+  }
   // What this broker presents to the others' inter-broker listener (the same listener name
   // on every broker), as Kafka assumes.
   const auto inter_broker_credentials =
@@ -245,7 +253,9 @@ int run(const brokerd::config::BrokerConfig& cfg) {
 
   std::vector<net::Listener> client_listeners, controller_listeners;
   for (const auto& ep : cfg.listeners()) {
-    net::Listener l{ep.listener, ep.host, ep.port, cfg.security_protocol(ep.listener)};
+    net::Listener l{ep.listener, ep.host, ep.port, cfg.security_protocol(ep.listener), nullptr};
+    if (l.security == SecurityProtocol::ssl || l.security == SecurityProtocol::sasl_ssl)
+      l.tls = security::tls_listener(cfg, ep.listener);
     (quorum::is_controller_listener(cfg, ep.listener) ? controller_listeners : client_listeners).push_back(l);
   }
   net::ServerConfig server_cfg;

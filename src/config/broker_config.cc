@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <yaml-cpp/yaml.h>
 
+#include <algorithm>
 #include <cctype>
 #include <thread>
 
@@ -156,10 +157,13 @@ std::string BrokerConfig::listener_setting(const std::string& listener, const st
 void BrokerConfig::validate() const {
   auto ls = listeners();
   if (ls.empty()) throw ConfigError("listeners: at least one listener is required");
+  const auto controller_names = list("controller.listener.names");
   for (const auto& l : ls) {
     const auto protocol = security_protocol(l.listener);
-    if (protocol == SecurityProtocol::ssl || protocol == SecurityProtocol::sasl_ssl)
-      throw ConfigError(fmt::format("listeners: listener '{}' is {}, and TLS listeners are not served yet",
+    const bool controller = std::find(controller_names.begin(), controller_names.end(), l.listener) != controller_names.end();
+    if (controller && (protocol == SecurityProtocol::ssl || protocol == SecurityProtocol::sasl_ssl))
+      throw ConfigError(fmt::format("listeners: the controller listener '{}' is {}; the nodes of a quorum do not speak "
+                                    "TLS to each other yet (PLAINTEXT or SASL_PLAINTEXT)",
                                     l.listener, security_protocol_name(protocol)));
   }
   for (const auto& [key, value] : values_) {

@@ -28,6 +28,19 @@ constexpr PropertyDef kBroker[] = {
   {"sasl.mechanism.controller.protocol", T::choice, "PLAIN", INT64_MIN, INT64_MAX, "PLAIN,SCRAM-SHA-256,SCRAM-SHA-512", {}, true, "The mechanism a node authenticates with to a SASL controller listener, with the username and password of that listener's JAAS entry for it. PLAIN needs nothing from the metadata, so the quorum can form; SCRAM credentials live in the metadata. Kafka's default is GSSAPI, which brokerd does not speak."},
   {"sasl.enabled.mechanisms", T::list, "PLAIN,SCRAM-SHA-256,SCRAM-SHA-512", INT64_MIN, INT64_MAX, "PLAIN,SCRAM-SHA-256,SCRAM-SHA-512", {}, true, "SASL mechanisms SASL listeners offer (listener.name.<listener>.sasl.enabled.mechanisms overrides it per listener). PLAIN accepts the users of listener.name.<listener>.plain.sasl.jaas.config; SCRAM the credentials made with AlterUserScramCredentials."},
   {"sasl.server.max.receive.size", T::int32, "524288", 64, kInt32Max, {}, {}, true, "Largest request frame a connection may send before it has authenticated; a larger one closes it."},
+  {"ssl.keystore.type", T::choice, "PEM", INT64_MIN, INT64_MAX, "PEM", {}, true, "The form of the key and certificate chain: PEM (Kafka's JKS and PKCS12 are not read)."},
+  {"ssl.keystore.location", T::string, "", INT64_MIN, INT64_MAX, {}, {}, true, "A PEM file holding the listener's private key and its certificate chain. Read again when it changes."},
+  {"ssl.keystore.key", T::password, "", INT64_MIN, INT64_MAX, {}, {}, true, "The private key as PEM text (instead of ssl.keystore.location)."},
+  {"ssl.keystore.certificate.chain", T::string, "", INT64_MIN, INT64_MAX, {}, {}, true, "The certificate chain as PEM text, the listener's own certificate first (instead of ssl.keystore.location)."},
+  {"ssl.key.password", T::password, "", INT64_MIN, INT64_MAX, {}, {}, true, "The password of an encrypted private key."},
+  {"ssl.truststore.type", T::choice, "PEM", INT64_MIN, INT64_MAX, "PEM", {}, true, "The form of the trust store: PEM."},
+  {"ssl.truststore.location", T::string, "", INT64_MIN, INT64_MAX, {}, {}, true, "A PEM file of the certificates client certificates must chain to. Read again when it changes."},
+  {"ssl.truststore.certificates", T::string, "", INT64_MIN, INT64_MAX, {}, {}, true, "The trusted certificates as PEM text (instead of ssl.truststore.location)."},
+  {"ssl.client.auth", T::choice, "none", INT64_MIN, INT64_MAX, "none,requested,required", {}, true, "Whether TLS clients present a certificate: none, requested (checked when sent), required."},
+  {"ssl.enabled.protocols", T::list, "TLSv1.2,TLSv1.3", INT64_MIN, INT64_MAX, "TLSv1.2,TLSv1.3", {}, true, "The TLS versions served."},
+  {"ssl.cipher.suites", T::list, "", INT64_MIN, INT64_MAX, {}, {}, true, "The cipher suites served, IANA names (TLS_AES_128_GCM_SHA256, TLS_ECDHE_RSA_WITH_AES_256_GCM_SHA384) or OpenSSL's; empty: OpenSSL's defaults."},
+  {"ssl.principal.mapping.rules", T::string, "DEFAULT", INT64_MIN, INT64_MAX, {}, {}, true, "How an SSL client's certificate subject (RFC 2253, CN=alice,OU=eng,O=corp) becomes its user name: RULE:pattern/replacement/[LU] entries and DEFAULT (the subject as is), comma separated, the first that matches wins; a subject no rule matches is refused."},
+  {"ssl.handshake.timeout.ms", T::int32, "10000", 100, kInt32Max, {}, {}, true, "A client on an SSL or SASL_SSL listener that has not completed its TLS handshake after this long is disconnected (brokerd's bound; Kafka has none)."},
   {"quota.window.num", T::int32, "11", 2, 100, {}, {}, true, "Samples a client quota's byte rate is measured over."},
   {"quota.window.size.seconds", T::int32, "1", 1, 3600, {}, {}, true, "The span of one sample of a client quota's byte rate."},
   {"connections.max.reauth.ms", T::int64, "0", 0, INT64_MAX, {}, {}, true, "Lifetime of a SASL session (KIP-368): clients re-authenticate before it ends, and a connection whose session ended is closed at its next request; 0: sessions never end."},
@@ -133,6 +146,18 @@ constexpr PropertyDef kListenerScoped[] = {
   {"plain.sasl.jaas.config", T::string, "", INT64_MIN, INT64_MAX, {}, {}, true, "The users SASL/PLAIN accepts on this listener (user_<name>=\"<password>\" options of a JAAS entry), and the username and password options this node presents to this listener of other nodes (controller and inter-broker listeners)."},
   {"scram-sha-256.sasl.jaas.config", T::string, "", INT64_MIN, INT64_MAX, {}, {}, true, "A JAAS entry whose username and password options this node presents with SCRAM-SHA-256 to this listener of other nodes."},
   {"scram-sha-512.sasl.jaas.config", T::string, "", INT64_MIN, INT64_MAX, {}, {}, true, "A JAAS entry whose username and password options this node presents with SCRAM-SHA-512 to this listener of other nodes."},
+  {"ssl.keystore.type", T::choice, "PEM", INT64_MIN, INT64_MAX, "PEM", {}, true, "The form of the key and certificate chain: PEM (Kafka's JKS and PKCS12 are not read)."},
+  {"ssl.keystore.location", T::string, "", INT64_MIN, INT64_MAX, {}, {}, true, "A PEM file holding the listener's private key and its certificate chain. Read again when it changes."},
+  {"ssl.keystore.key", T::password, "", INT64_MIN, INT64_MAX, {}, {}, true, "The private key as PEM text (instead of ssl.keystore.location)."},
+  {"ssl.keystore.certificate.chain", T::string, "", INT64_MIN, INT64_MAX, {}, {}, true, "The certificate chain as PEM text, the listener's own certificate first (instead of ssl.keystore.location)."},
+  {"ssl.key.password", T::password, "", INT64_MIN, INT64_MAX, {}, {}, true, "The password of an encrypted private key."},
+  {"ssl.truststore.type", T::choice, "PEM", INT64_MIN, INT64_MAX, "PEM", {}, true, "The form of the trust store: PEM."},
+  {"ssl.truststore.location", T::string, "", INT64_MIN, INT64_MAX, {}, {}, true, "A PEM file of the certificates client certificates must chain to. Read again when it changes."},
+  {"ssl.truststore.certificates", T::string, "", INT64_MIN, INT64_MAX, {}, {}, true, "The trusted certificates as PEM text (instead of ssl.truststore.location)."},
+  {"ssl.client.auth", T::choice, "none", INT64_MIN, INT64_MAX, "none,requested,required", {}, true, "Whether TLS clients present a certificate: none, requested (checked when sent), required."},
+  {"ssl.enabled.protocols", T::list, "TLSv1.2,TLSv1.3", INT64_MIN, INT64_MAX, "TLSv1.2,TLSv1.3", {}, true, "The TLS versions served."},
+  {"ssl.cipher.suites", T::list, "", INT64_MIN, INT64_MAX, {}, {}, true, "The cipher suites served, IANA names (TLS_AES_128_GCM_SHA256, TLS_ECDHE_RSA_WITH_AES_256_GCM_SHA384) or OpenSSL's; empty: OpenSSL's defaults."},
+  {"ssl.principal.mapping.rules", T::string, "DEFAULT", INT64_MIN, INT64_MAX, {}, {}, true, "How an SSL client's certificate subject (RFC 2253, CN=alice,OU=eng,O=corp) becomes its user name: RULE:pattern/replacement/[LU] entries and DEFAULT (the subject as is), comma separated, the first that matches wins; a subject no rule matches is refused."},
 };
 
 constexpr PropertyDef kTopic[] = {
@@ -255,6 +280,7 @@ std::optional<std::string> validate_value(const PropertyDef& def, std::string_vi
       break;
     }
     case T::string:
+    case T::password:
       break;
     case T::choice:
       if (!in_choices(def.choices, value))

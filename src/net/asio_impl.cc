@@ -1,2 +1,3 @@
 // The one translation unit that compiles Asio (BOOST_ASIO_SEPARATE_COMPILATION is global).
 #include <boost/asio/impl/src.hpp>
+#include <boost/asio/ssl/impl/src.hpp>

@@ -2,6 +2,7 @@
 
 #include <sys/sendfile.h>
 #include <sys/socket.h>
+#include <unistd.h>
 
 #include <boost/asio/bind_cancellation_slot.hpp>
 #include <boost/asio/co_spawn.hpp>
@@ -10,6 +11,7 @@
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/asio/write.hpp>
 #include <boost/asio/as_tuple.hpp>
+#include <boost/asio/ssl/error.hpp>
 
 #include <atomic>
 #include <cerrno>
@@ -18,6 +20,7 @@
 #include "brokerd/net/blocking_pool.h"
 #include "brokerd/net/resident.h"
 #include "request_header.h"
+#include "tls_context.h"
 
 namespace brokerd::net {
 
@@ -33,6 +36,8 @@ constexpr size_t kMaxSpareBuffers = 8;
 constexpr size_t kMaxCachedFrame = 8 * 1024 * 1024;
 constexpr size_t kMaxGatherBuffers = 256;
 constexpr size_t kMaxLowWater = 1024 * 1024;
+// A file range sent over TLS is read and encrypted this much at a time.
+constexpr size_t kTlsFileChunk = 256 * 1024;
 // How often a reader blocked only by the node-wide budget looks again: releases by other
 // connections happen on other shards, which do not wake it.
 constexpr auto kNodeBudgetPoll = 5ms;
@@ -47,13 +52,17 @@ std::string endpoint_string(const tcp::socket& s) {
 }  // namespace
 
 Connection::Connection(std::shared_ptr<Server::State> state, tcp::socket socket,
-                       const Listener& listener, size_t shard)
+                       const Listener& listener, size_t shard, std::shared_ptr<asio::ssl::context> tls)
     : state_(std::move(state)),
+      listener_(listener),
       socket_(std::move(socket)),
+      tls_context_(std::move(tls)),
       stage_(std::make_unique_for_overwrite<std::byte[]>(kStageSize)),
       reader_wake_(socket_.get_executor()),
       writer_wake_(socket_.get_executor()),
-      idle_timer_(socket_.get_executor()) {
+      idle_timer_(socket_.get_executor()),
+      handshake_timer_(socket_.get_executor()) {
+  if (tls_context_) tls_ = std::make_unique<asio::ssl::stream<tcp::socket&>>(socket_, *tls_context_);
   context_.peer = endpoint_string(socket_);
   context_.listener = listener.name;
   context_.security = listener.security;
@@ -113,6 +122,7 @@ void Connection::close() {
   notify(reader_wake_);
   notify(writer_wake_);
   idle_timer_.cancel();
+  handshake_timer_.cancel();
 }
 
 void Connection::coroutine_done() {
@@ -130,6 +140,41 @@ asio::awaitable<void> Connection::wait(asio::steady_timer& event,
 
 // ---- reader ------------------------------------------------------------------------------
 
+asio::awaitable<bool> Connection::handshake() {
+  const TlsSettings& settings = listener_.tls->settings();
+  handshake_timer_.expires_after(settings.handshake_timeout);
+  handshake_timer_.async_wait([self = shared_from_this()](boost::system::error_code ec) {
+    if (ec) return;
+    self->state_->log->info("connection {} from {} on {}: no TLS handshake within {} ms, closing", self->context_.id,
+                            self->context_.peer, self->context_.listener, self->listener_.tls->settings().handshake_timeout.count());
+    self->close();
+  });
+  auto [ec] = co_await tls_->async_handshake(asio::ssl::stream_base::server,
+                                             asio::bind_cancellation_slot(read_cancel_.slot(), kAwait));
+  handshake_timer_.cancel();
+  if (ec || closed_) {
+    if (ec && ec != asio::error::operation_aborted && !closed_) {
+      state_->log->info("connection {} from {} on {}: TLS handshake failed: {}", context_.id, context_.peer,
+                        context_.listener, ec.message());
+    }
+    close();
+    co_return false;
+  }
+  touch();
+  if (context_.security != SecurityProtocol::ssl) co_return true;  // SASL_SSL: SASL names the principal
+  if (auto subject = peer_subject(tls_->native_handle())) {
+    auto principal = settings.principal_of ? settings.principal_of(*subject) : std::optional<std::string>("User:" + *subject);
+    if (!principal) {
+      state_->log->info("connection {} from {} on {}: no ssl.principal.mapping.rules rule matches the certificate "
+                        "subject '{}', closing", context_.id, context_.peer, context_.listener, *subject);
+      close();
+      co_return false;
+    }
+    context_.principal = std::move(*principal);
+  }
+  co_return true;
+}
+
 asio::awaitable<bool> Connection::fill(size_t want) {
   while (stage_end_ - stage_begin_ < want) {
     if (closed_ || draining_) co_return false;
@@ -138,9 +183,15 @@ asio::awaitable<bool> Connection::fill(size_t want) {
       stage_end_ -= stage_begin_;
       stage_begin_ = 0;
     }
-    auto [ec, n] = co_await socket_.async_read_some(
-        asio::buffer(stage_.get() + stage_end_, kStageSize - stage_end_),
-        asio::bind_cancellation_slot(read_cancel_.slot(), kAwait));
+    const auto space = asio::buffer(stage_.get() + stage_end_, kStageSize - stage_end_);
+    boost::system::error_code ec;
+    size_t n = 0;
+    if (tls_) {
+      std::tie(ec, n) = co_await tls_->async_read_some(space, asio::bind_cancellation_slot(read_cancel_.slot(), kAwait));
+    } else {
+      std::tie(ec, n) = co_await socket_.async_read_some(space, asio::bind_cancellation_slot(read_cancel_.slot(), kAwait));
+    }
+    if (ec == asio::ssl::error::stream_truncated) ec = asio::error::eof;  // closed without close_notify
     if (ec) {
       if (ec == asio::error::eof) {
         if (stage_end_ > stage_begin_) {
@@ -206,6 +257,11 @@ std::shared_ptr<Connection::FrameBuffer> Connection::acquire_buffer(size_t size)
 
 asio::awaitable<void> Connection::reader() {
   const auto& cfg = state_->config;
+  if (tls_ && !co_await handshake()) {
+    reader_done_ = true;
+    notify(writer_wake_);
+    co_return;
+  }
   for (;;) {
     // Muted while a quota throttle lasts (close() wakes this).
     while (!closed_ && !draining_ && context_.throttled_until > std::chrono::steady_clock::now())
@@ -254,6 +310,15 @@ asio::awaitable<void> Connection::reader() {
 }
 
 asio::awaitable<bool> Connection::read_body(std::byte* out, size_t left) {
+  if (tls_) {
+    auto [ec, n] = co_await asio::async_read(*tls_, asio::buffer(out, left), kAwait);
+    if (ec) {
+      state_->log->debug("connection {} from {}: read: {}", context_.id, context_.peer, ec.message());
+      co_return false;
+    }
+    touch();
+    co_return !closed_;
+  }
   while (left > 0) {
     if (closed_) co_return false;
     const ssize_t n = ::recv(socket_.native_handle(), out, left, MSG_DONTWAIT);
@@ -353,7 +418,16 @@ void Connection::complete(uint64_t seq, std::exception_ptr error, Response respo
 
 asio::awaitable<bool> Connection::flush() {
   if (iov_.empty()) co_return true;
-  auto [ec, n] = co_await asio::async_write(socket_, iov_, kAwait);
+  boost::system::error_code ec;
+  if (tls_) {
+    // Gathered first: the TLS stream would make a record (and a write) of every buffer.
+    tls_out_.resize(asio::buffer_size(iov_));
+    asio::buffer_copy(asio::buffer(tls_out_), iov_);
+    std::tie(ec, std::ignore) = co_await asio::async_write(*tls_, asio::buffer(tls_out_), kAwait);
+    if (tls_out_.capacity() > kTlsFileChunk) std::vector<std::byte>().swap(tls_out_);
+  } else {
+    std::tie(ec, std::ignore) = co_await asio::async_write(socket_, iov_, kAwait);
+  }
   iov_.clear();
   if (ec) {
     if (ec != asio::error::operation_aborted) {
@@ -394,6 +468,38 @@ asio::awaitable<bool> Connection::send_slice(const brokerd::FileSlice& slice) {
     }
     state_->log->debug("connection {} from {}: sendfile: {}", context_.id, context_.peer, std::strerror(errno));
     co_return false;
+  }
+  touch();
+  co_return !closed_;
+}
+
+asio::awaitable<bool> Connection::send_slice_tls(const brokerd::FileSlice& slice) {
+  try {
+    co_await ensure_resident(state_->blocking, slice);
+  } catch (const std::exception& e) {
+    state_->log->error("connection {}: reading file range: {}", context_.id, e.what());
+    co_return false;
+  }
+  tls_out_.resize(std::min<size_t>(slice.size, kTlsFileChunk));
+  off_t offset = static_cast<off_t>(slice.position);
+  size_t left = slice.size;
+  while (left > 0) {
+    if (closed_) co_return false;
+    // Resident: pread() copies from the page cache without waiting for the disk.
+    const ssize_t n = ::pread(slice.file->fd(), tls_out_.data(), std::min(left, tls_out_.size()), offset);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      state_->log->error("connection {}: reading file range: {}", context_.id,
+                         n == 0 ? std::string("the file ended early") : std::string(std::strerror(errno)));
+      co_return false;
+    }
+    auto [ec, written] = co_await asio::async_write(*tls_, asio::buffer(tls_out_.data(), static_cast<size_t>(n)), kAwait);
+    if (ec) {
+      state_->log->debug("connection {} from {}: write: {}", context_.id, context_.peer, ec.message());
+      co_return false;
+    }
+    offset += n;
+    left -= static_cast<size_t>(n);
   }
   touch();
   co_return !closed_;
@@ -451,7 +557,11 @@ asio::awaitable<void> Connection::writer() {
             const auto& slice = std::get<brokerd::FileSlice>(c);
             if (slice.size == 0) continue;
             if (!(ok = co_await flush())) break;
-            if (!(ok = co_await send_slice(slice))) break;
+            if (tls_) {
+              if (!(ok = co_await send_slice_tls(slice))) break;
+            } else if (!(ok = co_await send_slice(slice))) {
+              break;
+            }
           }
         }
       }

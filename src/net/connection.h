@@ -1,10 +1,14 @@
 #pragma once
 // One client connection: a reader coroutine (frames in, dispatches started in arrival
 // order), a writer coroutine (responses out in request order) and an idle watchdog, all on
-// the connection's shard, so its state needs no locks.
+// the connection's shard, so its state needs no locks. On a TLS listener the reader first
+// completes the handshake; reads and writes then go through the TLS stream, and file ranges
+// are read and encrypted instead of sent with sendfile().
 #include <boost/asio/awaitable.hpp>
 #include <boost/asio/cancellation_signal.hpp>
 #include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/ssl/context.hpp>
+#include <boost/asio/ssl/stream.hpp>
 #include <boost/asio/steady_timer.hpp>
 
 #include <chrono>
@@ -21,8 +25,9 @@ namespace brokerd::net {
 
 class Connection : public std::enable_shared_from_this<Connection> {
  public:
+  // `tls`: the context of a TLS listener's connection, null on a plaintext one.
   Connection(std::shared_ptr<Server::State> state, boost::asio::ip::tcp::socket socket,
-             const Listener& listener, size_t shard);
+             const Listener& listener, size_t shard, std::shared_ptr<boost::asio::ssl::context> tls);
 
   // On the connection's shard: registers it and starts its coroutines.
   void start();
@@ -51,12 +56,16 @@ class Connection : public std::enable_shared_from_this<Connection> {
   boost::asio::awaitable<void> writer();
   boost::asio::awaitable<void> watchdog();
 
+  // TLS: the server handshake within the listener's bound, then the client's principal
+  // from its certificate (SSL listeners).
+  boost::asio::awaitable<bool> handshake();
   boost::asio::awaitable<bool> fill(size_t want);
   // Waits until the frame may be read: the connection's bounds, and the node-wide budget
   // unless the frame is `independent` (see answers_alone()).
   boost::asio::awaitable<bool> wait_for_budget(int64_t frame_size, bool independent);
   boost::asio::awaitable<bool> flush();
   boost::asio::awaitable<bool> send_slice(const brokerd::FileSlice& slice);
+  boost::asio::awaitable<bool> send_slice_tls(const brokerd::FileSlice& slice);
   std::shared_ptr<FrameBuffer> acquire_buffer(size_t size);
   // SO_RCVLOWAT: while the body of a large frame is read, wake only when much of it is
   // there, so a megabyte arrives in a few reads instead of dozens.
@@ -74,7 +83,11 @@ class Connection : public std::enable_shared_from_this<Connection> {
                                     std::chrono::steady_clock::duration timeout);
 
   std::shared_ptr<Server::State> state_;
+  const Listener& listener_;
   boost::asio::ip::tcp::socket socket_;
+  std::shared_ptr<boost::asio::ssl::context> tls_context_;
+  std::unique_ptr<boost::asio::ssl::stream<boost::asio::ip::tcp::socket&>> tls_;
+  std::vector<std::byte> tls_out_;  // a TLS write gathered into one buffer (one record per 16 KiB)
   ConnectionContext context_;
 
   // Read-ahead buffer: small frames are copied out of it, large ones read in place.
@@ -93,6 +106,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   boost::asio::steady_timer reader_wake_;
   boost::asio::steady_timer writer_wake_;
   boost::asio::steady_timer idle_timer_;
+  boost::asio::steady_timer handshake_timer_;
   boost::asio::cancellation_signal read_cancel_;
   std::chrono::steady_clock::time_point last_activity_;
 

@@ -13,6 +13,7 @@
 #include "brokerd/net/reactor_pool.h"
 #include "connection.h"
 #include "server_state.h"
+#include "tls_context.h"
 
 namespace brokerd::net {
 
@@ -51,8 +52,9 @@ asio::awaitable<void> accept_loop(std::shared_ptr<Server::State> state, size_t i
     state->add_live();
     auto ex = socket.get_executor();
     // The connection is built on its own shard, the only thread that will touch it.
-    asio::post(ex, [state, socket = std::move(socket), &listener, shard]() mutable {
-      auto conn = std::make_shared<Connection>(state, std::move(socket), listener, shard);
+    auto tls = listener.tls ? static_cast<TlsContextImpl&>(*listener.tls).current() : nullptr;
+    asio::post(ex, [state, socket = std::move(socket), &listener, shard, tls = std::move(tls)]() mutable {
+      auto conn = std::make_shared<Connection>(state, std::move(socket), listener, shard, std::move(tls));
       conn->start();
     });
   }

@@ -9,7 +9,8 @@
 
 namespace brokerd::config {
 
-enum class PropertyType { boolean, int32, int64, ratio, string, list, choice };
+// password: a string never shown (DescribeConfigs answers it as sensitive, without its value).
+enum class PropertyType { boolean, int32, int64, ratio, string, list, choice, password };
 
 struct PropertyDef {
   std::string_view name;

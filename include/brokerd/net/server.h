@@ -10,6 +10,7 @@
 
 #include "brokerd/common/security_protocol.h"
 #include "brokerd/net/request.h"
+#include "brokerd/net/tls.h"
 
 namespace brokerd::net {
 
@@ -22,6 +23,8 @@ struct Listener {
   uint16_t port = 0; // 0: any free port (read it back with Server::port())
   // SASL_*: connections must authenticate before any request but ApiVersions and SASL's own.
   SecurityProtocol security = SecurityProtocol::plaintext;
+  // SSL, SASL_SSL: the TLS every connection handshakes first.
+  std::shared_ptr<TlsServerContext> tls;
 };
 
 struct ServerConfig {

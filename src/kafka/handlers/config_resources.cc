@@ -28,6 +28,7 @@ int8_t config_type_of(PropertyType t) {
     case PropertyType::int64: return 5;
     case PropertyType::ratio: return 6;
     case PropertyType::list: return 7;
+    case PropertyType::password: return 9;
   }
   return 0;
 }
@@ -91,6 +92,7 @@ std::vector<ConfigEntry> broker_config_entries(const config::BrokerConfig& broke
     e.type = config_type_of(def.type);
     e.read_only = def.read_only;
     e.doc = def.doc;
+    e.sensitive = def.type == PropertyType::password;
     e.source = source_of(broker, e.name);
     add_broker_synonyms(broker, def, e.synonyms);
     out.push_back(std::move(e));

@@ -46,7 +46,8 @@ struct ConfigEntry {
   std::string value;
   bool read_only = false;
   int8_t source = config_source::default_config;
-  int8_t type = 0;  // ConfigType: BOOLEAN=1 STRING=2 INT=3 SHORT=4 LONG=5 DOUBLE=6 LIST=7
+  int8_t type = 0;  // ConfigType: BOOLEAN=1 STRING=2 INT=3 SHORT=4 LONG=5 DOUBLE=6 LIST=7 PASSWORD=9
+  bool sensitive = false;  // answered without its value
   std::string_view doc;
   // Every place the value could come from, the one in force first (Kafka's order).
   std::vector<ConfigSynonym> synonyms;

@@ -25,15 +25,15 @@ DescribeConfigsResponse::DescribeConfigsResourceResult to_result(const ConfigEnt
                                                                  int16_t version) {
   DescribeConfigsResponse::DescribeConfigsResourceResult r;
   r.name = e.name;
-  r.value = e.value;
+  r.value = e.sensitive ? std::nullopt : std::optional<std::string>(e.value);
   r.read_only = e.read_only;
   r.config_source = e.source;
-  r.is_sensitive = false;
+  r.is_sensitive = e.sensitive;
   if (req.include_synonyms) {
     for (const auto& s : e.synonyms) {
       DescribeConfigsResponse::DescribeConfigsSynonym syn;
       syn.name = s.name;
-      syn.value = s.value;
+      syn.value = e.sensitive ? std::nullopt : std::optional<std::string>(s.value);
       syn.source = s.source;
       r.synonyms.push_back(std::move(syn));
     }

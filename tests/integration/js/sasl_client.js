@@ -1,15 +1,20 @@
-// KafkaJS over SASL for the integration tests. Prints one JSON object on stdout.
+// KafkaJS over SASL and TLS for the integration tests. Prints one JSON object on stdout.
 //   node sasl_client.js BROKER MECHANISM USER PASSWORD TOPIC COUNT
-// MECHANISM: plain, scram-sha-256 or scram-sha-512. Produces COUNT records, reads them back.
+// MECHANISM: plain, scram-sha-256, scram-sha-512, or none (no SASL). With BROKERD_TLS_CA set
+// (a PEM file), it connects with TLS and trusts that authority. Produces COUNT records, reads
+// them back.
 'use strict';
 process.env.KAFKAJS_NO_PARTITIONER_WARNING = '1';
+const fs = require('fs');
 const { Kafka, logLevel } = require('kafkajs');
 
 const [, , broker, mechanism, username, password, topic, count] = process.argv;
+const ca = process.env.BROKERD_TLS_CA;
 const kafka = new Kafka({
   clientId: 'brokerd-it-kafkajs-sasl',
   brokers: [broker],
-  sasl: { mechanism, username, password },
+  sasl: mechanism === 'none' ? undefined : { mechanism, username, password },
+  ssl: ca ? { ca: [fs.readFileSync(ca, 'utf8')] } : undefined,
   logLevel: logLevel.NOTHING,
   connectionTimeout: 5000,
   requestTimeout: 15000,

@@ -1,0 +1,276 @@
+"""TLS listeners with real clients: one-way TLS (librdkafka, kafka-python, KafkaJS), mutual
+TLS with the principal taken from the client certificate through ssl.principal.mapping.rules
+(and authorized by ACLs), SASL_SSL; refused: untrusted and expired client certificates, a
+client that does not trust the server, a plaintext client on a TLS port, a handshake that
+never finishes (closed after ssl.handshake.timeout.ms, memory flat). A renewed certificate
+is served without a restart."""
+import json
+import socket
+import ssl
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+from confluent_kafka import KafkaError, Producer
+from confluent_kafka.admin import AdminClient
+
+from brokerd_harness import brokerctl_binary, free_port, rss_kib
+from clients import create_topic, read_all
+from pki import Authority
+
+JS_DIR = Path(__file__).resolve().parent / "js"
+PLAIN_JAAS = ('org.apache.kafka.common.security.plain.PlainLoginModule required '
+              'user_alice="alice-secret";')
+RULES = "RULE:^CN=([^,]+),OU=eng,O=brokerd-tests$/$1/L,DEFAULT"
+
+
+@pytest.fixture
+def pki(tmp_path):
+    ca = Authority(tmp_path / "pki")
+    other = Authority(tmp_path / "pki-other", name="other-ca")
+    return {
+        "ca": ca,
+        "server": ca.issue("server", "127.0.0.1", server=True),
+        "alice": ca.issue("alice", "Alice", ou="eng"),
+        "bob": ca.issue("bob", "bob", ou="sales"),
+        "expired": ca.issue("expired", "alice", ou="eng", expired=True),
+        "untrusted": other.issue("mallory", "alice", ou="eng"),
+        "other": other,
+    }
+
+
+@pytest.fixture
+def tls_broker(broker_factory, pki):
+    """PLAINTEXT for the operator (a super user), SSL (one-way), MTLS (SSL, client
+    certificates required) and SASL_SSL (PLAIN)."""
+    ports = {name: free_port() for name in ("SSL", "MTLS", "SASL_SSL")}
+    b = broker_factory(start=False)
+    b.overrides.update({
+        "listeners": f"PLAINTEXT://127.0.0.1:{b.port}," + ",".join(f"{n}://127.0.0.1:{p}" for n, p in ports.items()),
+        "listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,SSL:SSL,MTLS:SSL,SASL_SSL:SASL_SSL,CONTROLLER:PLAINTEXT",
+        "ssl.keystore.location": str(pki["server"]["pem"]),
+        "listener.name.mtls.ssl.client.auth": "required",
+        "listener.name.mtls.ssl.truststore.location": str(pki["ca"].ca_file),
+        "listener.name.mtls.ssl.principal.mapping.rules": RULES,
+        "listener.name.sasl_ssl.plain.sasl.jaas.config": PLAIN_JAAS,
+        "ssl.handshake.timeout.ms": "1500",
+        "authorizer.class.name": "org.apache.kafka.metadata.authorizer.StandardAuthorizer",
+        "super.users": "User:ANONYMOUS",
+    })
+    b.start()
+    b.tls = {n: f"127.0.0.1:{p}" for n, p in ports.items()}
+    b.tls_ports = ports
+    return b
+
+
+def ssl_conf(broker, pki, listener="SSL", client=None, ca=None):
+    conf = {"bootstrap.servers": broker.tls[listener], "security.protocol": "SSL",
+            "ssl.ca.location": str(ca or pki["ca"].ca_file)}
+    if client:
+        conf.update({"ssl.certificate.location": str(pki[client]["cert"]),
+                     "ssl.key.location": str(pki[client]["key"])})
+    return conf
+
+
+def produce(conf, topic, count=1, value=b"v", timeout=15):
+    """Delivery errors of `count` records (None for each delivered) and the client errors."""
+    errors, results = [], []
+    p = Producer({**conf, "acks": "all", "message.timeout.ms": timeout * 1000, "enable.idempotence": False,
+                  "error_cb": lambda e: errors.append(e)})
+    for i in range(count):
+        p.produce(topic, key=str(i).encode(), value=value, on_delivery=lambda err, m: results.append(err))
+    p.flush(timeout + 5)
+    return results, errors
+
+
+def ctl(broker, *args):
+    proc = subprocess.run([brokerctl_binary(), "--bootstrap-server", broker.bootstrap, "--output", "json", *args],
+                          capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    return json.loads(proc.stdout) if proc.stdout.strip() else None
+
+
+API_VERSIONS_V0 = b"\x00\x00\x00\x0a\x00\x12\x00\x00\x00\x00\x00\x01\xff\xff"
+
+
+def handshake_fails(port, context):
+    """True when the broker refuses a client using `context`: it ends the handshake, or (TLS
+    1.3, where the server judges the client's certificate after the client is done) closes
+    the connection instead of answering an ApiVersions request."""
+    with socket.create_connection(("127.0.0.1", port), timeout=10) as raw:
+        try:
+            with context.wrap_socket(raw, server_hostname="127.0.0.1") as s:
+                s.sendall(API_VERSIONS_V0)
+                return len(s.recv(4)) < 4
+        except (ssl.SSLError, ConnectionResetError, BrokenPipeError):
+            return True
+
+
+def client_context(pki, client=None):
+    ctx = ssl.create_default_context(cafile=str(pki["ca"].ca_file))
+    if client:
+        ctx.load_cert_chain(str(pki[client]["cert"]), str(pki[client]["key"]))
+    return ctx
+
+
+def test_librdkafka_over_one_way_tls(tls_broker, pki):
+    create_topic(tls_broker.bootstrap, "tls-rd", 2)
+    value = bytes(range(256)) * 256  # 64 KiB records: fetches read and encrypt file ranges
+    results, errors = produce(ssl_conf(tls_broker, pki), "tls-rd", count=200, value=value)
+    assert results == [None] * 200, (results[:3], errors[:3])
+    got = read_all(tls_broker.tls["SSL"], "tls-rd", 2, **{k: v for k, v in ssl_conf(tls_broker, pki).items()
+                                                          if k != "bootstrap.servers"})
+    assert sum(len(v) for v in got.values()) == 200
+    assert all(m.value() == value for msgs in got.values() for m in msgs)
+
+
+def test_kafka_python_over_one_way_tls(tls_broker, pki):
+    from kafka import KafkaConsumer, KafkaProducer, TopicPartition
+    create_topic(tls_broker.bootstrap, "tls-kp")
+    p = KafkaProducer(bootstrap_servers=tls_broker.tls["SSL"], security_protocol="SSL",
+                      ssl_cafile=str(pki["ca"].ca_file), acks="all")
+    for i in range(50):
+        p.send("tls-kp", key=b"k", value=f"kp-{i}".encode())
+    p.flush(30)
+    p.close()
+    c = KafkaConsumer(bootstrap_servers=tls_broker.tls["SSL"], security_protocol="SSL",
+                      ssl_cafile=str(pki["ca"].ca_file), consumer_timeout_ms=10000, auto_offset_reset="earliest")
+    c.assign([TopicPartition("tls-kp", 0)])
+    seen = [m.value.decode() for m in c]
+    c.close()
+    assert seen == [f"kp-{i}" for i in range(50)]
+
+
+def test_kafkajs_over_tls_and_sasl_ssl(tls_broker, pki, node):
+    create_topic(tls_broker.bootstrap, "tls-js")
+    ctl(tls_broker, "acls", "create", "--principal", "User:alice", "--topic", "tls-js", "--operation", "WRITE",
+        "--operation", "READ")
+    ctl(tls_broker, "acls", "create", "--principal", "User:alice", "--group", "js-sasl-plain", "--operation", "READ")
+    env = {"PATH": "/usr/bin:/bin", "BROKERD_TLS_CA": str(pki["ca"].ca_file)}
+    for listener, mechanism, user, password in (("SSL", "none", "", ""), ("SASL_SSL", "plain", "alice", "alice-secret")):
+        proc = subprocess.run([node, str(JS_DIR / "sasl_client.js"), tls_broker.tls[listener], mechanism, user,
+                               password, "tls-js", "10"], cwd=JS_DIR, capture_output=True, timeout=90, text=True,
+                              env=env)
+        out = json.loads(proc.stdout.strip().splitlines()[-1])
+        assert proc.returncode == 0, (listener, out, proc.stderr[-2000:])
+        assert len(out["consumed"]) >= 10
+
+
+def test_mutual_tls_names_the_principal_from_the_certificate(tls_broker, pki):
+    create_topic(tls_broker.bootstrap, "team-eng")
+    # The rule maps CN=Alice,OU=eng,O=brokerd-tests to "alice"; bob's subject stays whole.
+    ctl(tls_broker, "acls", "create", "--principal", "User:alice", "--topic", "team-eng", "--operation", "WRITE")
+    results, errors = produce(ssl_conf(tls_broker, pki, "MTLS", client="alice"), "team-eng")
+    assert results == [None], (results, errors)
+    results, _ = produce(ssl_conf(tls_broker, pki, "MTLS", client="bob"), "team-eng")
+    assert results and results[0] is not None and results[0].code() == KafkaError.TOPIC_AUTHORIZATION_FAILED
+    ctl(tls_broker, "acls", "create", "--principal", "User:CN=bob,OU=sales,O=brokerd-tests", "--topic", "team-eng",
+        "--operation", "WRITE")
+    results, errors = produce(ssl_conf(tls_broker, pki, "MTLS", client="bob"), "team-eng")
+    assert results == [None], (results, errors)
+
+
+def test_bad_client_certificates_are_refused(tls_broker, pki):
+    port = tls_broker.tls_ports["MTLS"]
+    assert not handshake_fails(port, client_context(pki, "alice"))
+    assert handshake_fails(port, client_context(pki))  # none sent, one required
+    for bad in ("untrusted", "expired"):
+        assert handshake_fails(port, client_context(pki, bad)), bad
+        results, _ = produce(ssl_conf(tls_broker, pki, "MTLS", client=bad), "refused", timeout=5)
+        assert results and results[0] is not None, bad
+    assert "TLS handshake failed" in tls_broker.log_text()
+    # The one-way listener asks for no certificate and serves a client that sends one.
+    assert not handshake_fails(tls_broker.tls_ports["SSL"], client_context(pki, "untrusted"))
+
+
+def test_a_client_that_does_not_trust_the_server_fails_alone(tls_broker, pki):
+    create_topic(tls_broker.bootstrap, "trust")
+    results, errors = produce(ssl_conf(tls_broker, pki, ca=pki["other"].ca_file), "trust", timeout=5)
+    assert results and results[0] is not None
+    assert any("certificate verify failed" in str(e) or "SSL handshake failed" in str(e) for e in errors), errors[:3]
+    results, errors = produce(ssl_conf(tls_broker, pki), "trust")
+    assert results == [None], (results, errors)
+
+
+def test_plaintext_client_on_a_tls_port_and_a_stalled_handshake_are_cut(tls_broker, pki):
+    port = tls_broker.tls_ports["SSL"]
+    # A Kafka request where a ClientHello belongs.
+    with socket.create_connection(("127.0.0.1", port), timeout=10) as s:
+        s.sendall(b"\x00\x00\x00\x0c\x00\x12\x00\x00\x00\x00\x00\x01\x00\x00\x00\x00")
+        s.settimeout(10)
+        try:
+            assert s.recv(1024)[:1] in (b"", b"\x15")  # closed, perhaps after a TLS alert
+        except ConnectionResetError:
+            pass
+    # Connections that never start (or never finish) their handshake are closed after the bound.
+    rss_before = rss_kib(tls_broker.pid)
+    stalled = [socket.create_connection(("127.0.0.1", port), timeout=10) for _ in range(200)]
+    for i, s in enumerate(stalled):
+        if i % 2:
+            s.sendall(b"\x16\x03\x01\x02\x00\x01\x00\x01\xfc\x03\x03")  # the start of a ClientHello
+    deadline = time.monotonic() + 15
+    for s in stalled:
+        s.settimeout(max(0.1, deadline - time.monotonic()))
+        try:
+            assert s.recv(1024)[:1] in (b"", b"\x15")
+        except ConnectionResetError:
+            pass
+        s.close()
+    assert time.monotonic() < deadline
+    rss_after = rss_kib(tls_broker.pid)
+    assert rss_after - rss_before < 32 * 1024, (rss_before, rss_after)
+    assert "no TLS handshake within 1500 ms" in tls_broker.log_text()
+    create_topic(tls_broker.bootstrap, "after2")
+    results, errors = produce(ssl_conf(tls_broker, pki), "after2")
+    assert results == [None], (results, errors)
+
+
+def test_sasl_ssl_authenticates_over_tls(tls_broker, pki):
+    create_topic(tls_broker.bootstrap, "sasl-tls")
+    ctl(tls_broker, "acls", "create", "--principal", "User:alice", "--topic", "sasl-tls", "--operation", "WRITE")
+    base = {"bootstrap.servers": tls_broker.tls["SASL_SSL"], "security.protocol": "SASL_SSL",
+            "ssl.ca.location": str(pki["ca"].ca_file), "sasl.mechanism": "PLAIN", "sasl.username": "alice"}
+    results, errors = produce({**base, "sasl.password": "alice-secret"}, "sasl-tls")
+    assert results == [None], (results, errors)
+    results, errors = produce({**base, "sasl.password": "wrong"}, "sasl-tls", timeout=5)
+    assert results and results[0] is not None
+    assert any("Authentication failed" in str(e) or "SASL" in str(e) for e in errors), errors[:3]
+
+
+def test_a_renewed_certificate_is_served_without_a_restart(tls_broker, pki):
+    port = tls_broker.tls_ports["SSL"]
+
+    def served_serial():
+        with socket.create_connection(("127.0.0.1", port), timeout=10) as raw:
+            with client_context(pki).wrap_socket(raw, server_hostname="127.0.0.1") as s:
+                from cryptography import x509
+                return x509.load_der_x509_certificate(s.getpeercert(binary_form=True)).serial_number
+
+    assert served_serial() == pki["server"]["serial"]
+    renewed = pki["ca"].issue("server-renewed", "127.0.0.1", server=True)
+    tmp = Path(str(pki["server"]["pem"]) + ".new")
+    tmp.write_bytes(renewed["pem"].read_bytes())
+    tmp.rename(pki["server"]["pem"])  # as certificate tooling replaces files
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline and served_serial() != renewed["serial"]:
+        time.sleep(0.3)
+    assert served_serial() == renewed["serial"]
+    assert "read again" in tls_broker.log_text()
+    create_topic(tls_broker.bootstrap, "renewed2")  # still a working listener
+    assert produce(ssl_conf(tls_broker, pki), "renewed2")[0] == [None]
+
+
+def test_a_listener_without_a_key_refuses_to_start(broker_factory, pki, tmp_path):
+    b = broker_factory(start=False)
+    b.overrides.update({"listeners": f"PLAINTEXT://127.0.0.1:{b.port},SSL://127.0.0.1:{free_port()}"})
+    b.start(wait=False)
+    assert b.proc.wait(timeout=30) != 0
+    assert "ssl.keystore.location" in b.log_text()
+    b2 = broker_factory(start=False)
+    b2.overrides.update({"listeners": f"PLAINTEXT://127.0.0.1:{b2.port},SSL://127.0.0.1:{free_port()}",
+                         "ssl.keystore.location": str(pki["server"]["pem"]),
+                         "ssl.client.auth": "required"})
+    b2.start(wait=False)
+    assert b2.proc.wait(timeout=30) != 0
+    assert "trust store" in b2.log_text()
