@@ -63,6 +63,7 @@ rd_kafka_conf_t* make_conf(const Options& o, ClientKind kind, const std::string&
   set(conf, "client.id", client_id);
   // Metadata requests must not create the topic with the broker's defaults behind our back.
   set(conf, "allow.auto.create.topics", "false");
+  for (const auto& [k, v] : o.client_props) set(conf, k, v);
   if (kind == ClientKind::producer) {
     set(conf, "acks", o.acks);
     set(conf, "compression.type", o.compression);

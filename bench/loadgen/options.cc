@@ -115,6 +115,9 @@ const std::vector<Option>& table() {
        [](Options& o, const std::string& v) { o.progress = !to_bool("quiet", v); }},
       {"mock-brokers", "N", "run against librdkafka's in-process mock cluster of N brokers",
        [](Options& o, const std::string& v) { o.mock_brokers = int(to_int("mock-brokers", v, 0, 16)); }},
+      {"client-prop", "KEY=VALUE", "extra librdkafka setting of every client, admin steps included (repeatable): "
+       "security.protocol, ssl.ca.location, sasl.*",
+       [](Options& o, const std::string& v) { o.client_props.push_back(to_prop("client-prop", v)); }},
       {"producer-prop", "KEY=VALUE", "extra librdkafka producer setting (repeatable)",
        [](Options& o, const std::string& v) { o.producer_props.push_back(to_prop("producer-prop", v)); }},
       {"consumer-prop", "KEY=VALUE", "extra librdkafka consumer setting (repeatable)",

@@ -36,6 +36,7 @@ struct Options {
   bool json = false;
   bool progress = true;
   int mock_brokers = 0;                 // > 0: run against librdkafka's in-process mock cluster
+  std::vector<std::pair<std::string, std::string>> client_props;    // every client, the admin steps too (TLS, SASL)
   std::vector<std::pair<std::string, std::string>> producer_props;  // extra librdkafka settings
   std::vector<std::pair<std::string, std::string>> consumer_props;
 
