@@ -9,7 +9,7 @@ const std::vector<OptionSpec>& global_options() {
       {"bootstrap-server", "HOST:PORT[,...]", "brokers to connect to, the first that answers (env BROKERCTL_BOOTSTRAP, default localhost:9092)"},
       {"output", "table|json", "output format (default table)"},
       {"timeout-ms", "MS", "network timeout per request (default 30000)"},
-      {"command-config", "FILE", "client properties: security.protocol, sasl.mechanism, sasl.username, sasl.password (or sasl.jaas.config)"},
+      {"command-config", "FILE", "client properties: security.protocol, ssl.ca.location, ssl.certificate.location, ssl.key.location, sasl.mechanism, sasl.username, sasl.password (or sasl.jaas.config)"},
       {"help", "", "show this help"},
   };
   return kGlobal;

@@ -62,94 +62,23 @@ std::string Connection::api_name(int16_t api_key) {
 }
 
 Connection::Connection(Endpoint endpoint, int timeout_ms, const ClientSecurity& security)
-    : endpoint_(std::move(endpoint)), timeout_ms_(timeout_ms) {
-  addrinfo hints{};
-  hints.ai_family = AF_UNSPEC;
-  hints.ai_socktype = SOCK_STREAM;
-  addrinfo* res = nullptr;
-  std::string port = std::to_string(endpoint_.port);
-  int rc = ::getaddrinfo(endpoint_.host.c_str(), port.c_str(), &hints, &res);
-  if (rc != 0) throw CommandError("cannot resolve " + endpoint_.host + ": " + ::gai_strerror(rc));
-  std::string last_error = "no address";
-  for (addrinfo* ai = res; ai; ai = ai->ai_next) {
-    int fd = ::socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC | SOCK_NONBLOCK, ai->ai_protocol);
-    if (fd < 0) continue;
-    fd_ = fd;
-    if (::connect(fd, ai->ai_addr, ai->ai_addrlen) == 0 || errno == EINPROGRESS) {
-      try {
-        wait_ready(POLLOUT);
-        int err = 0;
-        socklen_t len = sizeof err;
-        ::getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len);
-        if (err == 0) break;
-        last_error = std::strerror(err);
-      } catch (const CommandError& e) {
-        last_error = "timed out";
-      }
-    } else {
-      last_error = std::strerror(errno);
-    }
-    ::close(fd);
-    fd_ = -1;
-  }
-  ::freeaddrinfo(res);
-  if (fd_ < 0) throw CommandError("cannot connect to " + endpoint_.to_string() + ": " + last_error);
-  int one = 1;
-  ::setsockopt(fd_, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-  try {
-    negotiate();
-    if (security.enabled()) authenticate(*this, security);
-  } catch (...) {
-    ::close(fd_);
-    fd_ = -1;
-    throw;
-  }
+    : endpoint_(std::move(endpoint)) {
+  std::string error;
+  stream_ = brokerd::net::ClientStream::connect(endpoint_.host, static_cast<uint16_t>(endpoint_.port), timeout_ms,
+                                                security.tls, error);
+  if (!stream_) throw CommandError(error);
+  negotiate();
+  if (security.enabled()) authenticate(*this, security);
 }
 
-Connection::~Connection() {
-  if (fd_ >= 0) ::close(fd_);
-}
-
-void Connection::wait_ready(short events) {
-  pollfd p{fd_, events, 0};
-  for (;;) {
-    int rc = ::poll(&p, 1, timeout_ms_);
-    if (rc > 0) return;
-    if (rc == 0) throw CommandError("timed out after " + std::to_string(timeout_ms_) + " ms waiting for " + endpoint_.to_string());
-    if (errno != EINTR) throw CommandError("poll failed: " + std::string(std::strerror(errno)));
-  }
-}
+Connection::~Connection() = default;
 
 void Connection::write_all(const std::byte* p, size_t n) {
-  while (n > 0) {
-    ssize_t w = ::send(fd_, p, n, MSG_NOSIGNAL);
-    if (w > 0) {
-      p += w;
-      n -= static_cast<size_t>(w);
-    } else if (w < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
-      wait_ready(POLLOUT);
-    } else if (w < 0 && errno == EINTR) {
-      continue;
-    } else {
-      throw CommandError("lost connection to " + endpoint_.to_string() + ": " + std::strerror(errno));
-    }
-  }
+  if (!stream_->write_all(p, n)) throw CommandError(stream_->error());
 }
 
 void Connection::read_exact(std::byte* p, size_t n) {
-  while (n > 0) {
-    ssize_t r = ::recv(fd_, p, n, 0);
-    if (r > 0) {
-      p += r;
-      n -= static_cast<size_t>(r);
-    } else if (r == 0) {
-      throw CommandError("the broker at " + endpoint_.to_string() + " closed the connection");
-    } else if (errno == EAGAIN || errno == EWOULDBLOCK) {
-      wait_ready(POLLIN);
-    } else if (errno != EINTR) {
-      throw CommandError("lost connection to " + endpoint_.to_string() + ": " + std::strerror(errno));
-    }
-  }
+  if (!stream_->read_exact(p, n)) throw CommandError(stream_->error());
 }
 
 Bytes Connection::roundtrip(const Bytes& frame) {

@@ -1,6 +1,6 @@
 #pragma once
-// A blocking Kafka client: one TCP connection per broker, one request at a time, every
-// read and write bounded by a timeout. Each connection negotiates versions with ApiVersions
+// A blocking Kafka client: one TCP (or TLS) connection per broker, one request at a time,
+// every read and write bounded by a timeout. Each connection negotiates versions with ApiVersions
 // and uses, per API, the highest version both sides support.
 #include <cstdint>
 #include <map>
@@ -37,7 +37,7 @@ void check_error(int16_t code, const std::string& what, const std::optional<std:
 
 class Connection {
  public:
-  // Connects, negotiates versions and, for SASL_PLAINTEXT, authenticates.
+  // Connects (over TLS for SSL and SASL_SSL), negotiates versions and, for SASL_*, authenticates.
   Connection(Endpoint endpoint, int timeout_ms, const ClientSecurity& security = {});
   ~Connection();
   Connection(const Connection&) = delete;
@@ -82,11 +82,9 @@ class Connection {
   brokerd::Bytes roundtrip(const brokerd::Bytes& frame);
   void write_all(const std::byte* p, size_t n);
   void read_exact(std::byte* p, size_t n);
-  void wait_ready(short events);
 
   Endpoint endpoint_;
-  int timeout_ms_;
-  int fd_ = -1;
+  std::unique_ptr<brokerd::net::ClientStream> stream_;
   int32_t correlation_ = 0;
   std::map<int16_t, std::pair<int16_t, int16_t>> versions_;  // api key -> broker's [min, max]
 };

@@ -37,9 +37,11 @@ std::string check_link(const MirrorLink& link) {
     if (!valid_topic_name(t) || is_internal_topic(t)) return "topic '" + t + "' cannot be mirrored";
   for (const auto& p : link.topic_prefixes)
     if (p.empty()) return "an empty topic prefix would mirror every topic: name the prefix";
-  static const std::set<std::string_view> understood = {"client.id",     "request.timeout.ms", "security.protocol",
-                                                        "sasl.mechanism", "sasl.username",     "sasl.password",
-                                                        "sasl.jaas.config"};
+  static const std::set<std::string_view> understood = {
+      "client.id",          "request.timeout.ms",       "security.protocol",     "sasl.mechanism",
+      "sasl.username",      "sasl.password",            "sasl.jaas.config",      "ssl.ca.location",
+      "ssl.truststore.location", "ssl.truststore.type", "ssl.certificate.location", "ssl.key.location",
+      "ssl.keystore.location",   "ssl.keystore.type",   "ssl.key.password",      "ssl.endpoint.identification.algorithm"};
   for (const auto& [k, v] : link.source_configs)
     if (!understood.contains(k)) return "source client setting '" + k + "' is not supported";
   try {

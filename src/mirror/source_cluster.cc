@@ -52,8 +52,7 @@ std::optional<Bytes> SourceCluster::send(const quorum::Voter& to, int16_t api, i
   }
   auto answer = ch.client->call(to, api, version, body);
   const std::string at = to.host + ":" + std::to_string(to.port);
-  if (!answer) error = ch.client->refusal().empty() ? "no answer from " + at
-                                                   : "authentication to " + at + " failed: " + ch.client->refusal();
+  if (!answer) error = ch.client->refusal().empty() ? "no answer from " + at : ch.client->refusal();
   return answer;
 }
 

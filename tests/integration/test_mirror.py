@@ -191,10 +191,10 @@ def test_bad_links_are_refused_or_reported(broker_factory, tmp_path):
                      "--topic", "t")
     assert proc.returncode == 1 and "illegal" in proc.stderr, proc.stderr
     cfg = tmp_path / "source.properties"
-    cfg.write_text("security.protocol=SASL_SSL\n")
+    cfg.write_text("security.protocol=SSL\nssl.keystore.type=JKS\n")
     proc = brokerctl(b.bootstrap, "links", "create", "x", "--source-bootstrap-server", "127.0.0.1:1", "--topic", "t",
                      "--source-command-config", str(cfg))
-    assert proc.returncode == 1 and "not supported" in proc.stderr, proc.stderr
+    assert proc.returncode == 1 and "must be PEM" in proc.stderr, proc.stderr
     # Unreachable source: created, and its state says why it copies nothing.
     assert brokerctl(b.bootstrap, "links", "create", "x", "--source-bootstrap-server", "127.0.0.1:1",
                      "--topic", "t").returncode == 0
@@ -253,6 +253,37 @@ def test_a_link_authenticates_to_its_source_with_scram(broker_factory, tmp_path)
                       30), describe(b.bootstrap, "wrong")
     for broker in (a, b):
         assert "mirror-secret" not in broker.log_text() and "not-the-secret" not in broker.log_text()
+
+
+def test_a_link_reaches_its_source_over_tls(broker_factory, tmp_path):
+    """The source serves the link on an SSL listener: the link trusts the source's authority
+    (ssl.ca.location in --source-command-config); one trusting another authority reports the
+    failed handshake in its state."""
+    from pki import Authority
+    ca, other = Authority(tmp_path / "pki"), Authority(tmp_path / "other", name="other-ca")
+    server = ca.issue("source", "127.0.0.1", server=True)
+    ssl_port = free_port()
+    a = broker_factory(start=False)
+    a.overrides.update({"listeners": f"PLAINTEXT://127.0.0.1:{a.port},SSL://127.0.0.1:{ssl_port}",
+                        "ssl.keystore.location": str(server["pem"])})
+    a.start()
+    clients.create_topic(a.bootstrap, "sealed", partitions=2)
+    produce_keyed(a.bootstrap, "sealed", 200, partitions=2)
+    b = broker_factory(overrides=FAST)
+
+    def link(name, topic, authority):
+        cfg = tmp_path / f"{name}.properties"
+        cfg.write_text(f"security.protocol=SSL\nssl.ca.location={authority.ca_file}\n")
+        return brokerctl(b.bootstrap, "links", "create", name, "--source-bootstrap-server", f"127.0.0.1:{ssl_port}",
+                         "--topic", topic, "--source-command-config", str(cfg))
+
+    assert link("tls", "sealed", ca).returncode == 0
+    wait_caught_up(a, b, "tls", "sealed", 2)
+    assert snapshot(b.bootstrap, "sealed", 2) == snapshot(a.bootstrap, "sealed", 2)
+    clients.create_topic(a.bootstrap, "other", partitions=1)
+    assert link("distrust", "other", other).returncode == 0
+    assert eventually(lambda: "certificate verify failed" in (describe(b.bootstrap, "distrust")["state_message"] or ""),
+                      30), describe(b.bootstrap, "distrust")
 
 
 def consume_some(bootstrap, topic, group, n, timeout=60):

@@ -44,8 +44,12 @@ def pki(tmp_path):
 def tls_broker(broker_factory, pki):
     """PLAINTEXT for the operator (a super user), SSL (one-way), MTLS (SSL, client
     certificates required) and SASL_SSL (PLAIN)."""
-    ports = {name: free_port() for name in ("SSL", "MTLS", "SASL_SSL")}
     b = broker_factory(start=False)
+    ports = {}
+    for name in ("SSL", "MTLS", "SASL_SSL"):
+        while (port := free_port()) in set(ports.values()) | {b.port}:
+            pass
+        ports[name] = port
     b.overrides.update({
         "listeners": f"PLAINTEXT://127.0.0.1:{b.port}," + ",".join(f"{n}://127.0.0.1:{p}" for n, p in ports.items()),
         "listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,SSL:SSL,MTLS:SSL,SASL_SSL:SASL_SSL,CONTROLLER:PLAINTEXT",
@@ -274,3 +278,29 @@ def test_a_listener_without_a_key_refuses_to_start(broker_factory, pki, tmp_path
     b2.start(wait=False)
     assert b2.proc.wait(timeout=30) != 0
     assert "trust store" in b2.log_text()
+
+
+def test_brokerctl_speaks_tls(tls_broker, pki, tmp_path):
+    create_topic(tls_broker.bootstrap, "ctl-tls")
+
+    def run(listener, props):
+        config = tmp_path / f"{listener}.properties"
+        config.write_text("".join(f"{k}={v}\n" for k, v in props.items()))
+        return subprocess.run([brokerctl_binary(), "--bootstrap-server", tls_broker.tls[listener], "--command-config",
+                               str(config), "--output", "json", "topics", "list"], capture_output=True, text=True,
+                              timeout=60)
+
+    ok = run("SSL", {"security.protocol": "SSL", "ssl.ca.location": pki["ca"].ca_file})
+    assert ok.returncode == 0 and "ctl-tls" in ok.stdout, ok.stderr
+    # Kafka's Java names, mutual TLS with the key and chain in one PEM file.
+    ok = run("MTLS", {"security.protocol": "SSL", "ssl.truststore.type": "PEM",
+                      "ssl.truststore.location": pki["ca"].ca_file, "ssl.keystore.type": "PEM",
+                      "ssl.keystore.location": pki["alice"]["pem"]})
+    assert ok.returncode == 0, ok.stderr
+    ok = run("SASL_SSL", {"security.protocol": "SASL_SSL", "ssl.ca.location": pki["ca"].ca_file,
+                          "sasl.mechanism": "PLAIN", "sasl.username": "alice", "sasl.password": "alice-secret"})
+    assert ok.returncode == 0, ok.stderr
+    bad = run("SSL", {"security.protocol": "SSL", "ssl.ca.location": pki["other"].ca_file})
+    assert bad.returncode != 0 and "certificate verify failed" in bad.stderr, bad.stderr
+    bad = run("MTLS", {"security.protocol": "SSL", "ssl.ca.location": pki["ca"].ca_file})  # no client certificate
+    assert bad.returncode != 0, bad.stdout

@@ -2,8 +2,10 @@
 // A blocking client of another node's listener, for this node's own calls from a thread of
 // its own: to the active controller (registration, heartbeats, forwarded changes), to a
 // leader (replica fetchers), to a mirror link's source. One connection, reopened after any
-// failure, authenticated first when credentials are given; every wait bounded by the timeout.
+// failure, over TLS and authenticated first when the credentials say so; every wait bounded
+// by the timeout.
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 
@@ -25,16 +27,16 @@ class ControllerClient {
   // nullopt when the call failed (the connection is then closed).
   std::optional<Bytes> call(const quorum::Voter& to, int16_t api_key, int16_t version, const Bytes& body);
   void close();
-  // Why the last call failed when it was refused authentication (the listener's message);
-  // empty otherwise.
+  // Why the last call failed when the node refused it ("authentication to host:port failed:
+  // <the listener's message>", or the TLS handshake's failure); empty otherwise.
   const std::string& refusal() const { return refusal_; }
 
  private:
   bool connect(const quorum::Voter& to);
+  // Keeps `why` for refusal() and logs `log_line` (the same one at most once a minute).
+  void note_refusal(std::string why, const std::string& log_line);
   // One request and its answer on the open connection; nullopt (and closed) on failure.
   std::optional<Bytes> exchange(int16_t api_key, int16_t version, const Bytes& body);
-  bool write_all(const Bytes& frame);
-  bool read_exact(std::byte* p, size_t n);
 
   std::string client_id_;
   int timeout_ms_;
@@ -42,7 +44,7 @@ class ControllerClient {
   std::string refusal_;
   std::string last_refusal_;  // the last failed authentication, logged at most once a minute
   int64_t last_refusal_ms_ = 0;
-  int fd_ = -1;
+  std::unique_ptr<net::ClientStream> stream_;
   int32_t connected_to_ = -1;
   int32_t correlation_ = 0;
 };

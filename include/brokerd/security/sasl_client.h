@@ -11,6 +11,7 @@
 #include <string>
 
 #include "brokerd/common/bytes.h"
+#include "brokerd/net/client_stream.h"
 
 namespace brokerd::config { class BrokerConfig; }
 namespace brokerd::auth { class ScramClient; }
@@ -21,6 +22,7 @@ struct ClientCredentials {
   std::string mechanism;  // PLAIN, SCRAM-SHA-256, SCRAM-SHA-512; empty: no SASL
   std::string user;
   std::string password;
+  std::optional<net::TlsClientSettings> tls;  // SSL, SASL_SSL: the connection is TLS
   bool enabled() const { return !mechanism.empty(); }
 };
 
@@ -34,10 +36,14 @@ ClientCredentials node_credentials(const config::BrokerConfig& cfg, const std::s
                                    const std::string& mechanism_setting);
 
 // The credentials of a Kafka client's properties, in Kafka's Java names or librdkafka's where
-// they differ: security.protocol (PLAINTEXT or SASL_PLAINTEXT), sasl.mechanism (default PLAIN:
-// Kafka's default, GSSAPI, is not spoken), sasl.username and sasl.password or the username and
-// password options of sasl.jaas.config. Other properties are not looked at. Throws
-// std::invalid_argument naming the property that cannot be used.
+// they differ: security.protocol (PLAINTEXT, SSL, SASL_PLAINTEXT, SASL_SSL), sasl.mechanism
+// (default PLAIN: Kafka's default, GSSAPI, is not spoken), sasl.username and sasl.password or
+// the username and password options of sasl.jaas.config; for TLS ssl.ca.location or
+// ssl.truststore.location (PEM), ssl.certificate.location and ssl.key.location or
+// ssl.keystore.location (PEM, key and chain in one file), ssl.key.password, and
+// ssl.endpoint.identification.algorithm (https, the default, checks the server's name; empty
+// does not). Other properties are not looked at. Throws std::invalid_argument naming the
+// property that cannot be used.
 ClientCredentials credentials_from_properties(const std::map<std::string, std::string>& properties);
 
 // A refused exchange: the server's message, or what the client found wrong.

@@ -60,8 +60,10 @@ TEST(MirrorLink, RefusesWhatCannotWork) {
   l.topics = {"__consumer_offsets"};
   EXPECT_NE(check_link(l), "");
   l = sample();
-  l.source_configs = {{"ssl.truststore.location", "/etc/ca.pem"}};
+  l.source_configs = {{"ssl.keystore.password", "x"}};
   EXPECT_NE(check_link(l).find("not supported"), std::string::npos);
+  l.source_configs = {{"security.protocol", "SSL"}, {"ssl.truststore.location", "/etc/ca.pem"}};
+  EXPECT_EQ(check_link(l), "");
   l.source_configs = {{"security.protocol", "SASL_PLAINTEXT"}, {"sasl.username", "mirror"}};
   EXPECT_NE(check_link(l).find("sasl.password"), std::string::npos);
   l.source_configs = {{"security.protocol", "SASL_PLAINTEXT"}, {"sasl.mechanism", "GSSAPI"},

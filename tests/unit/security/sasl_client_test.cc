@@ -103,9 +103,35 @@ TEST(ClientProperties, KafkasNamesAndLibrdkafkasAreRead) {
   EXPECT_EQ(c.mechanism, "PLAIN");  // Kafka's default, GSSAPI, is not spoken
   EXPECT_THROW(credentials_from_properties({{"security.protocol", "SASL_PLAINTEXT"}, {"sasl.username", "u"}}),
                std::invalid_argument);
-  EXPECT_THROW(credentials_from_properties({{"security.protocol", "SSL"}}), std::invalid_argument);
+  EXPECT_THROW(credentials_from_properties({{"security.protocol", "TLS"}}), std::invalid_argument);
+  EXPECT_THROW(credentials_from_properties({{"security.protocol", "SSL"}, {"ssl.keystore.type", "JKS"}}),
+               std::invalid_argument);
   EXPECT_THROW(credentials_from_properties({{"security.protocol", "SASL_PLAINTEXT"}, {"sasl.mechanism", "GSSAPI"},
                                             {"sasl.username", "u"}, {"sasl.password", "p"}}),
+               std::invalid_argument);
+}
+
+TEST(ClientProperties, TlsInKafkasFormAndLibrdkafkas) {
+  auto c = credentials_from_properties({{"security.protocol", "SSL"}, {"ssl.ca.location", "/ca.pem"},
+                                        {"ssl.certificate.location", "/me.crt"}, {"ssl.key.location", "/me.key"}});
+  ASSERT_TRUE(c.tls);
+  EXPECT_FALSE(c.enabled());  // no SASL
+  EXPECT_EQ(c.tls->ca_file, "/ca.pem");
+  EXPECT_EQ(c.tls->cert_file, "/me.crt");
+  EXPECT_EQ(c.tls->key_file, "/me.key");
+  EXPECT_TRUE(c.tls->verify_hostname);
+  c = credentials_from_properties({{"security.protocol", "SASL_SSL"}, {"ssl.truststore.type", "PEM"},
+                                   {"ssl.truststore.location", "/ca.pem"}, {"ssl.keystore.location", "/me.pem"},
+                                   {"ssl.endpoint.identification.algorithm", ""}, {"sasl.username", "u"},
+                                   {"sasl.password", "p"}});
+  ASSERT_TRUE(c.tls);
+  EXPECT_EQ(c.tls->cert_file, "/me.pem");
+  EXPECT_EQ(c.tls->key_file, "/me.pem");
+  EXPECT_FALSE(c.tls->verify_hostname);
+  EXPECT_EQ(c.mechanism, "PLAIN");
+  // TLS settings without a TLS protocol change nothing.
+  EXPECT_FALSE(credentials_from_properties({{"ssl.ca.location", "/ca.pem"}}).tls);
+  EXPECT_THROW(credentials_from_properties({{"security.protocol", "SSL"}, {"ssl.key.location", "/k"}}),
                std::invalid_argument);
 }
 
