@@ -123,15 +123,18 @@ Bytes register_broker_record(const BrokerInfo& b) {
   r.broker_id = b.node_id;
   r.incarnation_id = b.incarnation;
   r.broker_epoch = b.epoch;
+  // The advertised (inter-broker) listener first. By name, not through a reference into
+  // end_points: adding the others may move it.
+  const std::string first = b.listener.empty() ? "PLAINTEXT" : b.listener;
   auto& ep = r.end_points.emplace_back();
-  ep.name = b.listener.empty() ? "PLAINTEXT" : b.listener;
+  ep.name = first;
   ep.host = b.host;
   ep.port = static_cast<uint16_t>(b.port);
   ep.security_protocol = 0;  // PLAINTEXT, unless the endpoints say otherwise
   for (const auto& e : b.endpoints)
-    if (e.listener == ep.name) ep.security_protocol = e.security_protocol;
+    if (e.listener == first) ep.security_protocol = e.security_protocol;
   for (const auto& e : b.endpoints) {
-    if (e.listener == ep.name) continue;
+    if (e.listener == first) continue;
     auto& other = r.end_points.emplace_back();
     other.name = e.listener;
     other.host = e.host;

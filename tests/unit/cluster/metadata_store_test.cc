@@ -242,6 +242,18 @@ TEST_F(MetadataStoreTest, BrokersRegisterFenceAndUnfenceByEpoch) {
   EXPECT_EQ(store->set_broker_fenced(2, epoch, true), ErrorCode::stale_broker_epoch);
 }
 
+TEST_F(MetadataStoreTest, ABrokerRegistersEveryListener) {
+  auto store = open();
+  BrokerInfo info{2, "h2", 9092, ""};
+  info.listener = "PLAINTEXT";
+  info.endpoints = {{"SSL", "h2", 9093, 1}, {"PLAINTEXT", "h2", 9092, 0}, {"MTLS", "h2", 9094, 1},
+                    {"SASL_SSL", "h2", 9095, 3}, {"SASL_PLAINTEXT", "h2", 9096, 2}};
+  ASSERT_EQ(store->register_broker(info, "PLAINTEXT").first, ErrorCode::none);
+  const BrokerInfo* b = store->image()->broker(2);
+  ASSERT_NE(b, nullptr);
+  for (const auto& e : info.endpoints) EXPECT_EQ(endpoint_for(*b, e.listener), e) << e.listener;
+}
+
 // Links and their mirror topics: created on the controller, kept across a restart, promoted
 // together, and a link goes only once it has no mirror topic left.
 TEST_F(MetadataStoreTest, MirrorLinksAndTheirTopics) {
