@@ -15,7 +15,7 @@ import pytest
 from confluent_kafka import KafkaError, Producer
 from confluent_kafka.admin import AdminClient
 
-from brokerd_harness import brokerctl_binary, free_port, rss_kib
+from brokerd_harness import brokerctl_binary, free_port, rss_kib, sanitized
 from clients import create_topic, read_all
 from pki import Authority
 
@@ -197,6 +197,24 @@ def test_a_client_that_does_not_trust_the_server_fails_alone(tls_broker, pki):
     assert results == [None], (results, errors)
 
 
+def stall(port, n):
+    """`n` connections that never finish a handshake (half send nothing, half the start of a
+    ClientHello); returns once the broker has closed every one (at most 15 s)."""
+    stalled = [socket.create_connection(("127.0.0.1", port), timeout=10) for _ in range(n)]
+    for i, s in enumerate(stalled):
+        if i % 2:
+            s.sendall(b"\x16\x03\x01\x02\x00\x01\x00\x01\xfc\x03\x03")
+    deadline = time.monotonic() + 15
+    for s in stalled:
+        s.settimeout(max(0.1, deadline - time.monotonic()))
+        try:
+            assert s.recv(1024)[:1] in (b"", b"\x15")  # closed, perhaps after a TLS alert
+        except ConnectionResetError:
+            pass
+        s.close()
+    assert time.monotonic() < deadline, "stalled handshakes outlived their bound"
+
+
 def test_plaintext_client_on_a_tls_port_and_a_stalled_handshake_are_cut(tls_broker, pki):
     port = tls_broker.tls_ports["SSL"]
     # A Kafka request where a ClientHello belongs.
@@ -207,23 +225,15 @@ def test_plaintext_client_on_a_tls_port_and_a_stalled_handshake_are_cut(tls_brok
             assert s.recv(1024)[:1] in (b"", b"\x15")  # closed, perhaps after a TLS alert
         except ConnectionResetError:
             pass
-    # Connections that never start (or never finish) their handshake are closed after the bound.
+    # Connections that never start (or never finish) their handshake are closed after the bound,
+    # and what they held is given back (two rounds: the first may grow pools that stay).
+    stall(port, 200)
     rss_before = rss_kib(tls_broker.pid)
-    stalled = [socket.create_connection(("127.0.0.1", port), timeout=10) for _ in range(200)]
-    for i, s in enumerate(stalled):
-        if i % 2:
-            s.sendall(b"\x16\x03\x01\x02\x00\x01\x00\x01\xfc\x03\x03")  # the start of a ClientHello
-    deadline = time.monotonic() + 15
-    for s in stalled:
-        s.settimeout(max(0.1, deadline - time.monotonic()))
-        try:
-            assert s.recv(1024)[:1] in (b"", b"\x15")
-        except ConnectionResetError:
-            pass
-        s.close()
-    assert time.monotonic() < deadline
+    stall(port, 200)
     rss_after = rss_kib(tls_broker.pid)
-    assert rss_after - rss_before < 32 * 1024, (rss_before, rss_after)
+    print(f"RSS {rss_before} KiB before 200 more stalled handshakes, {rss_after} KiB after")
+    if not sanitized(tls_broker.pid):
+        assert rss_after - rss_before < 8 * 1024, (rss_before, rss_after)
     assert "no TLS handshake within 1500 ms" in tls_broker.log_text()
     create_topic(tls_broker.bootstrap, "after2")
     results, errors = produce(ssl_conf(tls_broker, pki), "after2")

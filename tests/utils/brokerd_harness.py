@@ -64,6 +64,13 @@ def port_answers(port, timeout=0.5):
         return False
 
 
+def sanitized(pid):
+    """Whether the process runs under AddressSanitizer, whose quarantine holds freed memory
+    back: its resident size says little about what a release build keeps."""
+    with open(f"/proc/{pid}/maps") as f:
+        return "libasan" in f.read()
+
+
 def rss_kib(pid):
     """Resident set size of a process in KiB, from /proc/<pid>/status."""
     with open(f"/proc/{pid}/status") as f:
