@@ -226,14 +226,16 @@ def test_plaintext_client_on_a_tls_port_and_a_stalled_handshake_are_cut(tls_brok
         except ConnectionResetError:
             pass
     # Connections that never start (or never finish) their handshake are closed after the bound,
-    # and what they held is given back (two rounds: the first may grow pools that stay).
-    stall(port, 200)
-    rss_before = rss_kib(tls_broker.pid)
-    stall(port, 200)
-    rss_after = rss_kib(tls_broker.pid)
-    print(f"RSS {rss_before} KiB before 200 more stalled handshakes, {rss_after} KiB after")
+    # and what they held is given back: the resident size levels off (the allocator keeps
+    # some of the first rounds' memory; measured over 14 rounds of 200: +9.1, +3.6, +1.8,
+    # +0.9, +0.4 MiB, then under 0.3 each) instead of growing with every connection made.
+    sizes = []
+    for _ in range(6):
+        stall(port, 200)
+        sizes.append(rss_kib(tls_broker.pid))
+    print(f"RSS after each round of 200 stalled handshakes: {sizes} KiB")
     if not sanitized(tls_broker.pid):
-        assert rss_after - rss_before < 8 * 1024, (rss_before, rss_after)
+        assert sizes[5] - sizes[3] < 6 * 1024, sizes
     assert "no TLS handshake within 1500 ms" in tls_broker.log_text()
     create_topic(tls_broker.bootstrap, "after2")
     results, errors = produce(ssl_conf(tls_broker, pki), "after2")
