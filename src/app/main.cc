@@ -226,13 +226,6 @@ int run(const brokerd::config::BrokerConfig& cfg) {
   // else: no client listener, no partitions, no registration as a broker.
   const bool broker_role = quorum::has_role(cfg, "broker");
   const auto advertised = broker_role ? inter_broker_listener(cfg) : config::Endpoint{};
-  if (broker_role && quorum::networked(quorum_options)) {
-    const auto protocol = cfg.security_protocol(advertised.listener);
-    if (protocol == SecurityProtocol::ssl || protocol == SecurityProtocol::sasl_ssl)
-      throw config::ConfigError(fmt::format(
-          "inter.broker.listener.name: brokers do not speak TLS to each other yet, and the inter-broker listener "
-          "'{}' is {}; name a PLAINTEXT or SASL_PLAINTEXT listener", advertised.listener, security_protocol_name(protocol)));
-  }
   // What this broker presents to the others' inter-broker listener (the same listener name
   // on every broker), as Kafka assumes.
   const auto inter_broker_credentials =

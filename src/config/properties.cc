@@ -39,6 +39,7 @@ constexpr PropertyDef kBroker[] = {
   {"ssl.client.auth", T::choice, "none", INT64_MIN, INT64_MAX, "none,requested,required", {}, true, "Whether TLS clients present a certificate: none, requested (checked when sent), required."},
   {"ssl.enabled.protocols", T::list, "TLSv1.2,TLSv1.3", INT64_MIN, INT64_MAX, "TLSv1.2,TLSv1.3", {}, true, "The TLS versions served."},
   {"ssl.cipher.suites", T::list, "", INT64_MIN, INT64_MAX, {}, {}, true, "The cipher suites served, IANA names (TLS_AES_128_GCM_SHA256, TLS_ECDHE_RSA_WITH_AES_256_GCM_SHA384) or OpenSSL's; empty: OpenSSL's defaults."},
+  {"ssl.endpoint.identification.algorithm", T::string, "https", INT64_MIN, INT64_MAX, {}, {}, true, "How this node checks another node's certificate on this listener (inter-broker TLS): https checks its name (host or IP address) against the certificate; empty does not."},
   {"ssl.principal.mapping.rules", T::string, "DEFAULT", INT64_MIN, INT64_MAX, {}, {}, true, "How an SSL client's certificate subject (RFC 2253, CN=alice,OU=eng,O=corp) becomes its user name: RULE:pattern/replacement/[LU] entries and DEFAULT (the subject as is), comma separated, the first that matches wins; a subject no rule matches is refused."},
   {"ssl.handshake.timeout.ms", T::int32, "10000", 100, kInt32Max, {}, {}, true, "A client on an SSL or SASL_SSL listener that has not completed its TLS handshake after this long is disconnected (brokerd's bound; Kafka has none)."},
   {"quota.window.num", T::int32, "11", 2, 100, {}, {}, true, "Samples a client quota's byte rate is measured over."},
@@ -157,6 +158,7 @@ constexpr PropertyDef kListenerScoped[] = {
   {"ssl.client.auth", T::choice, "none", INT64_MIN, INT64_MAX, "none,requested,required", {}, true, "Whether TLS clients present a certificate: none, requested (checked when sent), required."},
   {"ssl.enabled.protocols", T::list, "TLSv1.2,TLSv1.3", INT64_MIN, INT64_MAX, "TLSv1.2,TLSv1.3", {}, true, "The TLS versions served."},
   {"ssl.cipher.suites", T::list, "", INT64_MIN, INT64_MAX, {}, {}, true, "The cipher suites served, IANA names (TLS_AES_128_GCM_SHA256, TLS_ECDHE_RSA_WITH_AES_256_GCM_SHA384) or OpenSSL's; empty: OpenSSL's defaults."},
+  {"ssl.endpoint.identification.algorithm", T::string, "https", INT64_MIN, INT64_MAX, {}, {}, true, "How this node checks another node's certificate on this listener (inter-broker TLS): https checks its name (host or IP address) against the certificate; empty does not."},
   {"ssl.principal.mapping.rules", T::string, "DEFAULT", INT64_MIN, INT64_MAX, {}, {}, true, "How an SSL client's certificate subject (RFC 2253, CN=alice,OU=eng,O=corp) becomes its user name: RULE:pattern/replacement/[LU] entries and DEFAULT (the subject as is), comma separated, the first that matches wins; a subject no rule matches is refused."},
 };
 

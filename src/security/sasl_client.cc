@@ -38,10 +38,42 @@ std::string lower(std::string s) {
 
 }  // namespace
 
+namespace {
+
+// What this node trusts and presents on another node's TLS listener: that listener's trust
+// store (the authority the nodes' certificates chain to) and its own key and certificate
+// (for a listener that asks for client certificates), as Kafka's brokers do.
+net::TlsClientSettings node_tls(const config::BrokerConfig& cfg, const std::string& listener) {
+  net::TlsClientSettings tls;
+  tls.ca_file = cfg.listener_setting(listener, "ssl.truststore.location");
+  if (tls.ca_file.empty())
+    throw config::ConfigError(fmt::format(
+        "listener.name.{}.ssl.truststore.location: listener {} is {} and brokers connect to it, so this node needs "
+        "the authority the other nodes' certificates chain to (a PEM file)", lower(listener), listener,
+        security_protocol_name(cfg.security_protocol(listener))));
+  tls.cert_file = tls.key_file = cfg.listener_setting(listener, "ssl.keystore.location");
+  tls.key_password = cfg.listener_setting(listener, "ssl.key.password");
+  const std::string check = cfg.listener_setting(listener, "ssl.endpoint.identification.algorithm");
+  if (check != "https" && !check.empty())
+    throw config::ConfigError(fmt::format("ssl.endpoint.identification.algorithm: 'https' or empty, not '{}'", check));
+  tls.verify_hostname = check == "https";
+  return tls;
+}
+
+}  // namespace
+
 ClientCredentials node_credentials(const config::BrokerConfig& cfg, const std::string& listener,
                                    const std::string& mechanism_setting) {
-  if (!uses_sasl(cfg.security_protocol(listener))) return {};
+  const SecurityProtocol protocol = cfg.security_protocol(listener);
+  std::optional<net::TlsClientSettings> tls;
+  if (protocol == SecurityProtocol::ssl || protocol == SecurityProtocol::sasl_ssl) tls = node_tls(cfg, listener);
+  if (!uses_sasl(protocol)) {
+    ClientCredentials plain;
+    plain.tls = std::move(tls);
+    return plain;
+  }
   ClientCredentials c;
+  c.tls = std::move(tls);
   c.mechanism = cfg.raw(mechanism_setting);
   if (c.mechanism != "PLAIN" && !auth::scram_mechanism(c.mechanism))
     throw config::ConfigError(fmt::format("{}: '{}' is not a mechanism brokerd speaks (PLAIN, SCRAM-SHA-256, "

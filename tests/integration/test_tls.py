@@ -16,7 +16,11 @@ from confluent_kafka import KafkaError, Producer
 from confluent_kafka.admin import AdminClient
 
 from brokerd_harness import brokerctl_binary, free_port, rss_kib, sanitized
+import clients
 from clients import create_topic, read_all
+from cluster_harness import QuorumCluster
+from keyed_workload import KeyedWriter, check_read_back
+from waiting import eventually
 from pki import Authority
 
 JS_DIR = Path(__file__).resolve().parent / "js"
@@ -316,3 +320,43 @@ def test_brokerctl_speaks_tls(tls_broker, pki, tmp_path):
     assert bad.returncode != 0 and "certificate verify failed" in bad.stderr, bad.stderr
     bad = run("MTLS", {"security.protocol": "SSL", "ssl.ca.location": pki["ca"].ca_file})  # no client certificate
     assert bad.returncode != 0, bad.stdout
+
+
+def test_brokers_replicate_over_mutual_tls(tmp_path, pki):
+    """The inter-broker listener is SSL with client certificates required: followers fetch
+    from their leaders through it, each node trusting the listener's trust store and
+    presenting its keystore."""
+    internal = {i: free_port() for i in (1, 2, 3)}
+    c = QuorumCluster(tmp_path / "cluster", overrides={
+        "listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,INTERNAL:SSL,CONTROLLER:PLAINTEXT",
+        "inter.broker.listener.name": "INTERNAL",
+        "listener.name.internal.ssl.keystore.location": str(pki["server"]["pem"]),
+        "listener.name.internal.ssl.truststore.location": str(pki["ca"].ca_file),
+        "listener.name.internal.ssl.client.auth": "required",
+        "replica.lag.time.max.ms": "2000", "min.insync.replicas": "2", "offsets.topic.replication.factor": "3"})
+    for i, n in c.nodes.items():
+        n.overrides["listeners"] = (f"PLAINTEXT://127.0.0.1:{n.port},INTERNAL://127.0.0.1:{internal[i]},"
+                                    f"CONTROLLER://127.0.0.1:{c.controller_ports[i]}")
+    try:
+        c.start()
+        from confluent_kafka.admin import NewTopic
+        a = clients.admin(c.bootstrap())  # outlives its futures
+        a.create_topics([NewTopic("shared", num_partitions=2, replication_factor=3)],
+                        operation_timeout=30)["shared"].result(timeout=30)
+
+        def isrs():
+            md = clients.admin(c.bootstrap()).list_topics(topic="shared", timeout=5).topics.get("shared")
+            return md and md.error is None and [sorted(p.isrs) for p in md.partitions.values()]
+
+        assert eventually(lambda: isrs() == [[1, 2, 3]] * 2, timeout=30), isrs()
+        writer = KeyedWriter(c.bootstrap(), "shared").start()
+        time.sleep(3)
+        writer.stop()
+        acked, read, lost, dups, reorders = check_read_back(c.bootstrap(), writer, 2)
+        assert acked > 100 and not lost and dups == 0 and reorders == 0
+        assert isrs() == [[1, 2, 3]] * 2  # acks=all went through every follower's TLS fetches
+        # The inter-broker port speaks TLS only, and wants a certificate.
+        assert handshake_fails(internal[1], client_context(pki))
+        assert not handshake_fails(internal[1], client_context(pki, "alice"))
+    finally:
+        c.tear_down()

@@ -57,7 +57,9 @@ class Authority:
             import ipaddress
             builder = builder.add_extension(x509.SubjectAlternativeName(
                 [x509.DNSName("localhost"), x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]), critical=False)
-            builder = builder.add_extension(x509.ExtendedKeyUsage([ExtendedKeyUsageOID.SERVER_AUTH]), critical=False)
+            # A node is also a client of the other nodes (inter-broker TLS).
+            builder = builder.add_extension(x509.ExtendedKeyUsage([ExtendedKeyUsageOID.SERVER_AUTH,
+                                                                   ExtendedKeyUsageOID.CLIENT_AUTH]), critical=False)
         else:
             builder = builder.add_extension(x509.ExtendedKeyUsage([ExtendedKeyUsageOID.CLIENT_AUTH]), critical=False)
         cert = builder.sign(self.key, hashes.SHA256())

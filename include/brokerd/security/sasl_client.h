@@ -26,8 +26,10 @@ struct ClientCredentials {
   bool enabled() const { return !mechanism.empty(); }
 };
 
-// What this node presents to `listener` of another node: nothing when the listener is not
-// SASL_*; else `mechanism` (sasl.mechanism.controller.protocol or
+// What this node presents to `listener` of another node. TLS on an SSL or SASL_SSL listener:
+// the listener's ssl.truststore.location says whom to trust, its ssl.keystore.location is
+// presented when asked, its ssl.endpoint.identification.algorithm says whether names are
+// checked. SASL on a SASL_* listener: `mechanism` (sasl.mechanism.controller.protocol or
 // sasl.mechanism.inter.broker.protocol) with the username and password options of the
 // listener's JAAS entry for it (listener.name.<listener>.plain.sasl.jaas.config, or
 // .scram-sha-256.sasl.jaas.config, ...), as Kafka reads them. Throws config::ConfigError
