@@ -141,25 +141,20 @@ constexpr PropertyDef kBroker[] = {
   {"log.level", T::choice, "info", INT64_MIN, INT64_MAX, "trace,debug,info,warn,error,critical,off", {}, false, "Log verbosity."},
 };
 
-// Settings that may be given per listener as listener.name.<listener, lower case>.<name>.
-constexpr PropertyDef kListenerScoped[] = {
-  {"sasl.enabled.mechanisms", T::list, "PLAIN,SCRAM-SHA-256,SCRAM-SHA-512", INT64_MIN, INT64_MAX, "PLAIN,SCRAM-SHA-256,SCRAM-SHA-512", {}, true, "SASL mechanisms this listener offers."},
+// Node-wide settings that may also be given per listener, as
+// listener.name.<listener, lower case>.<name> (which comes first).
+constexpr std::string_view kPerListener[] = {
+    "sasl.enabled.mechanisms", "ssl.keystore.type", "ssl.keystore.location", "ssl.keystore.key",
+    "ssl.keystore.certificate.chain", "ssl.key.password", "ssl.truststore.type", "ssl.truststore.location",
+    "ssl.truststore.certificates", "ssl.client.auth", "ssl.enabled.protocols", "ssl.cipher.suites",
+    "ssl.endpoint.identification.algorithm", "ssl.principal.mapping.rules",
+};
+
+// Settings that exist only per listener.
+constexpr PropertyDef kListenerOnly[] = {
   {"plain.sasl.jaas.config", T::string, "", INT64_MIN, INT64_MAX, {}, {}, true, "The users SASL/PLAIN accepts on this listener (user_<name>=\"<password>\" options of a JAAS entry), and the username and password options this node presents to this listener of other nodes (controller and inter-broker listeners)."},
   {"scram-sha-256.sasl.jaas.config", T::string, "", INT64_MIN, INT64_MAX, {}, {}, true, "A JAAS entry whose username and password options this node presents with SCRAM-SHA-256 to this listener of other nodes."},
   {"scram-sha-512.sasl.jaas.config", T::string, "", INT64_MIN, INT64_MAX, {}, {}, true, "A JAAS entry whose username and password options this node presents with SCRAM-SHA-512 to this listener of other nodes."},
-  {"ssl.keystore.type", T::choice, "PEM", INT64_MIN, INT64_MAX, "PEM", {}, true, "The form of the key and certificate chain: PEM (Kafka's JKS and PKCS12 are not read)."},
-  {"ssl.keystore.location", T::string, "", INT64_MIN, INT64_MAX, {}, {}, true, "A PEM file holding the listener's private key and its certificate chain. Read again when it changes."},
-  {"ssl.keystore.key", T::password, "", INT64_MIN, INT64_MAX, {}, {}, true, "The private key as PEM text (instead of ssl.keystore.location)."},
-  {"ssl.keystore.certificate.chain", T::string, "", INT64_MIN, INT64_MAX, {}, {}, true, "The certificate chain as PEM text, the listener's own certificate first (instead of ssl.keystore.location)."},
-  {"ssl.key.password", T::password, "", INT64_MIN, INT64_MAX, {}, {}, true, "The password of an encrypted private key."},
-  {"ssl.truststore.type", T::choice, "PEM", INT64_MIN, INT64_MAX, "PEM", {}, true, "The form of the trust store: PEM."},
-  {"ssl.truststore.location", T::string, "", INT64_MIN, INT64_MAX, {}, {}, true, "A PEM file of the certificates client certificates must chain to. Read again when it changes."},
-  {"ssl.truststore.certificates", T::string, "", INT64_MIN, INT64_MAX, {}, {}, true, "The trusted certificates as PEM text (instead of ssl.truststore.location)."},
-  {"ssl.client.auth", T::choice, "none", INT64_MIN, INT64_MAX, "none,requested,required", {}, true, "Whether TLS clients present a certificate: none, requested (checked when sent), required."},
-  {"ssl.enabled.protocols", T::list, "TLSv1.2,TLSv1.3", INT64_MIN, INT64_MAX, "TLSv1.2,TLSv1.3", {}, true, "The TLS versions served."},
-  {"ssl.cipher.suites", T::list, "", INT64_MIN, INT64_MAX, {}, {}, true, "The cipher suites served, IANA names (TLS_AES_128_GCM_SHA256, TLS_ECDHE_RSA_WITH_AES_256_GCM_SHA384) or OpenSSL's; empty: OpenSSL's defaults."},
-  {"ssl.endpoint.identification.algorithm", T::string, "https", INT64_MIN, INT64_MAX, {}, {}, true, "How this node checks another node's certificate on this listener (inter-broker TLS): https checks its name (host or IP address) against the certificate; empty does not."},
-  {"ssl.principal.mapping.rules", T::string, "DEFAULT", INT64_MIN, INT64_MAX, {}, {}, true, "How an SSL client's certificate subject (RFC 2253, CN=alice,OU=eng,O=corp) becomes its user name: RULE:pattern/replacement/[LU] entries and DEFAULT (the subject as is), comma separated, the first that matches wins; a subject no rule matches is refused."},
 };
 
 constexpr PropertyDef kTopic[] = {
@@ -241,7 +236,11 @@ bool in_choices(std::string_view choices, std::string_view v) {
 std::span<const PropertyDef> broker_properties() { return kBroker; }
 std::span<const PropertyDef> topic_properties() { return kTopic; }
 const PropertyDef* find_broker_property(std::string_view name) {
-  if (auto scoped = listener_scoped_suffix(name)) return find_in(kListenerScoped, *scoped);
+  if (auto scoped = listener_scoped_suffix(name)) {
+    for (std::string_view shared : kPerListener)
+      if (*scoped == shared) return find_in(kBroker, shared);
+    return find_in(kListenerOnly, *scoped);
+  }
   return find_in(kBroker, name);
 }
 std::optional<std::string_view> listener_scoped_suffix(std::string_view name) {

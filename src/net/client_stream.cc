@@ -15,20 +15,11 @@
 #include <cerrno>
 #include <cstring>
 
+#include "openssl_errors.h"
+
 namespace brokerd::net {
 
 namespace {
-
-std::string openssl_errors() {
-  std::string out;
-  while (unsigned long e = ERR_get_error()) {
-    char buf[256];
-    ERR_error_string_n(e, buf, sizeof buf);
-    if (!out.empty()) out += "; ";
-    out += buf;
-  }
-  return out;
-}
 
 bool is_ip_address(const std::string& host) {
   in6_addr a6;

@@ -13,6 +13,7 @@
 
 #include "brokerd/common/clock.h"
 #include "brokerd/common/logger.h"
+#include "openssl_errors.h"
 
 namespace brokerd::net {
 
@@ -21,18 +22,6 @@ namespace ssl = boost::asio::ssl;
 namespace {
 
 constexpr int64_t kReloadCheckMs = 1000;
-
-// OpenSSL's queued errors as one line, the queue emptied.
-std::string openssl_errors() {
-  std::string out;
-  while (unsigned long e = ERR_get_error()) {
-    char buf[256];
-    ERR_error_string_n(e, buf, sizeof buf);
-    if (!out.empty()) out += "; ";
-    out += buf;
-  }
-  return out.empty() ? "unknown error" : out;
-}
 
 [[noreturn]] void fail(const TlsSettings& s, std::string_view what) {
   throw std::runtime_error(fmt::format("listener {}: {}", s.listener, what));
