@@ -157,15 +157,7 @@ std::string BrokerConfig::listener_setting(const std::string& listener, const st
 void BrokerConfig::validate() const {
   auto ls = listeners();
   if (ls.empty()) throw ConfigError("listeners: at least one listener is required");
-  const auto controller_names = list("controller.listener.names");
-  for (const auto& l : ls) {
-    const auto protocol = security_protocol(l.listener);
-    const bool controller = std::find(controller_names.begin(), controller_names.end(), l.listener) != controller_names.end();
-    if (controller && (protocol == SecurityProtocol::ssl || protocol == SecurityProtocol::sasl_ssl))
-      throw ConfigError(fmt::format("listeners: the controller listener '{}' is {}; the nodes of a quorum do not speak "
-                                    "TLS to each other yet (PLAINTEXT or SASL_PLAINTEXT)",
-                                    l.listener, security_protocol_name(protocol)));
-  }
+  for (const auto& l : ls) security_protocol(l.listener);  // every listener has one
   for (const auto& [key, value] : values_) {
     if (!listener_scoped_suffix(key)) continue;
     const std::string rest = key.substr(std::string_view("listener.name.").size());

@@ -6,6 +6,9 @@
 #include <boost/asio/detached.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/post.hpp>
+#include <boost/asio/ssl/context.hpp>
+#include <boost/asio/ssl/host_name_verification.hpp>
+#include <boost/asio/ssl/stream.hpp>
 #include <boost/asio/read.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/use_awaitable.hpp>
@@ -13,6 +16,7 @@
 
 #include <chrono>
 #include <deque>
+#include <tuple>
 
 #include "brokerd/common/clock.h"
 #include "brokerd/common/logger.h"
@@ -22,6 +26,30 @@ namespace brokerd::quorum {
 
 namespace asio = boost::asio;
 using asio::ip::tcp;
+using TlsStream = asio::ssl::stream<tcp::socket&>;
+
+namespace {
+
+constexpr auto kTuple = asio::as_tuple(asio::use_awaitable);
+
+// The client context of a TLS controller listener: the authorities to trust, and this node's
+// certificate for a listener that asks for one. Built once per peer.
+std::shared_ptr<asio::ssl::context> client_context(const net::TlsClientSettings& tls) {
+  auto ctx = std::make_shared<asio::ssl::context>(asio::ssl::context::tls_client);
+  SSL_CTX_set_min_proto_version(ctx->native_handle(), TLS1_2_VERSION);
+  if (tls.ca_file.empty()) ctx->set_default_verify_paths();
+  else ctx->load_verify_file(tls.ca_file);
+  ctx->set_verify_mode(asio::ssl::verify_peer);
+  if (!tls.cert_file.empty()) {
+    if (!tls.key_password.empty())
+      ctx->set_password_callback([p = tls.key_password](std::size_t, asio::ssl::context::password_purpose) { return p; });
+    ctx->use_certificate_chain_file(tls.cert_file);
+    ctx->use_private_key_file(tls.key_file.empty() ? tls.cert_file : tls.key_file, asio::ssl::context::pem);
+  }
+  return ctx;
+}
+
+}  // namespace
 
 struct PeerClient::State : std::enable_shared_from_this<PeerClient::State> {
   struct Pending {
@@ -39,10 +67,15 @@ struct PeerClient::State : std::enable_shared_from_this<PeerClient::State> {
         peer(std::move(p)),
         client_id(std::move(id)),
         request_timeout_ms(timeout),
-        credentials(std::move(c)) {}
+        credentials(std::move(c)) {
+    if (credentials.tls) tls_context = client_context(*credentials.tls);  // throws on unreadable files
+  }
 
   asio::any_io_executor executor;
   tcp::socket socket;
+  std::shared_ptr<asio::ssl::context> tls_context;  // set when the peer's listener is TLS
+  // The TLS stream of the current connection; each coroutine holds the one it started with.
+  std::shared_ptr<TlsStream> tls;
   Voter peer;
   std::string client_id;
   int64_t request_timeout_ms;
@@ -71,6 +104,7 @@ struct PeerClient::State : std::enable_shared_from_this<PeerClient::State> {
     if (conn != Conn::idle) module_logger("quorum")->debug("connection to node {} closed: {}", peer.id, why);
     boost::system::error_code ec;
     socket.close(ec);
+    tls.reset();
     conn = Conn::idle;
     writing = false;
     ++generation;
@@ -105,10 +139,50 @@ struct PeerClient::State : std::enable_shared_from_this<PeerClient::State> {
       co_return;
     }
     s->socket.set_option(tcp::no_delay(true));
+    if (s->tls_context && !co_await handshake(s, gen)) co_return;
     if (s->credentials.enabled() && !co_await authenticate(s, gen)) co_return;
     s->conn = Conn::connected;
     asio::co_spawn(s->executor, read_loop(s, gen), asio::detached);
     s->kick();
+  }
+
+  static asio::awaitable<bool> handshake(std::shared_ptr<State> s, uint64_t gen) {
+    auto stream = std::make_shared<TlsStream>(s->socket, *s->tls_context);
+    const std::string& host = s->peer.host;
+    boost::system::error_code not_an_address;
+    asio::ip::make_address(host, not_an_address);
+    if (not_an_address) SSL_set_tlsext_host_name(stream->native_handle(), host.c_str());
+    if (s->credentials.tls->verify_hostname) stream->set_verify_callback(asio::ssl::host_name_verification(host));
+    auto [ec] = co_await stream->async_handshake(asio::ssl::stream_base::client, kTuple);
+    if (gen != s->generation || s->closed) co_return false;
+    if (ec) {
+      const std::string why = "TLS handshake with " + host + ":" + std::to_string(s->peer.port) + ": " + ec.message();
+      if (s->last_refusal != why) {
+        module_logger("security")->warn("node {}: {}", s->peer.id, why);
+        s->last_refusal = why;
+      }
+      s->disconnect("TLS handshake failed");
+      co_return false;
+    }
+    s->tls = std::move(stream);
+    s->last_refusal.clear();
+    co_return true;
+  }
+
+  // One frame out, or a buffer filled, on the connection's TLS stream when it has one.
+  static asio::awaitable<boost::system::error_code> write(std::shared_ptr<TlsStream> tls, tcp::socket& socket,
+                                                          asio::const_buffer frame) {
+    boost::system::error_code ec;
+    if (tls) std::tie(ec, std::ignore) = co_await asio::async_write(*tls, frame, kTuple);
+    else std::tie(ec, std::ignore) = co_await asio::async_write(socket, frame, kTuple);
+    co_return ec;
+  }
+  static asio::awaitable<boost::system::error_code> read(std::shared_ptr<TlsStream> tls, tcp::socket& socket,
+                                                         asio::mutable_buffer into) {
+    boost::system::error_code ec;
+    if (tls) std::tie(ec, std::ignore) = co_await asio::async_read(*tls, into, kTuple);
+    else std::tie(ec, std::ignore) = co_await asio::async_read(socket, into, kTuple);
+    co_return ec;
   }
 
   // The SASL exchange on the fresh connection, one request at a time; false (and
@@ -123,14 +197,14 @@ struct PeerClient::State : std::enable_shared_from_this<PeerClient::State> {
         protocol::encode_request_header(w, req->api_key, req->version, ++correlation, s->client_id);
         w.raw(req->body);
         const Bytes frame = protocol::with_size_prefix(std::move(w).finish_bytes());
-        auto [ec, n] = co_await asio::async_write(s->socket, asio::buffer(frame), asio::as_tuple(asio::use_awaitable));
+        const auto ec = co_await write(s->tls, s->socket, asio::buffer(frame));
         if (gen != s->generation || s->closed) co_return false;
         if (ec) {
           s->disconnect("connection failed during authentication");
           co_return false;
         }
         std::byte size_buf[4];
-        auto [ec2, n2] = co_await asio::async_read(s->socket, asio::buffer(size_buf), asio::as_tuple(asio::use_awaitable));
+        const auto ec2 = co_await read(s->tls, s->socket, asio::buffer(size_buf));
         if (gen != s->generation || s->closed) co_return false;
         const uint32_t size = protocol::size_prefix(size_buf);
         if (ec2 || size < 4 || size > (1u << 20)) {
@@ -138,7 +212,7 @@ struct PeerClient::State : std::enable_shared_from_this<PeerClient::State> {
           co_return false;
         }
         Bytes body(size);
-        auto [ec3, n3] = co_await asio::async_read(s->socket, asio::buffer(body), asio::as_tuple(asio::use_awaitable));
+        const auto ec3 = co_await read(s->tls, s->socket, asio::buffer(body));
         if (gen != s->generation || s->closed) co_return false;
         if (ec3) {
           s->disconnect("connection failed during authentication");
@@ -163,13 +237,14 @@ struct PeerClient::State : std::enable_shared_from_this<PeerClient::State> {
   }
 
   static asio::awaitable<void> write_loop(std::shared_ptr<State> s, uint64_t gen) {
+    const auto tls = s->tls;
     while (gen == s->generation && !s->closed && !s->outbox.empty()) {
       Pending p = std::move(s->outbox.front());
       s->outbox.pop_front();
       p.sent_ms = steady_clock_ms();
       Bytes frame = std::move(p.frame);
       s->inflight.push_back(std::move(p));
-      auto [ec, n] = co_await asio::async_write(s->socket, asio::buffer(frame), asio::as_tuple(asio::use_awaitable));
+      const auto ec = co_await write(tls, s->socket, asio::buffer(frame));
       if (gen != s->generation || s->closed) co_return;
       if (ec) {
         s->disconnect("write failed");
@@ -180,9 +255,10 @@ struct PeerClient::State : std::enable_shared_from_this<PeerClient::State> {
   }
 
   static asio::awaitable<void> read_loop(std::shared_ptr<State> s, uint64_t gen) {
+    const auto tls = s->tls;
     std::byte size_buf[4];
     while (true) {
-      auto [ec, n] = co_await asio::async_read(s->socket, asio::buffer(size_buf), asio::as_tuple(asio::use_awaitable));
+      const auto ec = co_await read(tls, s->socket, asio::buffer(size_buf));
       if (gen != s->generation || s->closed) co_return;
       if (ec) {
         s->disconnect("read failed");
@@ -194,7 +270,7 @@ struct PeerClient::State : std::enable_shared_from_this<PeerClient::State> {
         co_return;
       }
       Bytes body(size);
-      auto [ec2, n2] = co_await asio::async_read(s->socket, asio::buffer(body), asio::as_tuple(asio::use_awaitable));
+      const auto ec2 = co_await read(tls, s->socket, asio::buffer(body));
       if (gen != s->generation || s->closed) co_return;
       if (ec2) {
         s->disconnect("read failed");

@@ -360,3 +360,33 @@ def test_brokers_replicate_over_mutual_tls(tmp_path, pki):
         assert not handshake_fails(internal[1], client_context(pki, "alice"))
     finally:
         c.tear_down()
+
+
+def test_the_quorum_speaks_mutual_tls(tmp_path, pki):
+    """The controller listener is SSL with client certificates required: the voters elect
+    and replicate the metadata log over it, brokers register and heartbeat through it, and a
+    lost voter is replaced."""
+    c = QuorumCluster(tmp_path / "cluster", overrides={
+        "listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,CONTROLLER:SSL",
+        "listener.name.controller.ssl.keystore.location": str(pki["server"]["pem"]),
+        "listener.name.controller.ssl.truststore.location": str(pki["ca"].ca_file),
+        "listener.name.controller.ssl.client.auth": "required",
+        "offsets.topic.replication.factor": "3"})
+    try:
+        c.start()
+        create_topic(c.bootstrap(), "first", 3)
+        victim = 1
+        c.nodes[victim].kill()
+        via = ",".join(n.bootstrap for i, n in c.nodes.items() if i != victim)
+        a = clients.admin(via)  # outlives its futures
+        from confluent_kafka.admin import NewTopic
+        a.create_topics([NewTopic("second", num_partitions=2, replication_factor=2)],
+                        operation_timeout=30)["second"].result(timeout=30)
+        md = clients.admin(via).list_topics(timeout=10)
+        assert {"first", "second"} <= set(md.topics)
+        # The controller port speaks TLS only, and wants a certificate.
+        assert handshake_fails(c.controller_ports[2], client_context(pki))
+        for i, n in c.nodes.items():
+            assert "TLS handshake with" not in n.log_text(), f"node {i} failed a TLS handshake"
+    finally:
+        c.tear_down()
