@@ -378,10 +378,20 @@ def test_the_quorum_speaks_mutual_tls(tmp_path, pki):
         victim = 1
         c.nodes[victim].kill()
         via = ",".join(n.bootstrap for i, n in c.nodes.items() if i != victim)
-        a = clients.admin(via)  # outlives its futures
         from confluent_kafka.admin import NewTopic
-        a.create_topics([NewTopic("second", num_partitions=2, replication_factor=2)],
-                        operation_timeout=30)["second"].result(timeout=30)
+
+        def create_second():
+            # A fresh client each time: one that asked during the election may keep waiting
+            # on the node that led before.
+            a = clients.admin(via)  # outlives its futures
+            try:
+                a.create_topics([NewTopic("second", num_partitions=2, replication_factor=2)],
+                                operation_timeout=10)["second"].result(timeout=15)
+                return True
+            except Exception as e:  # noqa: BLE001 - retried until the deadline
+                return "TOPIC_ALREADY_EXISTS" in str(e)
+
+        assert eventually(create_second, timeout=90)
         md = clients.admin(via).list_topics(timeout=10)
         assert {"first", "second"} <= set(md.topics)
         # The controller port speaks TLS only, and wants a certificate.
