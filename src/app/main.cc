@@ -256,6 +256,7 @@ int run(const brokerd::config::BrokerConfig& cfg) {
   server_cfg.unauthenticated_request_max_bytes = cfg.integer("sasl.server.max.receive.size");
   server_cfg.connections_max_idle_ms = cfg.integer("connections.max.idle.ms");
   server_cfg.queued_max_request_bytes = cfg.integer("queued.max.request.bytes");
+  server_cfg.queued_max_request_bytes_per_principal = cfg.integer("queued.max.request.bytes.per.principal");
 
   net::ReactorPool reactors(static_cast<size_t>(cfg.reactor_threads()));
   net::BlockingPool blocking(static_cast<size_t>(cfg.integer("num.io.threads")));

@@ -64,6 +64,7 @@ constexpr PropertyDef kBroker[] = {
   {"num.io.threads", T::int32, "4", 1, 256, {}, {}, true, "Threads for blocking disk work (cold reads, fsync)."},
   {"socket.request.max.bytes", T::int32, "104857600", 1024, kInt32Max, {}, {}, true, "Largest request frame accepted."},
   {"queued.max.request.bytes", T::int64, "536870912", 1048576, INT64_MAX, {}, {}, true, "Bytes of requests in flight on this node before reading pauses."},
+  {"queued.max.request.bytes.per.principal", T::int64, "134217728", 0, INT64_MAX, {}, {}, true, "Bytes of requests in flight from one principal (all its connections) before reading its connections pauses; 0 for no bound of its own."},
   {"connections.max.idle.ms", T::int64, "600000", 1000, INT64_MAX, {}, {}, true, "Idle connections are closed after this."},
   {"metrics.listener", T::string, "127.0.0.1:9644", INT64_MIN, INT64_MAX, {}, {}, true, "host:port of the HTTP endpoint serving /metrics (Prometheus), /health and /ready; empty disables it."},
   {"max.incremental.fetch.session.cache.slots", T::int32, "1000", 0, kInt32Max, {}, {}, true, "Incremental fetch sessions (KIP-227) the node keeps; 0 declines them (clients then send full fetches)."},

@@ -221,8 +221,14 @@ asio::awaitable<bool> Connection::wait_for_budget(int64_t frame_size, bool indep
         (inflight_bytes_ == 0 || inflight_bytes_ + frame_size <= cfg.max_inflight_bytes_per_connection);
     // Like Kafka's memory pool: admit while the node is under its limit, even if this frame
     // takes it over, so that a large frame cannot starve.
+    if (!principal_bytes_ || principal_counted_ != context_.principal) {
+      principal_counted_ = context_.principal;
+      principal_bytes_ = state_->principal_bytes(principal_counted_);
+    }
     const bool node_ok =
-        independent || state_->queued_bytes.load(std::memory_order_relaxed) < cfg.queued_max_request_bytes;
+        independent || (state_->queued_bytes.load(std::memory_order_relaxed) < cfg.queued_max_request_bytes &&
+                        (cfg.queued_max_request_bytes_per_principal <= 0 ||
+                         principal_bytes_->load(std::memory_order_relaxed) < cfg.queued_max_request_bytes_per_principal));
     if (connection_ok && node_ok) co_return true;
     reader_waiting_ = true;
     co_await wait(reader_wake_, connection_ok ? std::chrono::steady_clock::duration(kNodeBudgetPoll)
@@ -376,6 +382,10 @@ void Connection::start_dispatch(std::shared_ptr<FrameBuffer> buffer, size_t size
   slot.request_bytes = static_cast<int64_t>(size);
   inflight_bytes_ += slot.request_bytes;
   state_->queued_bytes.fetch_add(slot.request_bytes, std::memory_order_relaxed);
+  if (principal_bytes_) {
+    slot.principal_bytes = principal_bytes_;
+    slot.principal_bytes->fetch_add(slot.request_bytes, std::memory_order_relaxed);
+  }
   const uint64_t seq = next_seq_++;
   const int16_t api_key = req.api_key;
   const int32_t correlation_id = req.correlation_id;
@@ -508,7 +518,9 @@ asio::awaitable<bool> Connection::send_slice_tls(const brokerd::FileSlice& slice
 void Connection::pop_slots(size_t count) {
   int64_t bytes = 0;
   for (size_t i = 0; i < count; ++i) {
-    bytes += slots_.front().request_bytes;
+    Slot& front = slots_.front();
+    bytes += front.request_bytes;
+    if (front.principal_bytes) front.principal_bytes->fetch_sub(front.request_bytes, std::memory_order_relaxed);
     slots_.pop_front();
     ++front_seq_;
   }

@@ -43,6 +43,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   struct Slot {
     Response response;
     int64_t request_bytes = 0;
+    Server::State::PrincipalBytes principal_bytes;  // the principal's count it adds to
     bool ready = false;
     std::byte prefix[4];
   };
@@ -60,8 +61,8 @@ class Connection : public std::enable_shared_from_this<Connection> {
   // from its certificate (SSL listeners).
   boost::asio::awaitable<bool> handshake();
   boost::asio::awaitable<bool> fill(size_t want);
-  // Waits until the frame may be read: the connection's bounds, and the node-wide budget
-  // unless the frame is `independent` (see answers_alone()).
+  // Waits until the frame may be read: the connection's bounds, and the node-wide and
+  // principal budgets unless the frame is `independent` (see answers_alone()).
   boost::asio::awaitable<bool> wait_for_budget(int64_t frame_size, bool independent);
   boost::asio::awaitable<bool> flush();
   boost::asio::awaitable<bool> send_slice(const brokerd::FileSlice& slice);
@@ -101,6 +102,9 @@ class Connection : public std::enable_shared_from_this<Connection> {
   uint64_t front_seq_ = 0;  // sequence number of slots_.front()
   uint64_t next_seq_ = 0;
   int64_t inflight_bytes_ = 0;
+  // The count of the principal this connection has now (it changes when SASL names one).
+  Server::State::PrincipalBytes principal_bytes_;
+  std::string principal_counted_;
   std::vector<boost::asio::const_buffer> iov_;
 
   boost::asio::steady_timer reader_wake_;

@@ -7,6 +7,7 @@
 #include <condition_variable>
 #include <memory>
 #include <mutex>
+#include <string>
 #include <unordered_map>
 #include <vector>
 
@@ -35,6 +36,15 @@ struct Server::State {
   std::vector<uint16_t> ports;
 
   std::atomic<int64_t> queued_bytes{0};  // request bytes read and not yet answered, node-wide
+  // The same per principal; an entry lives as long as the node (principals are few: those
+  // the listeners authenticate).
+  using PrincipalBytes = std::shared_ptr<std::atomic<int64_t>>;
+  PrincipalBytes principal_bytes(const std::string& principal) {
+    std::lock_guard lock(mu);
+    auto& slot = queued_by_principal[principal];
+    if (!slot) slot = std::make_shared<std::atomic<int64_t>>(0);
+    return slot;
+  }
   std::atomic<uint64_t> next_connection_id{1};
   std::atomic<size_t> next_shard{0};
   std::atomic<bool> stopping{false};
@@ -47,6 +57,7 @@ struct Server::State {
   std::condition_variable cv;
   size_t live_connections = 0;
   size_t accept_loops = 0;
+  std::unordered_map<std::string, PrincipalBytes> queued_by_principal;  // under mu
 
   void add_live() {
     std::lock_guard lock(mu);

@@ -40,6 +40,10 @@ struct ServerConfig {
   int64_t max_inflight_requests_per_connection = 100;
   // Node-wide: request bytes read but not yet answered, over all connections.
   int64_t queued_max_request_bytes = 512 * 1024 * 1024;
+  // Per principal: the same count over the connections of one principal. A principal at its
+  // bound waits even while the node has room, so that one team cannot spend the node's
+  // budget and leave the others waiting for it. 0: no bound of its own.
+  int64_t queued_max_request_bytes_per_principal = 128 * 1024 * 1024;
   // stop(): how long in-flight requests may take to finish before connections are cut.
   int64_t shutdown_drain_ms = 10000;
 };
