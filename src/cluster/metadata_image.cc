@@ -36,6 +36,7 @@ BrokerEndpoint endpoint_for(const BrokerInfo& b, std::string_view listener) {
 void MetadataImage::seal() {
   owns_scram_credentials = false;
   owns_client_quotas = false;
+  owns_tenant_limits = false;
   if (acls->index) return;
   std::vector<acl::Binding> all;
   all.reserve(acls->bindings.size());
@@ -50,6 +51,16 @@ std::optional<auth::ScramCredential> MetadataImage::scram_credential(const std::
   auto c = it->second.find(m);
   if (c == it->second.end()) return std::nullopt;
   return c->second;
+}
+
+tenant::Usage MetadataImage::tenant_usage(const tenant::Pattern& p) const {
+  tenant::Usage u;
+  for_each_topic([&](const TopicPtr& t) {
+    if (t->owner.empty() || !tenant::matches(p, t->owner)) return;
+    ++u.topics;
+    u.partitions += t->partition_count();
+  });
+  return u;
 }
 
 const MirrorLink* MetadataImage::link(std::string_view name) const {

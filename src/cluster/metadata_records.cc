@@ -21,6 +21,8 @@
 #include "brokerd/protocol/messages/partition_record.h"
 #include "brokerd/protocol/messages/producer_ids_record.h"
 #include "brokerd/protocol/messages/remove_topic_record.h"
+#include "brokerd/protocol/messages/tenant_limit_record.h"
+#include "brokerd/protocol/messages/topic_owner_record.h"
 #include "brokerd/protocol/messages/topic_record.h"
 #include "brokerd/protocol/wire.h"
 
@@ -37,7 +39,8 @@ constexpr uint32_t kAccessControlEntryRecord = 18, kRemoveAccessControlEntryReco
 constexpr uint32_t kRegisterBrokerRecord = 0, kUnregisterBrokerRecord = 1, kFenceBrokerRecord = 7,
                    kUnfenceBrokerRecord = 8;
 // brokerd's own records (proto/brokerd), in a range Kafka does not use.
-constexpr uint32_t kMirrorLinkRecord = 30000, kRemoveMirrorLinkRecord = 30001, kMirrorTopicRecord = 30002;
+constexpr uint32_t kMirrorLinkRecord = 30000, kRemoveMirrorLinkRecord = 30001, kMirrorTopicRecord = 30002,
+                   kTenantLimitRecord = 30003, kTopicOwnerRecord = 30004;
 constexpr int8_t kTopicResource = 2;
 
 template <typename Msg>
@@ -238,6 +241,23 @@ Bytes mirror_topic_record(const TopicMetadata& t) {
   if (!t.mirror_link.empty()) r.link_name = t.mirror_link;
   r.source_topic_id = t.source_topic_id;
   return frame(kMirrorTopicRecord, r);
+}
+
+Bytes tenant_limit_record(const tenant::Pattern& pattern, const std::string& key, int64_t value, bool remove) {
+  protocol::TenantLimitRecord r;
+  r.principal = pattern.principal;
+  r.pattern_type = pattern.type;
+  r.key = key;
+  r.value = value;
+  r.remove = remove;
+  return frame(kTenantLimitRecord, r);
+}
+
+Bytes topic_owner_record(const TopicMetadata& t) {
+  protocol::TopicOwnerRecord r;
+  r.topic_id = t.id;
+  r.principal = t.owner;
+  return frame(kTopicOwnerRecord, r);
 }
 
 namespace {
@@ -487,6 +507,32 @@ void apply_record(protocol::Reader& rd, MetadataImage& image) {
       image.put_topic(std::move(t));
       break;
     }
+    case kTenantLimitRecord: {
+      protocol::TenantLimitRecord r;
+      r.decode(rd, version);
+      if (!image.owns_tenant_limits) {
+        image.tenant_limits = std::make_shared<tenant::LimitSet>(*image.tenant_limits);
+        image.owns_tenant_limits = true;
+      }
+      auto& limits = const_cast<tenant::LimitSet&>(*image.tenant_limits);
+      const tenant::Pattern pattern{r.principal, r.pattern_type};
+      if (!r.remove) {
+        limits[pattern][r.key] = r.value;
+      } else if (auto it = limits.find(pattern); it != limits.end()) {
+        it->second.erase(r.key);
+        if (it->second.empty()) limits.erase(it);
+      }
+      break;
+    }
+    case kTopicOwnerRecord: {
+      protocol::TopicOwnerRecord r;
+      r.decode(rd, version);
+      auto t = copy_topic(image, r.topic_id);
+      if (!t) break;
+      t->owner = r.principal;
+      image.put_topic(std::move(t));
+      break;
+    }
     default:
       break;
   }
@@ -503,6 +549,7 @@ std::vector<Bytes> image_records(const MetadataImage& image) {
       out.push_back(partition_record(t->id, p, t->partitions[static_cast<size_t>(p)]));
     for (const auto& [k, v] : t->configs) out.push_back(config_record(t->name, k, v));
     if (!t->mirror_link.empty() || !t->source_topic_id.is_zero()) out.push_back(mirror_topic_record(*t));
+    if (!t->owner.empty()) out.push_back(topic_owner_record(*t));
   });
   for (const auto& [name, link] : image.links) out.push_back(mirror_link_record(link));
   for (const auto& [id, binding] : image.acls->bindings) out.push_back(acl_record(binding));
@@ -510,6 +557,8 @@ std::vector<Bytes> image_records(const MetadataImage& image) {
     for (const auto& [mechanism, credential] : by_mechanism) out.push_back(scram_credential_record(user, credential));
   for (const auto& [entity, values] : *image.client_quotas)
     for (const auto& [key, value] : values) out.push_back(client_quota_record(entity, key, value, false));
+  for (const auto& [pattern, values] : *image.tenant_limits)
+    for (const auto& [key, value] : values) out.push_back(tenant_limit_record(pattern, key, value, false));
   if (image.next_producer_id > 0) out.push_back(producer_ids_record(-1, -1, image.next_producer_id));
   return out;
 }

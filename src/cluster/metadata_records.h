@@ -34,6 +34,9 @@ Bytes scram_credential_record(const std::string& user, const auth::ScramCredenti
 Bytes remove_scram_credential_record(const std::string& user, auth::ScramMechanism m);
 // One quota of one entity, set (value) or removed.
 Bytes client_quota_record(const quota::Entity& entity, const std::string& key, double value, bool remove);
+// One tenant limit of one pattern, set or removed, and the principal that created a topic.
+Bytes tenant_limit_record(const tenant::Pattern& pattern, const std::string& key, int64_t value, bool remove);
+Bytes topic_owner_record(const TopicMetadata& t);
 // An ACL binding (AccessControlEntryRecord) and its removal by id.
 Bytes acl_record(const acl::Binding& b);
 Bytes remove_acl_record(const protocol::Uuid& id);

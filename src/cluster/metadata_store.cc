@@ -190,8 +190,9 @@ ErrorCode MetadataStore::commit(const std::vector<Bytes>& records, std::string* 
 
 TopicChange MetadataStore::create_topic(const std::string& name, int32_t partitions, int32_t replication_factor,
                                         const std::map<std::string, std::string>& configs, bool validate_only,
-                                        std::vector<std::vector<int32_t>> assignment) {
+                                        std::vector<std::vector<int32_t>> assignment, std::string owner) {
   TopicSpec spec;
+  spec.owner = std::move(owner);
   spec.name = name;
   spec.partitions = partitions;
   spec.replication_factor = replication_factor;
@@ -265,11 +266,29 @@ std::vector<TopicChange> MetadataStore::create_topics(std::vector<TopicSpec> spe
     records.clear();
     pending.clear();
   };
+  // Tenant limits count the topics this call accepted before as well as the image's.
+  std::vector<std::pair<std::string, int32_t>> accepted;  // owner, partitions
+  auto usage = [&](const tenant::Pattern& pattern) {
+    tenant::Usage u = current->tenant_usage(pattern);
+    for (const auto& [owner, partitions] : accepted) {
+      if (!tenant::matches(pattern, owner)) continue;
+      ++u.topics;
+      u.partitions += partitions;
+    }
+    return u;
+  };
   for (size_t i : valid) {
     TopicSpec& spec = specs[i];
     if (current->topic(spec.name) || !taken.insert(spec.name).second) {
       out[i] = failure(ErrorCode::topic_already_exists, fmt::format("Topic '{}' already exists.", spec.name));
       continue;
+    }
+    if (!spec.owner.empty()) {
+      if (auto why = tenant::exceeded(*current->tenant_limits, spec.owner, 1, spec.partitions, usage)) {
+        out[i] = failure(ErrorCode::policy_violation, *why);
+        continue;
+      }
+      accepted.emplace_back(spec.owner, spec.partitions);
     }
     if (spec.assignment.empty()) {
       spec.assignment = place_replicas(placement_brokers(*current), spec.partitions, spec.replication_factor, placement_cursor_);
@@ -283,17 +302,19 @@ std::vector<TopicChange> MetadataStore::create_topics(std::vector<TopicSpec> spe
     topic->internal = is_internal_topic(spec.name);
     topic->mirror_link = spec.mirror_link;
     topic->source_topic_id = spec.source_topic_id;
+    topic->owner = spec.owner;
     if (validate_only) {
       out[i] = TopicChange{ErrorCode::none, {}, topic, nullptr};
       continue;
     }
-    const size_t count = 2 + topic->partitions.size() + topic->configs.size();
+    const size_t count = 3 + topic->partitions.size() + topic->configs.size();
     if (!records.empty() && records.size() + count > kMaxRecordsPerChange) flush();
     records.push_back(topic_record(*topic));
     for (int32_t p = 0; p < topic->partition_count(); ++p)
       records.push_back(partition_record(topic->id, p, topic->partitions[static_cast<size_t>(p)]));
     for (const auto& [k, v] : topic->configs) records.push_back(config_record(topic->name, k, v));
     if (!topic->mirror_link.empty()) records.push_back(mirror_topic_record(*topic));
+    if (!topic->owner.empty()) records.push_back(topic_owner_record(*topic));
     pending.emplace_back(i, topic);
   }
   flush();
@@ -379,6 +400,11 @@ TopicChange MetadataStore::create_partitions(const std::string& name, int32_t to
   if (total > kMaxPartitions)
     return failure(ErrorCode::invalid_partitions, fmt::format("Number of partitions must be at most {}.", kMaxPartitions));
   const int32_t added = total - t->partition_count();
+  if (!t->owner.empty()) {
+    auto usage = [&](const tenant::Pattern& pattern) { return current->tenant_usage(pattern); };
+    if (auto why = tenant::exceeded(*current->tenant_limits, t->owner, 0, added, usage))
+      return failure(ErrorCode::policy_violation, *why);
+  }
   const int32_t rf = t->replication_factor();
   if (!assignment.empty()) {
     if (auto why = check_assignment(assignment, *current); !why.empty())

@@ -26,7 +26,8 @@ std::optional<std::string> message_of(ErrorCode e, const std::string& message) {
 
 }  // namespace
 
-protocol::CreateTopicsResponse serve_create_topics(cluster::MetadataStore& store, const protocol::CreateTopicsRequest& req) {
+protocol::CreateTopicsResponse serve_create_topics(cluster::MetadataStore& store, const protocol::CreateTopicsRequest& req,
+                                                  const std::string& owner) {
   protocol::CreateTopicsResponse resp;
   std::vector<cluster::TopicSpec> specs;
   std::vector<size_t> slot;  // response index of each spec
@@ -35,7 +36,11 @@ protocol::CreateTopicsResponse serve_create_topics(cluster::MetadataStore& store
     auto& r = resp.topics.emplace_back();
     r.name = t.name;
     r.configs = std::nullopt;
-    cluster::TopicSpec spec{t.name, t.num_partitions, t.replication_factor, {}, {}};
+    cluster::TopicSpec spec;
+    spec.name = t.name;
+    spec.partitions = t.num_partitions;
+    spec.replication_factor = t.replication_factor;
+    spec.owner = owner;
     for (const auto& c : t.configs)
       if (c.value) spec.configs[c.name] = *c.value;
     spec.assignment.resize(t.assignments.size());

@@ -29,7 +29,9 @@ inline constexpr int16_t kCreateTopicsVersion = 7, kDeleteTopicsVersion = 6, kCr
                          kAlterConfigsVersion = 2, kAllocateProducerIdsVersion = 0, kAlterPartitionVersion = 2,
                          kAlterPartitionMaxVersion = 3;
 
-protocol::CreateTopicsResponse serve_create_topics(cluster::MetadataStore& store, const protocol::CreateTopicsRequest& req);
+// `owner`: the principal the topics are created for (from an envelope), empty for none.
+protocol::CreateTopicsResponse serve_create_topics(cluster::MetadataStore& store, const protocol::CreateTopicsRequest& req,
+                                                  const std::string& owner = {});
 protocol::DeleteTopicsResponse serve_delete_topics(cluster::MetadataStore& store, const protocol::DeleteTopicsRequest& req);
 protocol::CreatePartitionsResponse serve_create_partitions(cluster::MetadataStore& store,
                                                            const protocol::CreatePartitionsRequest& req);

@@ -24,6 +24,8 @@
 #include "brokerd/security/sasl_server.h"
 #include "brokerd/cluster/metadata_store.h"
 #include "controller/admin_requests.h"
+#include "controller/envelope.h"
+#include "brokerd/cluster/tenant_limit_requests.h"
 
 namespace brokerd::controller {
 
@@ -94,6 +96,8 @@ const std::vector<ControllerApi>& controller_apis() {
       {cluster::kDeleteAcls, cluster::kAclsMinVersion, cluster::kAclsMaxVersion},
       {cluster::kAlterMirrorLinks, 0, 0},
       {cluster::kPromoteMirrorTopics, 0, 0},
+      {cluster::kAlterTenantLimits, 0, 0},
+      {kEnvelope, 0, 0},
   };
   return apis;
 }
@@ -106,6 +110,39 @@ boost::asio::awaitable<net::Response> ControllerDispatcher::on_blocking_pool(con
   auto work = [serve, r = std::move(r)] { return serve(r); };
   auto resp = co_await blocking_.run(std::move(work));
   co_return net::Response{protocol::encode_response(req.api_key, req.api_version, req.correlation_id, resp)};
+}
+
+// An envelope carries a CreateTopics a broker forwards for a client: the topics are created
+// for (owned by) the client's principal. Nothing else travels in one.
+boost::asio::awaitable<net::Response> ControllerDispatcher::envelope(const net::Request& req, protocol::Reader& body) {
+  protocol::EnvelopeRequest env;
+  env.decode(body, req.api_version);
+  protocol::EnvelopeResponse refused;
+  refused.response_data = std::nullopt;
+  auto answer = [&req](const protocol::EnvelopeResponse& resp) {
+    return net::Response{protocol::encode_response(req.api_key, req.api_version, req.correlation_id, resp)};
+  };
+  const auto principal = env.request_principal ? decode_principal(*env.request_principal) : std::nullopt;
+  if (!principal) {
+    refused.error_code = protocol::code(protocol::ErrorCode::principal_deserialization_failure);
+    co_return answer(refused);
+  }
+  protocol::Reader inner(env.request_data);
+  const auto header = protocol::decode_request_header(inner);
+  if (header.api_key != kCreateTopics || header.api_version != kCreateTopicsVersion) {
+    refused.error_code = protocol::code(protocol::ErrorCode::invalid_request);
+    co_return answer(refused);
+  }
+  protocol::CreateTopicsRequest create;
+  create.decode(inner, header.api_version);
+  auto work = [this, create = std::move(create), owner = *principal] { return serve_create_topics(metadata_, create, owner); };
+  auto created = co_await blocking_.run(std::move(work));
+  protocol::Writer w;
+  protocol::encode_response_header(w, header.api_key, header.api_version, header.correlation_id);
+  created.encode(w, header.api_version);
+  protocol::EnvelopeResponse resp;
+  resp.response_data = std::move(w).finish_bytes();
+  co_return answer(resp);
 }
 
 net::Response ControllerDispatcher::sasl(const net::Request& req, protocol::Reader& body) {
@@ -256,6 +293,11 @@ boost::asio::awaitable<net::Response> ControllerDispatcher::dispatch(net::Reques
       case cluster::kAlterUserScramCredentials:
         co_return co_await on_blocking_pool<protocol::AlterUserScramCredentialsRequest>(
             req, body, [this](const auto& r) { return cluster::answer_alter_user_scram_credentials(metadata_, r); });
+      case cluster::kAlterTenantLimits:
+        co_return co_await on_blocking_pool<protocol::AlterTenantLimitsRequest>(
+            req, body, [this](const auto& r) { return cluster::answer_alter_tenant_limits(metadata_, r); });
+      case kEnvelope:
+        co_return co_await envelope(req, body);
       case cluster::kPromoteMirrorTopics:
         co_return co_await on_blocking_pool<protocol::PromoteMirrorTopicsRequest>(
             req, body, [this](const auto& r) { return cluster::answer_promote_mirror_topics(metadata_, r); });

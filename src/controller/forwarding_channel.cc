@@ -8,9 +8,11 @@
 
 #include "brokerd/common/clock.h"
 #include "brokerd/common/logger.h"
+#include "brokerd/protocol/framing.h"
 #include "brokerd/protocol/wire.h"
 #include "brokerd/quorum/quorum_driver.h"
 #include "controller/admin_requests.h"
+#include "controller/envelope.h"
 
 namespace brokerd::controller {
 namespace {
@@ -27,6 +29,20 @@ cluster::ForwardedAnswer answer_of(int16_t code, const std::optional<std::string
   a.error = static_cast<ErrorCode>(code);
   a.message = message.value_or("");
   return a;
+}
+
+// One answer per topic asked, in order.
+std::vector<cluster::ForwardedAnswer> answers_of(const protocol::CreateTopicsResponse& resp, size_t n) {
+  if (resp.topics.size() != n) throw protocol::DecodeError("the answer does not have one result per topic");
+  std::vector<cluster::ForwardedAnswer> out;
+  for (const auto& t : resp.topics) {
+    cluster::ForwardedAnswer a;
+    a.error = static_cast<ErrorCode>(t.error_code);
+    a.message = t.error_message.value_or("");
+    a.topic_id = t.topic_id;
+    out.push_back(std::move(a));
+  }
+  return out;
 }
 
 cluster::ForwardedAnswer timed_out() { return answer_of(protocol::code(ErrorCode::request_timed_out), "no controller answered in time"); }
@@ -97,21 +113,31 @@ std::vector<cluster::ForwardedAnswer> ForwardingChannel::create_topics(const std
   auto decode = [n](protocol::Reader& r) {
     protocol::CreateTopicsResponse resp;
     resp.decode(r, kCreateTopicsVersion);
-    if (resp.topics.size() != n) throw protocol::DecodeError("the answer does not have one result per topic");
-    std::vector<cluster::ForwardedAnswer> out;
-    for (const auto& t : resp.topics) {
-      auto a = answer_of(t.error_code, t.error_message);
-      a.topic_id = t.topic_id;
-      out.push_back(std::move(a));
-    }
-    return out;
+    return answers_of(resp, n);
   };
   // A controller that lost leadership answers NOT_CONTROLLER for all of them (it checks
   // first), so the whole request goes to the next one.
   auto retry = [](const std::vector<cluster::ForwardedAnswer>& got) {
     return std::any_of(got.begin(), got.end(), [](const auto& a) { return a.error == ErrorCode::not_controller; });
   };
-  return call(kCreateTopics, kCreateTopicsVersion, req, decode, retry, std::vector<cluster::ForwardedAnswer>(n, timed_out()));
+  const std::vector<cluster::ForwardedAnswer> none(n, timed_out());
+  const std::string& owner = topics.empty() ? std::string() : topics.front().owner;
+  if (owner.empty()) return call(kCreateTopics, kCreateTopicsVersion, req, decode, retry, none);
+  // The owner rides in an envelope: the controller creates the topics for that principal.
+  const auto env = envelope_of(kCreateTopics, kCreateTopicsVersion, protocol::encode_body(req, kCreateTopicsVersion), owner);
+  auto open = [n](protocol::Reader& r) {
+    protocol::EnvelopeResponse resp;
+    resp.decode(r, 0);
+    if (resp.error_code != 0 || !resp.response_data)
+      return std::vector<cluster::ForwardedAnswer>(n, answer_of(resp.error_code ? resp.error_code : protocol::code(ErrorCode::unknown_server_error),
+                                                              "the controller refused the forwarded request"));
+    protocol::Reader inner(*resp.response_data);
+    protocol::decode_response_header(inner, kCreateTopics, kCreateTopicsVersion);
+    protocol::CreateTopicsResponse created;
+    created.decode(inner, kCreateTopicsVersion);
+    return answers_of(created, n);
+  };
+  return call(kEnvelope, 0, env, open, retry, none);
 }
 
 cluster::ForwardedAnswer ForwardingChannel::delete_topic(const std::string& name) {

@@ -7,6 +7,11 @@
 
 namespace brokerd::kafka {
 
+const std::string& principal_of(const HandlerContext& ctx) {
+  static const std::string anonymous = "User:ANONYMOUS";
+  return ctx.request.connection ? ctx.request.connection->principal : anonymous;
+}
+
 namespace {
 
 // Asks `check(index, rules, principal, host)` about the request's principal, counting and
@@ -15,8 +20,7 @@ template <typename Check>
 bool judge(const HandlerContext& ctx, Check check, acl::Operation op, acl::ResourceType type, std::string_view name,
            bool quiet = false) {
   const auto* conn = ctx.request.connection;
-  static const std::string anonymous = "User:ANONYMOUS";
-  const std::string& principal = conn ? conn->principal : anonymous;
+  const std::string& principal = principal_of(ctx);
   const std::string_view host = conn ? security::Authorization::client_host(conn->peer) : std::string_view("*");
   if (!ctx.acl_image) ctx.acl_image = ctx.services.metadata.image();
   const bool allowed = check(*ctx.acl_image->acls->index, ctx.services.authorization.rules, principal, host);

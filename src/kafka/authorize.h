@@ -2,6 +2,7 @@
 // The one place handlers ask whether the request's principal may do something: every
 // handler calls these before it acts (the API-by-API table is in docs/security.md). Without
 // an authorizer configured, everything is allowed.
+#include <string>
 #include <string_view>
 
 #include "brokerd/acl/acl.h"
@@ -10,6 +11,9 @@
 namespace brokerd::kafka {
 
 bool authorized(const HandlerContext& ctx, acl::Operation op, acl::ResourceType type, std::string_view name);
+
+// The request's principal ("User:ANONYMOUS" when the connection authenticated no one).
+const std::string& principal_of(const HandlerContext& ctx);
 
 // For listings that leave out what the principal may not see (Metadata of every topic,
 // ListGroups, ...): the same answer, neither counted as a refusal nor logged.

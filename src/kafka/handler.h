@@ -87,6 +87,8 @@ boost::asio::awaitable<net::Response> handle_describe_log_dirs(HandlerContext& c
 boost::asio::awaitable<net::Response> handle_alter_replica_log_dirs(HandlerContext& ctx);
 boost::asio::awaitable<net::Response> handle_describe_client_quotas(HandlerContext& ctx);
 boost::asio::awaitable<net::Response> handle_alter_client_quotas(HandlerContext& ctx);
+boost::asio::awaitable<net::Response> handle_describe_tenant_limits(HandlerContext& ctx);
+boost::asio::awaitable<net::Response> handle_alter_tenant_limits(HandlerContext& ctx);
 boost::asio::awaitable<net::Response> handle_find_coordinator(HandlerContext& ctx);
 boost::asio::awaitable<net::Response> handle_join_group(HandlerContext& ctx);
 boost::asio::awaitable<net::Response> handle_sync_group(HandlerContext& ctx);

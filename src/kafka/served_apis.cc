@@ -58,6 +58,8 @@ constexpr ServedApi kServed[] = {
     {30001, 0, 0, handle_alter_mirror_links},   // AlterMirrorLinks
     {30002, 0, 0, handle_describe_mirror_links},   // DescribeMirrorLinks
     {30003, 0, 0, handle_promote_mirror_topics},   // PromoteMirrorTopics
+    {30004, 0, 0, handle_alter_tenant_limits},   // AlterTenantLimits
+    {30005, 0, 0, handle_describe_tenant_limits},   // DescribeTenantLimits
 };
 
 }  // namespace

@@ -1207,6 +1207,41 @@ void cell_promote_mirror_topics(int16_t v) {
   expect(resp.error_code == 91, "PromoteMirrorTopics: an unknown link should be RESOURCE_NOT_FOUND");
 }
 
+void cell_alter_tenant_limits(int16_t v) {
+  bp::AlterTenantLimitsRequest req;
+  auto& ok = req.entries.emplace_back();
+  ok.principal = "User:" + vname("matrix-tenant", v);
+  auto& op = ok.ops.emplace_back();
+  op.key = "max.topics";
+  op.value = 1000;
+  auto bad = ok;
+  bad.principal = "User:" + vname("matrix-other-tenant", v);
+  bad.ops[0].key = "max.bytes";
+  req.entries.push_back(bad);
+  auto resp = check_cell<bp::AlterTenantLimitsResponse>(req, v);
+  expect(resp.entries.size() == 2 && resp.entries[0].error_code == 0 && resp.entries[1].error_code == 42,
+         "AlterTenantLimits: expected NONE, INVALID_REQUEST");
+}
+
+void cell_describe_tenant_limits(int16_t v) {
+  bp::AlterTenantLimitsRequest set;
+  auto& e = set.entries.emplace_back();
+  e.principal = "User:" + vname("matrix-described-tenant", v);
+  e.pattern_type = 4;
+  auto& op = e.ops.emplace_back();
+  op.key = "max.partitions";
+  op.value = 50;
+  auto sresp = exchange_new<bp::AlterTenantLimitsResponse>(set, 0);
+  expect(sresp.entries.size() == 1 && sresp.entries[0].error_code == 0, "DescribeTenantLimits setup failed");
+  bp::DescribeTenantLimitsRequest req;
+  req.principal = e.principal + "-web";
+  auto resp = check_cell<bp::DescribeTenantLimitsResponse>(req, v);
+  expect(resp.error_code == 0 && resp.limits.size() == 1 && resp.limits[0].principal == e.principal &&
+             resp.limits[0].pattern_type == 4 && resp.limits[0].values.size() == 1 &&
+             resp.limits[0].values[0].value == 50,
+         "DescribeTenantLimits: the prefixed limit that applies is not listed");
+}
+
 // SASL on the matrix's PLAINTEXT listener: refused as Kafka refuses it, the connection kept
 // (the exchanges themselves are tested with real clients, test_sasl.py).
 void cell_sasl_handshake(int16_t v) {
@@ -1356,6 +1391,7 @@ const std::map<int16_t, Cell>& cells() {
       {50, cell_describe_user_scram_credentials}, {51, cell_alter_user_scram_credentials},
       {30000, cell_create_mirror_links}, {30001, cell_alter_mirror_links},
       {30002, cell_describe_mirror_links}, {30003, cell_promote_mirror_topics},
+      {30004, cell_alter_tenant_limits}, {30005, cell_describe_tenant_limits},
   };
   return m;
 }

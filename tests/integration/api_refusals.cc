@@ -409,6 +409,18 @@ const std::map<int16_t, Case>& cases() {
          r.topics = std::nullopt;
          return Codes{ask<bp::PromoteMirrorTopicsResponse>(r, v).error_code};
        }}},
+      {30004, {0, kClusterDenied, [](int16_t v) {
+         bp::AlterTenantLimitsRequest r;
+         auto& e = r.entries.emplace_back();
+         e.principal = "User:team";
+         auto& op = e.ops.emplace_back();
+         op.key = "max.topics";
+         op.value = 1;
+         Codes c;
+         add(c, ask<bp::AlterTenantLimitsResponse>(r, v).entries);
+         return c;
+       }}},
+      {30005, {0, kClusterDenied, top_level<bp::DescribeTenantLimitsRequest, bp::DescribeTenantLimitsResponse>}},
   };
   return m;
 }

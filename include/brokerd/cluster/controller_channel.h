@@ -27,6 +27,9 @@ struct TopicSpec {
   int32_t replication_factor = 0;
   std::map<std::string, std::string> configs;
   std::vector<std::vector<int32_t>> assignment;
+  // The principal asking, who will own the topic (counted by the tenant limits matching it);
+  // empty for the broker's own topics.
+  std::string owner;
   // A mirror topic (mirror_link.h): created on the controller only, never forwarded.
   std::string mirror_link;
   protocol::Uuid source_topic_id;
@@ -48,7 +51,7 @@ struct AlterPartitionAnswer {
 class ControllerChannel {
  public:
   virtual ~ControllerChannel() = default;
-  // One answer per topic, in order.
+  // One answer per topic, in order. The topics of one call share one owner (the first's).
   virtual std::vector<ForwardedAnswer> create_topics(const std::vector<TopicSpec>& topics) = 0;
   virtual ForwardedAnswer delete_topic(const std::string& name) = 0;
   virtual ForwardedAnswer create_partitions(const std::string& name, int32_t total,

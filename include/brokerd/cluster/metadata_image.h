@@ -21,6 +21,7 @@
 #include "brokerd/acl/authorizer.h"
 #include "brokerd/auth/scram.h"
 #include "brokerd/quota/client_quotas.h"
+#include "brokerd/tenant/tenant_limits.h"
 #include "brokerd/cluster/mirror_link.h"
 #include "brokerd/protocol/uuid.h"
 
@@ -97,6 +98,9 @@ struct TopicMetadata {
   // ordinary topic), and the id of the source topic it was created from.
   std::string mirror_link;
   protocol::Uuid source_topic_id;
+  // The principal that created the topic (TopicOwnerRecord), counted by the tenant limits
+  // that match it; empty for topics the broker created itself or that predate owners.
+  std::string owner;
 
   int32_t partition_count() const { return static_cast<int32_t>(partitions.size()); }
   int32_t replication_factor() const { return partitions.empty() ? 0 : static_cast<int32_t>(partitions[0].replicas.size()); }
@@ -145,6 +149,11 @@ class MetadataImage {
   // Client quotas (ClientQuotaRecord), shared and copied as the credentials are.
   std::shared_ptr<const quota::QuotaSet> client_quotas = std::make_shared<const quota::QuotaSet>();
   NotCopied owns_client_quotas;
+  // Tenant limits (TenantLimitRecord), shared and copied as the quotas are.
+  std::shared_ptr<const tenant::LimitSet> tenant_limits = std::make_shared<const tenant::LimitSet>();
+  NotCopied owns_tenant_limits;
+  // The topics owned by principals matching `p`, and their partitions (a walk of every topic).
+  tenant::Usage tenant_usage(const tenant::Pattern& p) const;
   std::optional<auth::ScramCredential> scram_credential(const std::string& user, auth::ScramMechanism m) const;
   std::shared_ptr<const AclSet> acls = std::make_shared<const AclSet>(AclSet{{}, std::make_shared<const acl::Index>()});
   // Rebuilds the ACL index when a change left it stale; the store calls it before publishing.

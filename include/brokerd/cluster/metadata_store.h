@@ -74,10 +74,12 @@ class MetadataStore final : public quorum::QuorumListener {
   // Each validates first (name, counts, configs against the topic properties); with
   // validate_only nothing is written. Replicas are placed on the live brokers by the rule of
   // placement.h unless `assignment` gives each new partition's replicas (live brokers only);
-  // with an assignment, its size is the partition count.
+  // with an assignment, its size is the partition count. A topic with an owner (the principal
+  // asking) must fit the tenant limits that match the owner (else POLICY_VIOLATION), as must
+  // partitions added to it.
   TopicChange create_topic(const std::string& name, int32_t partitions, int32_t replication_factor,
                            const std::map<std::string, std::string>& configs, bool validate_only,
-                           std::vector<std::vector<int32_t>> assignment = {});
+                           std::vector<std::vector<int32_t>> assignment = {}, std::string owner = {});
   // Several at once, one answer each in order, committed together (one change of the
   // metadata log for up to a few thousand records) rather than one commit per topic.
   std::vector<TopicChange> create_topics(std::vector<TopicSpec> specs, bool validate_only);
@@ -159,6 +161,16 @@ class MetadataStore final : public quorum::QuorumListener {
     std::vector<std::tuple<std::string, double, bool>> ops;  // key, value, remove
   };
   ChangeAnswer alter_client_quotas(const std::vector<QuotaChange>& changes);
+
+  // Tenant limits (tenant_limits.h), on the controller only: NOT_CONTROLLER elsewhere. Each
+  // change sets or removes limits of one pattern (checked by the caller); the changes commit
+  // together and are answered alike. Limits lowered below what a tenant holds refuse its next
+  // creation, and remove nothing. Blocks until committed.
+  struct TenantLimitChange {
+    tenant::Pattern pattern;
+    std::vector<std::tuple<std::string, int64_t, bool>> ops;  // key, value, remove
+  };
+  ChangeAnswer alter_tenant_limits(const std::vector<TenantLimitChange>& changes);
 
   // ACLs, on the controller only: NOT_CONTROLLER elsewhere. Creating a binding that exists
   // already succeeds and changes nothing; the new ones commit together. Each deletion filter

@@ -3,7 +3,9 @@
 // the metadata quorum — Vote, BeginQuorumEpoch, EndQuorumEpoch, Fetch and FetchSnapshot of
 // `__cluster_metadata` — the brokers' BrokerRegistration and BrokerHeartbeat, the metadata
 // changes brokers forward to the active controller (CreateTopics, DeleteTopics,
-// CreatePartitions, AlterConfigs, AllocateProducerIds), plus ApiVersions and DescribeQuorum.
+// CreatePartitions, AlterConfigs, AllocateProducerIds, and brokerd's own), plus ApiVersions
+// and DescribeQuorum. A CreateTopics a client sent comes in an Envelope (58) naming the
+// client's principal, which owns the topics (tenant limits count them).
 // Client APIs are not served here: such a request closes its connection, as any unserved
 // API does.
 //
@@ -68,6 +70,8 @@ class ControllerDispatcher final : public net::Dispatcher {
   // encodes its answer.
   template <typename Req, typename F>
   boost::asio::awaitable<net::Response> on_blocking_pool(const net::Request& req, protocol::Reader& body, F serve);
+  // Envelope (58): a forwarded CreateTopics with its client's principal.
+  boost::asio::awaitable<net::Response> envelope(const net::Request& req, protocol::Reader& body);
   // SaslHandshake and SaslAuthenticate.
   net::Response sasl(const net::Request& req, protocol::Reader& body);
   // Whether the request's principal may send it.

@@ -145,12 +145,19 @@ boost::asio::awaitable<net::Response> handle_create_topics(HandlerContext& ctx) 
   mute(ctx, throttle_ms);
 
   bool validate_only = req.validate_only;
+  const std::string& owner = principal_of(ctx);
   co_await svc.blocking.run([&] {
     std::vector<cluster::TopicSpec> specs;
     std::vector<Slot*> asked;
     for (auto& s : slots) {
       if (s.plan.error != ErrorCode::none) continue;
-      specs.push_back({s.topic->name, s.plan.partitions, s.plan.replication_factor, s.plan.configs, s.plan.assignment});
+      cluster::TopicSpec& spec = specs.emplace_back();
+      spec.name = s.topic->name;
+      spec.partitions = s.plan.partitions;
+      spec.replication_factor = s.plan.replication_factor;
+      spec.configs = s.plan.configs;
+      spec.assignment = s.plan.assignment;
+      spec.owner = owner;
       asked.push_back(&s);
     }
     auto changes = svc.metadata.create_topics(std::move(specs), validate_only);

@@ -129,7 +129,7 @@ boost::asio::awaitable<net::Response> handle_metadata(HandlerContext& ctx) {
     }
     auto partitions = static_cast<int32_t>(svc.config.integer("num.partitions"));
     auto rf = static_cast<int32_t>(svc.config.integer("default.replication.factor"));
-    auto change = co_await svc.blocking.run([&] { return svc.metadata.create_topic(name, partitions, rf, {}, false); });
+    auto change = co_await svc.blocking.run([&] { return svc.metadata.create_topic(name, partitions, rf, {}, false, {}, principal_of(ctx)); });
     if (change.error == ErrorCode::topic_already_exists) {
       // Created elsewhere meanwhile: describe it if this node knows it yet, else the client
       // retries (LEADER_NOT_AVAILABLE, what Kafka answers for a topic being created).
