@@ -93,5 +93,46 @@ TEST(SecurityRecords, ImagesNeverShareCredentialsTheyChange) {
   EXPECT_EQ(many.scram_credentials->size(), 2000u);
 }
 
+TEST(SecurityRecords, TenantLimitsAndOwnersCountUsageAndSurviveASnapshot) {
+  MetadataImage image;
+  auto topic = [](std::string name, std::string owner, int partitions) {
+    TopicMetadata t;
+    t.name = std::move(name);
+    t.id = protocol::Uuid::random();
+    t.owner = std::move(owner);
+    t.partitions.resize(static_cast<size_t>(partitions));
+    return t;
+  };
+  const auto web = topic("web", "User:team-a-web", 3);
+  const auto etl = topic("etl", "User:team-a-etl", 2);
+  const auto old = topic("old", "", 4);
+  std::vector<Bytes> records;
+  for (const auto* t : {&web, &etl, &old}) {
+    records.push_back(topic_record(*t));
+    for (int32_t p = 0; p < t->partition_count(); ++p) records.push_back(partition_record(t->id, p, {}));
+    if (!t->owner.empty()) records.push_back(topic_owner_record(*t));
+  }
+  const tenant::Pattern team{"User:team-a-", tenant::kPrefixed};
+  records.push_back(tenant_limit_record(team, "max.topics", 5, false));
+  records.push_back(tenant_limit_record(team, "max.partitions", 6, false));
+  replay(records, image);
+  EXPECT_EQ(image.topic("web")->owner, "User:team-a-web");
+  EXPECT_EQ(image.tenant_usage(team).topics, 2);
+  EXPECT_EQ(image.tenant_usage(team).partitions, 5);
+  EXPECT_EQ(image.tenant_usage({"User:team-a-web", tenant::kLiteral}).partitions, 3);
+
+  const MetadataImage before = image;
+  replay({tenant_limit_record(team, "max.topics", 0, true)}, image);
+  EXPECT_EQ(image.tenant_limits->at(team).size(), 1u);
+  EXPECT_EQ(before.tenant_limits->at(team).size(), 2u);
+
+  MetadataImage restored;
+  replay(image_records(image), restored);
+  EXPECT_EQ(*restored.tenant_limits, *image.tenant_limits);
+  EXPECT_EQ(restored.topic("etl")->owner, "User:team-a-etl");
+  EXPECT_EQ(restored.topic("old")->owner, "");
+  EXPECT_EQ(restored.tenant_usage(team).partitions, 5);
+}
+
 }  // namespace
 }  // namespace brokerd::cluster
