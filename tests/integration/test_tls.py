@@ -154,12 +154,17 @@ def test_kafkajs_over_tls_and_sasl_ssl(tls_broker, pki, node):
     create_topic(tls_broker.bootstrap, "tls-js")
     ctl(tls_broker, "acls", "create", "--principal", "User:alice", "--topic", "tls-js", "--operation", "WRITE",
         "--operation", "READ")
-    ctl(tls_broker, "acls", "create", "--principal", "User:alice", "--group", "js-sasl-plain", "--operation", "READ")
+    for group in ("js-sasl-plain", "js-sasl-none"):
+        ctl(tls_broker, "acls", "create", "--principal", "User:alice", "--group", group, "--operation", "READ")
     env = {"PATH": "/usr/bin:/bin", "BROKERD_TLS_CA": str(pki["ca"].ca_file)}
-    for listener, mechanism, user, password in (("SSL", "none", "", ""), ("SASL_SSL", "plain", "alice", "alice-secret")):
+    # Mutual TLS: alice's certificate maps to User:alice, whose ACLs allow the topic and group.
+    mutual = {**env, "BROKERD_TLS_CERT": str(pki["alice"]["cert"]), "BROKERD_TLS_KEY": str(pki["alice"]["key"])}
+    for listener, mechanism, user, password, environment in (("SSL", "none", "", "", env),
+                                                             ("SASL_SSL", "plain", "alice", "alice-secret", env),
+                                                             ("MTLS", "none", "", "", mutual)):
         proc = subprocess.run([node, str(JS_DIR / "sasl_client.js"), tls_broker.tls[listener], mechanism, user,
                                password, "tls-js", "10"], cwd=JS_DIR, capture_output=True, timeout=90, text=True,
-                              env=env)
+                              env=environment)
         out = json.loads(proc.stdout.strip().splitlines()[-1])
         assert proc.returncode == 0, (listener, out, proc.stderr[-2000:])
         assert len(out["consumed"]) >= 10

@@ -2,7 +2,8 @@
 //   node sasl_client.js BROKER MECHANISM USER PASSWORD TOPIC COUNT
 // MECHANISM: plain, scram-sha-256, scram-sha-512, or none (no SASL). With BROKERD_TLS_CA set
 // (a PEM file), it connects with TLS and trusts that authority. Produces COUNT records, reads
-// them back.
+// them back. With BROKERD_TLS_CERT and BROKERD_TLS_KEY also set, it presents that client
+// certificate (mutual TLS).
 'use strict';
 process.env.KAFKAJS_NO_PARTITIONER_WARNING = '1';
 const fs = require('fs');
@@ -14,7 +15,13 @@ const kafka = new Kafka({
   clientId: 'brokerd-it-kafkajs-sasl',
   brokers: [broker],
   sasl: mechanism === 'none' ? undefined : { mechanism, username, password },
-  ssl: ca ? { ca: [fs.readFileSync(ca, 'utf8')] } : undefined,
+  ssl: ca ? {
+    ca: [fs.readFileSync(ca, 'utf8')],
+    ...(process.env.BROKERD_TLS_CERT ? {
+      cert: fs.readFileSync(process.env.BROKERD_TLS_CERT, 'utf8'),
+      key: fs.readFileSync(process.env.BROKERD_TLS_KEY, 'utf8'),
+    } : {}),
+  } : undefined,
   logLevel: logLevel.NOTHING,
   connectionTimeout: 5000,
   requestTimeout: 15000,
