@@ -59,6 +59,9 @@ void ReactorPool::start() {
   for (size_t i = 0; i < impl_->contexts.size(); ++i) {
     impl_->threads.emplace_back([this, i] {
       tls_shard = static_cast<int>(i);
+      // "reactor-N" in top -H, perf and /proc/PID/task/*/comm.
+      const std::string name = "reactor-" + std::to_string(i);
+      pthread_setname_np(pthread_self(), name.substr(0, 15).c_str());
       // sendfile() to a peer that has gone raises SIGPIPE (it has no MSG_NOSIGNAL); blocked
       // here, the call fails with EPIPE instead and the process lives on.
       sigset_t pipe;
