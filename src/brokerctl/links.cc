@@ -45,6 +45,7 @@ void create(Context& ctx) {
   l.group_prefixes = ctx.args.all("group-prefix");
   l.all_groups = ctx.args.flag("all-groups");
   l.sync_configs = !ctx.args.flag("no-sync-configs");
+  l.sync_acls = !ctx.args.flag("no-sync-acls");
   req.validate_only = ctx.args.flag("validate-only");
   auto resp = ctx.client().any().call<proto::CreateMirrorLinksResponse>(req);
   for (const auto& r : resp.results) check_error(r.error_code, "creating mirror link " + r.name, r.error_message);
@@ -137,7 +138,7 @@ Json link_json(const Described& l, bool partitions) {
   };
   j.set("topics", list(l.topics)).set("topic_prefixes", list(l.topic_prefixes)).set("exclude_topics", list(l.exclude_topics));
   j.set("groups", list(l.groups)).set("group_prefixes", list(l.group_prefixes)).set("all_groups", l.all_groups);
-  j.set("sync_configs", l.sync_configs).set("groups_synced", l.groups_synced);
+  j.set("sync_configs", l.sync_configs).set("sync_acls", l.sync_acls).set("groups_synced", l.groups_synced);
   Json topics = Json::array();
   for (const auto& t : l.mirror_topics) {
     Json tj = Json::object();
@@ -197,8 +198,9 @@ void describe(Context& ctx) {
                                  l.state_message ? " (" + *l.state_message + ")" : std::string());
   head += fmt::format("  topics: {}; prefixes: {}; excluded: {}\n", fmt::join(l.topics, ","), fmt::join(l.topic_prefixes, ","),
                       fmt::join(l.exclude_topics, ","));
-  head += fmt::format("  groups: {}; prefixes: {}; all groups: {}; configs synced: {}\n", fmt::join(l.groups, ","),
-                      fmt::join(l.group_prefixes, ","), l.all_groups ? "yes" : "no", l.sync_configs ? "yes" : "no");
+  head += fmt::format("  groups: {}; prefixes: {}; all groups: {}; configs synced: {}; ACLs synced: {}\n",
+                      fmt::join(l.groups, ","), fmt::join(l.group_prefixes, ","), l.all_groups ? "yes" : "no",
+                      l.sync_configs ? "yes" : "no", l.sync_acls ? "yes" : "no");
   print_text(head);
   Table table({"TOPIC", "PARTITION", "STATE", "MIRRORED-END", "SOURCE-HW", "LAG-RECORDS", "LAG-BYTES", "LAG-MS",
                "SKIPPED", "MESSAGE"});
@@ -255,6 +257,7 @@ std::vector<Command> link_commands() {
             {"group-prefix", "PREFIX", "copy the offsets of groups whose names start so", true},
             {"all-groups", "", "copy the offsets of every group"},
             {"no-sync-configs", "", "do not copy the source topics' configs"},
+            {"no-sync-acls", "", "do not copy the source's ACLs on the mirrored topics and groups"},
             {"validate-only", "", "check the link without creating it"}},
            "Mirror topics are created here with the source's partition count and configs, and are read-only to\n"
            "producers until promoted. Each mirror partition's leader fetches from the source's leader and\n"

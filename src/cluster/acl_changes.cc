@@ -40,7 +40,7 @@ std::vector<MetadataStore::ChangeAnswer> MetadataStore::create_acls(std::vector<
     for (const auto& [id, existing] : current->acls->bindings) exists = exists || existing == b;
     for (size_t j : written) exists = exists || bindings[j] == b;
     if (exists) continue;  // Kafka answers success and keeps one copy
-    b.id = protocol::Uuid::random();
+    if (b.id.is_zero()) b.id = protocol::Uuid::random();  // a mirror link names its copies' ids
     records.push_back(acl_record(b));
     written.push_back(i);
   }

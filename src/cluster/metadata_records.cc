@@ -180,6 +180,7 @@ Bytes mirror_link_record(const MirrorLink& l) {
   r.all_groups = l.all_groups;
   r.sync_configs = l.sync_configs;
   r.paused = l.paused;
+  r.sync_acls = l.sync_acls;
   return frame(kMirrorLinkRecord, r);
 }
 
@@ -487,6 +488,7 @@ void apply_record(protocol::Reader& rd, MetadataImage& image) {
       l.group_prefixes = r.group_prefixes;
       l.all_groups = r.all_groups;
       l.sync_configs = r.sync_configs;
+      l.sync_acls = r.sync_acls;
       l.paused = r.paused;
       image.links[l.name] = std::move(l);
       break;

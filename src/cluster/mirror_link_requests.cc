@@ -29,6 +29,7 @@ protocol::CreateMirrorLinksResponse answer_create_mirror_links(MetadataStore& st
     link.group_prefixes = l.group_prefixes;
     link.all_groups = l.all_groups;
     link.sync_configs = l.sync_configs;
+    link.sync_acls = l.sync_acls;
     auto& r = resp.results.emplace_back();
     r.name = l.name;
     fill(r, store.create_link(std::move(link), req.validate_only));

@@ -9,6 +9,7 @@
 #include "brokerd/cluster/mirror_status.h"
 #include "brokerd/common/clock.h"
 #include "brokerd/common/logger.h"
+#include "acl_sync.h"
 #include "offset_sync.h"
 #include "partition_copier.h"
 #include "source_cluster.h"
@@ -269,6 +270,10 @@ void MirrorService::coordinate() {
         cluster::LinkState synced = sync_topics(link, *md, *source, metadata_, options_.replication_factor);
         state.state = synced.state;
         state.message = synced.message;
+        if (link.sync_acls) {
+          const std::string problem = sync_acls(link, *md, *source, metadata_);
+          if (!problem.empty() && state.message.empty()) state.message = problem;
+        }
         const bool groups = link.all_groups || !link.groups.empty() || !link.group_prefixes.empty();
         if (groups && sync_offsets_now && here) {
           auto r = sync_offsets(link, *md, *source, *here, *metadata_.image(), committed[link.id.to_string()]);

@@ -212,6 +212,49 @@ def test_bad_links_are_refused_or_reported(broker_factory, tmp_path):
         describe(b.bootstrap, "y")
 
 
+AUTHORIZER = {"authorizer.class.name": "org.apache.kafka.metadata.authorizer.StandardAuthorizer",
+              "super.users": "User:ANONYMOUS"}
+
+
+def acls(bootstrap):
+    """Every binding, as (resource type, name, pattern, principal, operation)."""
+    proc = brokerctl(bootstrap, "acls", "list", "--output", "json")
+    assert proc.returncode == 0, proc.stderr
+    return {(a["resource_type"], a["resource_name"], a["pattern_type"], a["principal"], a["operation"])
+            for a in json.loads(proc.stdout)}
+
+
+def test_a_link_copies_the_acls_of_what_it_mirrors(broker_factory):
+    """The source's bindings on the mirrored topic and group appear on the destination; those
+    on topics it does not mirror, or prefixes wider than what it mirrors, do not; a binding
+    removed on the source is removed from the copy, and one made on the destination by hand
+    is left alone."""
+    a = broker_factory(overrides=AUTHORIZER)
+    b = broker_factory(overrides={**FAST, **AUTHORIZER})
+    for topic in ("orders", "payroll"):
+        clients.create_topic(a.bootstrap, topic)
+    for args in (("--principal", "User:alice", "--topic", "orders", "--operation", "WRITE"),
+                 ("--principal", "User:alice", "--group", "billing", "--operation", "READ"),
+                 ("--principal", "User:bob", "--topic", "ord", "--pattern-type", "prefixed", "--operation", "READ"),
+                 ("--principal", "User:carol", "--topic", "payroll", "--operation", "READ")):
+        proc = brokerctl(a.bootstrap, "acls", "create", *args)
+        assert proc.returncode == 0, proc.stderr
+    proc = brokerctl(b.bootstrap, "acls", "create", "--principal", "User:erin", "--topic", "orders", "--operation", "READ")
+    assert proc.returncode == 0, proc.stderr
+    proc = brokerctl(b.bootstrap, "links", "create", "region-a", "--source-bootstrap-server", a.bootstrap,
+                     "--topic", "orders", "--group", "billing")
+    assert proc.returncode == 0, proc.stderr
+    write = ("TOPIC", "orders", "LITERAL", "User:alice", "WRITE")
+    group = ("GROUP", "billing", "LITERAL", "User:alice", "READ")
+    local = ("TOPIC", "orders", "LITERAL", "User:erin", "READ")
+    assert eventually(lambda: {write, group} <= acls(b.bootstrap), 30), (acls(b.bootstrap), describe(b.bootstrap, "region-a"))
+    assert acls(b.bootstrap) == {write, group, local}
+    assert describe(b.bootstrap, "region-a")["sync_acls"] is True
+    proc = brokerctl(a.bootstrap, "acls", "delete", "--principal", "User:alice", "--topic", "orders", "--operation", "WRITE")
+    assert proc.returncode == 0, proc.stderr
+    assert eventually(lambda: acls(b.bootstrap) == {group, local}, 30), acls(b.bootstrap)
+
+
 def test_a_link_authenticates_to_its_source_with_scram(broker_factory, tmp_path):
     """The source serves the link on a SASL_PLAINTEXT listener: the link presents SCRAM
     credentials from --source-command-config; a wrong password is reported by the link's

@@ -25,6 +25,9 @@ struct MirrorLink {
   std::vector<std::string> group_prefixes;
   bool all_groups = false;
   bool sync_configs = true;  // keep the mirror topics' configs equal to the source's
+  // Copy the source's ACLs on what the link mirrors (mirror/acl_sync.h). Links created
+  // before the setting existed have it off.
+  bool sync_acls = false;
   bool paused = false;
 
   // The source topic `name` is mirrored by this link (internal topics never are).

@@ -97,6 +97,7 @@ boost::asio::awaitable<net::Response> handle_describe_mirror_links(HandlerContex
     out.group_prefixes = link->group_prefixes;
     out.all_groups = link->all_groups;
     out.sync_configs = link->sync_configs;
+    out.sync_acls = link->sync_acls;
     out.paused = link->paused;
     const cluster::LinkState state = status.link(name);
     out.state = link->paused ? "paused" : state.state;
