@@ -273,6 +273,7 @@ int run(const brokerd::config::BrokerConfig& cfg) {
   controller::ForwardingChannel forwarding(quorum_driver, node_id, kForwardTimeoutMs);
   if (quorum::networked(quorum_options)) metadata.forward_to(&forwarding);
   metadata.set_default_min_isr(static_cast<int32_t>(cfg.integer("min.insync.replicas")));
+  metadata.set_password_secret(cfg.raw("password.encoder.secret"));
   const uint32_t bugs = injected_bugs(cfg);
   metadata.set_injected_bugs(bugs);
   controller::BrokerRegistry broker_registry(metadata, quorum_driver, cfg.integer("broker.session.timeout.ms"));
@@ -450,6 +451,7 @@ int run(const brokerd::config::BrokerConfig& cfg) {
   mirror_opts.backoff_ms = cfg.integer("mirror.fetch.backoff.ms");
   mirror_opts.metadata_refresh_ms = cfg.integer("mirror.metadata.refresh.interval.ms");
   mirror_opts.offsets_sync_ms = cfg.integer("mirror.offsets.sync.interval.ms");
+  mirror_opts.password_secret = cfg.raw("password.encoder.secret");
   mirror::MirrorService mirrors(mirror_opts, metadata, partitions, mirror_status);
   kafka::register_mirror_collectors(registry, mirror_status);
   quota::Throttler throttler(static_cast<int>(cfg.integer("quota.window.num")),

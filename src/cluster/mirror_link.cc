@@ -52,6 +52,10 @@ std::string check_link(const MirrorLink& link) {
   return {};
 }
 
+bool is_secret_setting(std::string_view key) {
+  return key == "sasl.password" || key == "ssl.key.password" || key == "sasl.jaas.config";
+}
+
 bool mirrored_config(std::string_view name) {
   return !name.ends_with(".replication.throttled.replicas") && name != "min.insync.replicas" &&
          name != "unclean.leader.election.enable";

@@ -2,6 +2,7 @@
 // link's mirror topics to ordinary ones.
 #include <fmt/format.h>
 
+#include "brokerd/auth/sealed_secret.h"
 #include "brokerd/cluster/metadata_store.h"
 #include "brokerd/common/logger.h"
 #include "cluster/metadata_records.h"
@@ -34,6 +35,16 @@ MetadataStore::ChangeAnswer MetadataStore::create_link(MirrorLink link, bool val
   std::lock_guard lock(write_mutex_);
   if (image()->link(link.name))
     return {ErrorCode::invalid_request, fmt::format("mirror link '{}' already exists", link.name)};
+  // Passwords are kept sealed with password.encoder.secret, never in clear.
+  for (auto& [key, value] : link.source_configs) {
+    if (!is_secret_setting(key) || auth::is_sealed(value)) continue;
+    if (password_secret_.empty())
+      return {ErrorCode::invalid_config,
+              fmt::format("the source setting {} is a secret: set password.encoder.secret (the same on every node) to "
+                          "keep it sealed in the metadata log",
+                          key)};
+    if (!validate_only) value = auth::seal(value, password_secret_);
+  }
   if (validate_only) return {};
   link.id = protocol::Uuid::random();
   ChangeAnswer answer;

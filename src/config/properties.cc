@@ -86,6 +86,7 @@ constexpr PropertyDef kBroker[] = {
   {"mirror.fetch.max.bytes", T::int32, "1048576", 1024, kInt32Max, {}, {}, true, "Bytes a mirror link asks the source for per partition in one fetch."},
   {"mirror.fetch.response.max.bytes", T::int32, "10485760", 1024, kInt32Max, {}, {}, true, "Bytes a mirror link asks one source broker for in one fetch."},
   {"mirror.fetch.backoff.ms", T::int64, "1000", 0, INT64_MAX, {}, {}, true, "Pause before a mirror link fetches again after an error (the source unreachable, a leader moved)."},
+  {"password.encoder.secret", T::password, "", INT64_MIN, INT64_MAX, {}, {}, true, "The secret that seals passwords kept in the metadata log (a mirror link's source password); the same on every node. A link with a password cannot be created without it."},
   {"mirror.offsets.sync.interval.ms", T::int64, "5000", 100, INT64_MAX, {}, {}, true, "How often mirror links copy the committed offsets of their consumer groups from the source (groups with members here are left alone)."},
   {"mirror.metadata.refresh.interval.ms", T::int64, "5000", 100, INT64_MAX, {}, {}, true, "How often mirror links read the source's metadata: new topics and partitions are mirrored, configs copied, moved leaders followed."},
   {"default.replication.factor", T::int32, "1", 1, 32767, {}, {}, false, "Replication factor of auto-created topics."},

@@ -5,6 +5,7 @@
 #include <set>
 #include <vector>
 
+#include "brokerd/auth/sealed_secret.h"
 #include "brokerd/cluster/metadata_store.h"
 #include "brokerd/cluster/mirror_status.h"
 #include "brokerd/common/clock.h"
@@ -25,9 +26,21 @@ std::string client_id(const cluster::MirrorLink& link, int32_t node_id) {
 
 // A client of the link's source, with the link's credentials. Throws std::invalid_argument
 // for settings the controller would not have accepted (a link made by an older release).
-std::unique_ptr<SourceCluster> source_of(const cluster::MirrorLink& link, int32_t node_id, int timeout_ms) {
+// Throws std::runtime_error (bad settings, a password that does not unseal).
+std::unique_ptr<SourceCluster> source_of(const cluster::MirrorLink& link, int32_t node_id, int timeout_ms,
+                                         const std::string& secret) {
+  auto settings = link.source_configs;
+  for (auto& [key, value] : settings) {
+    if (!auth::is_sealed(value)) continue;
+    auto plain = auth::unseal(value, secret);
+    if (!plain)
+      throw std::runtime_error(fmt::format("cannot unseal the source setting {}: password.encoder.secret is not the "
+                                           "one it was sealed with",
+                                           key));
+    value = std::move(*plain);
+  }
   return std::make_unique<SourceCluster>(link.source_bootstrap, client_id(link, node_id), timeout_ms,
-                                         security::credentials_from_properties(link.source_configs));
+                                         security::credentials_from_properties(settings));
 }
 
 }  // namespace
@@ -84,7 +97,7 @@ class MirrorService::LinkWorker {
                        svc.options_.response_max_bytes};
       std::unique_ptr<SourceCluster> source_client;
       try {
-        source_client = source_of(worker_.link_, svc.options_.node_id, svc.options_.request_timeout_ms);
+        source_client = source_of(worker_.link_, svc.options_.node_id, svc.options_.request_timeout_ms, svc.options_.password_secret);
       } catch (const std::exception&) {
         return;  // the link's metadata thread reports the bad settings
       }
@@ -143,7 +156,7 @@ class MirrorService::LinkWorker {
       std::optional<SourceMetadata> md;
       try {
         if (!source)
-          source = source_of(link_, svc.options_.node_id, svc.options_.request_timeout_ms);
+          source = source_of(link_, svc.options_.node_id, svc.options_.request_timeout_ms, svc.options_.password_secret);
         md = source->metadata(error);
       } catch (const std::exception& e) {
         error = e.what();
@@ -258,7 +271,7 @@ void MirrorService::coordinate() {
       std::optional<SourceMetadata> md;
       try {
         if (!source)
-          source = source_of(link, options_.node_id, options_.request_timeout_ms);
+          source = source_of(link, options_.node_id, options_.request_timeout_ms, options_.password_secret);
         md = source->metadata(error);
       } catch (const std::exception& e) {
         error = e.what();

@@ -258,7 +258,9 @@ def test_a_link_copies_the_acls_of_what_it_mirrors(broker_factory):
 def test_a_link_authenticates_to_its_source_with_scram(broker_factory, tmp_path):
     """The source serves the link on a SASL_PLAINTEXT listener: the link presents SCRAM
     credentials from --source-command-config; a wrong password is reported by the link's
-    state, and the password shows in no log."""
+    state, and the password shows in no log. The destination keeps the password sealed with
+    password.encoder.secret: not in clear in its metadata log, refused without a secret, and
+    reported (not used) when a node has another secret."""
     sasl_port = free_port()
     a = broker_factory(start=False)
     a.overrides.update({
@@ -271,15 +273,18 @@ def test_a_link_authenticates_to_its_source_with_scram(broker_factory, tmp_path)
     assert proc.returncode == 0, proc.stderr
     clients.create_topic(a.bootstrap, "guarded", partitions=2)
     produce_keyed(a.bootstrap, "guarded", 200, partitions=2)
-    b = broker_factory(overrides=FAST)
+    unsealed = broker_factory(overrides=FAST)
+    b = broker_factory(overrides={**FAST, "password.encoder.secret": "region-b-secret"})
 
-    def link(name, topic, password):
+    def link(name, topic, password, on=None):
         cfg = tmp_path / f"{name}.properties"
         cfg.write_text("security.protocol=SASL_PLAINTEXT\nsasl.mechanism=SCRAM-SHA-512\n"
                        f"sasl.username=mirror\nsasl.password={password}\n")
-        return brokerctl(b.bootstrap, "links", "create", name, "--source-bootstrap-server", f"127.0.0.1:{sasl_port}",
-                         "--topic", topic, "--source-command-config", str(cfg))
+        return brokerctl((on or b).bootstrap, "links", "create", name, "--source-bootstrap-server",
+                         f"127.0.0.1:{sasl_port}", "--topic", topic, "--source-command-config", str(cfg))
 
+    proc = link("secured", "guarded", "mirror-secret", on=unsealed)
+    assert proc.returncode == 1 and "password.encoder.secret" in proc.stderr, proc.stderr
     assert link("secured", "guarded", "mirror-secret").returncode == 0
     wait_caught_up(a, b, "secured", "guarded", 2)
     assert snapshot(b.bootstrap, "guarded", 2) == snapshot(a.bootstrap, "guarded", 2)
@@ -296,6 +301,14 @@ def test_a_link_authenticates_to_its_source_with_scram(broker_factory, tmp_path)
                       30), describe(b.bootstrap, "wrong")
     for broker in (a, b):
         assert "mirror-secret" not in broker.log_text() and "not-the-secret" not in broker.log_text()
+    metadata_log = b"".join(f.read_bytes() for f in (b.data_dir / "__cluster_metadata-0").iterdir() if f.is_file())
+    assert b"SCRAM-SHA-512" in metadata_log and b"mirror-secret" not in metadata_log
+    # A node with another secret cannot unseal the password: the link says so.
+    b.stop()
+    b.overrides["password.encoder.secret"] = "another-secret"
+    b.start()
+    assert eventually(lambda: "cannot unseal" in (describe(b.bootstrap, "secured")["state_message"] or ""), 30), \
+        describe(b.bootstrap, "secured")
 
 
 def test_a_link_reaches_its_source_over_tls(broker_factory, tmp_path):

@@ -98,6 +98,9 @@ class MetadataStore final : public quorum::QuorumListener {
                                                           bool clean_shutdown = true);
   // The broker default of min.insync.replicas, for elections of topics without their own.
   void set_default_min_isr(int32_t n) { default_min_isr_ = n; }
+  // password.encoder.secret: the passwords of a mirror link's source settings are sealed
+  // with it before they are written (auth/sealed_secret.h). Set before serving.
+  void set_password_secret(std::string secret) { password_secret_ = std::move(secret); }
   // Defects of the replication rules to elect with (replication::Bug), in test builds only
   // (BROKERD_INJECT_BUGS). Set before the quorum starts.
   void set_injected_bugs(uint32_t bugs) { injected_bugs_ = bugs; }
@@ -232,6 +235,7 @@ class MetadataStore final : public quorum::QuorumListener {
   ControllerChannel* channel_ = nullptr;
   std::atomic<int32_t> default_min_isr_{1};
   uint32_t injected_bugs_ = 0;
+  std::string password_secret_;
   std::mutex publish_mutex_;
   std::condition_variable published_;
   std::vector<std::function<void(std::shared_ptr<const MetadataImage>)>> publish_hooks_;

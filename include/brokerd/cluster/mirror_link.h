@@ -44,6 +44,9 @@ enum class LinkOperation : int8_t { pause = 0, resume = 1, remove = 2 };
 // client settings. Returns the problem, or an empty string.
 std::string check_link(const MirrorLink& link);
 
+// The source settings kept sealed (sasl.password, ssl.key.password, sasl.jaas.config).
+bool is_secret_setting(std::string_view key);
+
 // The topic configs a mirror copies from its source (retention, cleanup, sizes, ...): not
 // the ones that are about where replicas live or how they are throttled.
 bool mirrored_config(std::string_view name);

@@ -34,6 +34,7 @@ struct MirrorOptions {
   int64_t metadata_refresh_ms = 5000;     // mirror.metadata.refresh.interval.ms
   int64_t backoff_ms = 1000;              // mirror.fetch.backoff.ms
   int64_t offsets_sync_ms = 5000;         // mirror.offsets.sync.interval.ms
+  std::string password_secret;            // password.encoder.secret: unseals the source password
   // Of every call to the source; also how long a stop may wait for a call in flight.
   int32_t request_timeout_ms = 10000;
 };
