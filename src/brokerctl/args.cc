@@ -36,6 +36,17 @@ std::vector<std::string> Args::all(std::string_view name) const {
   return it == values_.end() ? std::vector<std::string>{} : it->second;
 }
 
+std::vector<std::pair<std::string, std::string>> Args::key_values(std::string_view name, std::string_view form) const {
+  std::vector<std::pair<std::string, std::string>> out;
+  for (const auto& kv : all(name)) {
+    const auto eq = kv.find('=');
+    if (eq == std::string::npos || eq == 0)
+      throw UsageError("--" + std::string(name) + " takes " + std::string(form) + ", not '" + kv + "'");
+    out.emplace_back(kv.substr(0, eq), kv.substr(eq + 1));
+  }
+  return out;
+}
+
 std::optional<int64_t> Args::get_int(std::string_view name, int64_t min, int64_t max) const {
   auto text = get(name);
   if (!text) return std::nullopt;

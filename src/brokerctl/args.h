@@ -9,6 +9,7 @@
 #include <string>
 #include <string_view>
 #include <vector>
+#include <utility>
 
 namespace brokerctl {
 
@@ -36,6 +37,8 @@ class Args {
   bool flag(std::string_view name) const { return values_.count(std::string(name)) > 0; }
   std::optional<std::string> get(std::string_view name) const;
   std::vector<std::string> all(std::string_view name) const;
+  // Every --NAME KEY=VALUE, split; a value without '=' is a usage error saying `form`.
+  std::vector<std::pair<std::string, std::string>> key_values(std::string_view name, std::string_view form) const;
   const std::vector<std::string>& positionals() const { return positionals_; }
 
   // Numbers are checked here so a bad one is a usage error naming the option.

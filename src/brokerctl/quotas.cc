@@ -73,19 +73,17 @@ void alter(Context& ctx) {
     e.entity_type = type;
     e.entity_name = name;
   }
-  for (const auto& kv : ctx.args.all("set")) {
-    const auto eq = kv.find('=');
+  for (const auto& [key, text] : ctx.args.key_values("set", "QUOTA=NUMBER")) {
     double value = 0;
     try {
-      if (eq == std::string::npos) throw std::invalid_argument("no '='");
       size_t used = 0;
-      value = std::stod(kv.substr(eq + 1), &used);
-      if (used != kv.size() - eq - 1) throw std::invalid_argument("trailing text");
+      value = std::stod(text, &used);
+      if (used != text.size()) throw std::invalid_argument("trailing text");
     } catch (const std::exception&) {
-      throw UsageError("--set takes QUOTA=NUMBER, not '" + kv + "'");
+      throw UsageError("--set takes QUOTA=NUMBER, not '" + key + "=" + text + "'");
     }
     auto& op = entry.ops.emplace_back();
-    op.key = kv.substr(0, eq);
+    op.key = key;
     op.value = value;
   }
   for (const auto& key : ctx.args.all("delete")) {

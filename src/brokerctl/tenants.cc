@@ -58,20 +58,12 @@ void alter(Context& ctx) {
   auto& entry = req.entries.emplace_back();
   entry.principal = literal ? *literal : *prefix;
   entry.pattern_type = literal ? kLiteral : kPrefixed;
-  for (const auto& kv : ctx.args.all("set")) {
-    const auto eq = kv.find('=');
-    int64_t value = 0;
-    try {
-      if (eq == std::string::npos) throw std::invalid_argument("no '='");
-      size_t used = 0;
-      value = std::stoll(kv.substr(eq + 1), &used);
-      if (used != kv.size() - eq - 1) throw std::invalid_argument("trailing text");
-    } catch (const std::exception&) {
-      throw UsageError("--set takes LIMIT=INTEGER, not '" + kv + "'");
-    }
+  for (const auto& [key, text] : ctx.args.key_values("set", "LIMIT=INTEGER")) {
+    const auto value = parse_int(text, INT64_MIN, INT64_MAX);
+    if (!value) throw UsageError("--set takes LIMIT=INTEGER, not '" + key + "=" + text + "'");
     auto& op = entry.ops.emplace_back();
-    op.key = kv.substr(0, eq);
-    op.value = value;
+    op.key = key;
+    op.value = *value;
   }
   for (const auto& key : ctx.args.all("delete")) {
     auto& op = entry.ops.emplace_back();

@@ -289,14 +289,31 @@ AclSet& writable_acls(MetadataImage& image) {
   return const_cast<AclSet&>(*image.acls);
 }
 
-// The image's SCRAM credentials, to change: copied once per image being built (the image
-// remembers that it owns its copy), so replaying a snapshot of many users stays linear.
-ScramCredentials& writable_credentials(MetadataImage& image) {
-  if (!image.owns_scram_credentials) {
-    image.scram_credentials = std::make_shared<ScramCredentials>(*image.scram_credentials);
-    image.owns_scram_credentials = true;
+// A part of the image shared between images (credentials, quotas, tenant limits), to
+// change: copied once per image being built (the image remembers that it owns its copy), so
+// replaying a snapshot of many entries stays linear.
+template <typename T>
+T& writable(std::shared_ptr<const T>& shared, MetadataImage::NotCopied& owned) {
+  if (!owned) {
+    shared = std::make_shared<T>(*shared);
+    owned = true;
   }
-  return const_cast<ScramCredentials&>(*image.scram_credentials);
+  return const_cast<T&>(*shared);
+}
+
+ScramCredentials& writable_credentials(MetadataImage& image) {
+  return writable(image.scram_credentials, image.owns_scram_credentials);
+}
+
+// One key of one entity's key -> value map set, or removed (the entity goes with its last key).
+template <typename Map, typename Key, typename Value>
+void set_or_remove(Map& map, const Key& entity, const std::string& key, Value value, bool remove) {
+  if (!remove) {
+    map[entity][key] = value;
+  } else if (auto it = map.find(entity); it != map.end()) {
+    it->second.erase(key);
+    if (it->second.empty()) map.erase(it);
+  }
 }
 
 void apply_record(protocol::Reader& rd, MetadataImage& image) {
@@ -460,17 +477,7 @@ void apply_record(protocol::Reader& rd, MetadataImage& image) {
       protocol::ClientQuotaRecord r;
       r.decode(rd, version);
       const quota::Entity entity = quota::normalized(quota::entity_of(r.entity));
-      if (!image.owns_client_quotas) {
-        image.client_quotas = std::make_shared<quota::QuotaSet>(*image.client_quotas);
-        image.owns_client_quotas = true;
-      }
-      auto& quotas = const_cast<quota::QuotaSet&>(*image.client_quotas);
-      if (!r.remove) {
-        quotas[entity][r.key] = r.value;
-      } else if (auto it = quotas.find(entity); it != quotas.end()) {
-        it->second.erase(r.key);
-        if (it->second.empty()) quotas.erase(it);
-      }
+      set_or_remove(writable(image.client_quotas, image.owns_client_quotas), entity, r.key, r.value, r.remove);
       break;
     }
     case kMirrorLinkRecord: {
@@ -512,18 +519,8 @@ void apply_record(protocol::Reader& rd, MetadataImage& image) {
     case kTenantLimitRecord: {
       protocol::TenantLimitRecord r;
       r.decode(rd, version);
-      if (!image.owns_tenant_limits) {
-        image.tenant_limits = std::make_shared<tenant::LimitSet>(*image.tenant_limits);
-        image.owns_tenant_limits = true;
-      }
-      auto& limits = const_cast<tenant::LimitSet&>(*image.tenant_limits);
       const tenant::Pattern pattern{r.principal, r.pattern_type};
-      if (!r.remove) {
-        limits[pattern][r.key] = r.value;
-      } else if (auto it = limits.find(pattern); it != limits.end()) {
-        it->second.erase(r.key);
-        if (it->second.empty()) limits.erase(it);
-      }
+      set_or_remove(writable(image.tenant_limits, image.owns_tenant_limits), pattern, r.key, r.value, r.remove);
       break;
     }
     case kTopicOwnerRecord: {
