@@ -6,24 +6,18 @@
 
 namespace brokerd::cluster {
 
-using protocol::ErrorCode;
-
 MetadataStore::ChangeAnswer MetadataStore::alter_client_quotas(const std::vector<QuotaChange>& changes) {
-  if (!leads()) return {ErrorCode::not_controller, "This node is not the active controller."};
-  std::lock_guard lock(write_mutex_);
   std::vector<Bytes> records;
   for (const auto& c : changes)
     for (const auto& [key, value, remove] : c.ops) records.push_back(client_quota_record(c.entity, key, value, remove));
-  if (records.empty()) return {};
-  std::string why;
-  const ErrorCode e = commit(records, &why);
-  if (e != ErrorCode::none) return {e, why};
+  const ChangeAnswer answer = commit_settings(records);
+  if (answer.error != protocol::ErrorCode::none || records.empty()) return answer;
   for (const auto& c : changes)
     for (const auto& [key, value, remove] : c.ops) {
       if (remove) module_logger("cluster")->info("client quota {} of {} removed", key, quota::to_string(c.entity));
       else module_logger("cluster")->info("client quota {} of {} set to {}", key, quota::to_string(c.entity), value);
     }
-  return {};
+  return answer;
 }
 
 }  // namespace brokerd::cluster

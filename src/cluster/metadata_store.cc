@@ -188,6 +188,15 @@ ErrorCode MetadataStore::commit(const std::vector<Bytes>& records, std::string* 
   return ErrorCode::not_controller;
 }
 
+MetadataStore::ChangeAnswer MetadataStore::commit_settings(const std::vector<Bytes>& records) {
+  if (!leads()) return {ErrorCode::not_controller, "This node is not the active controller."};
+  if (records.empty()) return {};
+  std::lock_guard lock(write_mutex_);
+  ChangeAnswer answer;
+  answer.error = commit(records, &answer.message);
+  return answer;
+}
+
 TopicChange MetadataStore::create_topic(const std::string& name, int32_t partitions, int32_t replication_factor,
                                         const std::map<std::string, std::string>& configs, bool validate_only,
                                         std::vector<std::vector<int32_t>> assignment, std::string owner) {

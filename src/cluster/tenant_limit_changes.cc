@@ -6,24 +6,18 @@
 
 namespace brokerd::cluster {
 
-using protocol::ErrorCode;
-
 MetadataStore::ChangeAnswer MetadataStore::alter_tenant_limits(const std::vector<TenantLimitChange>& changes) {
-  if (!leads()) return {ErrorCode::not_controller, "This node is not the active controller."};
-  std::lock_guard lock(write_mutex_);
   std::vector<Bytes> records;
   for (const auto& c : changes)
     for (const auto& [key, value, remove] : c.ops) records.push_back(tenant_limit_record(c.pattern, key, value, remove));
-  if (records.empty()) return {};
-  std::string why;
-  const ErrorCode e = commit(records, &why);
-  if (e != ErrorCode::none) return {e, why};
+  const ChangeAnswer answer = commit_settings(records);
+  if (answer.error != protocol::ErrorCode::none || records.empty()) return answer;
   for (const auto& c : changes)
     for (const auto& [key, value, remove] : c.ops) {
       if (remove) module_logger("cluster")->info("tenant limit {} of {} removed", key, tenant::to_string(c.pattern));
       else module_logger("cluster")->info("tenant limit {} of {} set to {}", key, tenant::to_string(c.pattern), value);
     }
-  return {};
+  return answer;
 }
 
 }  // namespace brokerd::cluster

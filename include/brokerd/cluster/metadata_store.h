@@ -219,6 +219,9 @@ class MetadataStore final : public quorum::QuorumListener {
   protocol::ErrorCode commit(const std::vector<Bytes>& records, std::string* message,
                              std::chrono::milliseconds wait = std::chrono::seconds(30));
   void publish(std::shared_ptr<MetadataImage> next);
+  // Commits records that need no look at the image (keyed settings: quotas, tenant limits);
+  // NOT_CONTROLLER off the controller, nothing for no records.
+  ChangeAnswer commit_settings(const std::vector<Bytes>& records);
   TopicChange applied(const std::string& name, std::shared_ptr<const TopicMetadata> proposed) const;
   TopicChange check_topic(TopicSpec& spec, const MetadataImage& current) const;
   void forward_create_topics(const std::vector<TopicSpec>& specs, const std::vector<size_t>& valid,
