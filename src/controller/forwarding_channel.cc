@@ -9,6 +9,7 @@
 #include "brokerd/common/clock.h"
 #include "brokerd/common/logger.h"
 #include "brokerd/protocol/framing.h"
+#include "brokerd/protocol/messages/api_versions_response.h"
 #include "brokerd/protocol/wire.h"
 #include "brokerd/quorum/quorum_driver.h"
 #include "controller/admin_requests.h"
@@ -23,6 +24,8 @@ constexpr int16_t kCreateTopics = 19, kDeleteTopics = 20, kAlterConfigs = 33, kC
                   kAllocateProducerIds = 67, kAlterPartition = 56;
 constexpr int8_t kTopicResource = 2;
 constexpr int64_t kAlterPartitionTimeoutMs = 2000;
+constexpr int16_t kApiVersions = 18;
+constexpr int64_t kEnvelopeRecheckMs = 60'000;
 
 cluster::ForwardedAnswer answer_of(int16_t code, const std::optional<std::string>& message) {
   cluster::ForwardedAnswer a;
@@ -90,6 +93,35 @@ cluster::ForwardedAnswer ForwardingChannel::call_one(int16_t api_key, int16_t ve
               [](const cluster::ForwardedAnswer& a) { return a.error == ErrorCode::not_controller; }, timed_out());
 }
 
+bool ForwardingChannel::leader_takes_envelopes() {
+  const int32_t leader = quorum_.status().leader_id;
+  const quorum::Voter* to = nullptr;
+  for (const auto& v : quorum_.options().voters)
+    if (v.id == leader) to = &v;
+  if (!to) return true;
+  std::lock_guard lock(mu_);
+  auto& known = envelopes_[leader];
+  const int64_t now = steady_clock_ms();
+  if (known.checked_at_ms > 0 && now - known.checked_at_ms < kEnvelopeRecheckMs) return known.served;
+  auto body = client_.call(*to, kApiVersions, 0, Bytes{});
+  if (!body) return true;  // no answer: the call that follows retries as any forwarded change does
+  try {
+    protocol::Reader r(*body);
+    protocol::ApiVersionsResponse resp;
+    resp.decode(r, 0);
+    known.served = std::any_of(resp.api_keys.begin(), resp.api_keys.end(),
+                               [](const auto& k) { return k.api_key == kEnvelope; });
+  } catch (const protocol::DecodeError&) {
+    known.served = true;
+  }
+  known.checked_at_ms = now;
+  if (!known.served)
+    module_logger("quorum")->warn("controller {} does not take Envelope (an older release): topics created through this "
+                                  "node have no owner until it is upgraded, and tenant limits do not count them",
+                                  leader);
+  return known.served;
+}
+
 std::vector<cluster::ForwardedAnswer> ForwardingChannel::create_topics(const std::vector<cluster::TopicSpec>& topics) {
   protocol::CreateTopicsRequest req;
   for (const auto& spec : topics) {
@@ -122,7 +154,8 @@ std::vector<cluster::ForwardedAnswer> ForwardingChannel::create_topics(const std
   };
   const std::vector<cluster::ForwardedAnswer> none(n, timed_out());
   const std::string& owner = topics.empty() ? std::string() : topics.front().owner;
-  if (owner.empty()) return call(kCreateTopics, kCreateTopicsVersion, req, decode, retry, none);
+  if (owner.empty() || !leader_takes_envelopes())
+    return call(kCreateTopics, kCreateTopicsVersion, req, decode, retry, none);
   // The owner rides in an envelope: the controller creates the topics for that principal.
   const auto env = envelope_of(kCreateTopics, kCreateTopicsVersion, protocol::encode_body(req, kCreateTopicsVersion), owner);
   auto open = [n](protocol::Reader& r) {

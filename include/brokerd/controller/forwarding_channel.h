@@ -3,6 +3,7 @@
 // current leader on its controller listener, and retries with the next leader while the
 // answer is NOT_CONTROLLER or the call fails, until `timeout_ms` has passed (then
 // REQUEST_TIMED_OUT). Calls are serialised (admin changes are rare) and block.
+#include <map>
 #include <mutex>
 
 #include "brokerd/cluster/controller_channel.h"
@@ -38,10 +39,20 @@ class ForwardingChannel final : public cluster::ControllerChannel {
   template <typename Req, typename Decode>
   cluster::ForwardedAnswer call_one(int16_t api_key, int16_t version, const Req& req, Decode answer);
 
+  // Whether the quorum's leader takes Envelope (58), which carries a client's principal with
+  // a forwarded CreateTopics: asked with ApiVersions, again after a minute. A controller of
+  // an older release does not, and gets the plain request (during a rolling upgrade).
+  bool leader_takes_envelopes();
+
   quorum::QuorumDriver& quorum_;
   const int64_t timeout_ms_;
   std::mutex mu_;
   ControllerClient client_;
+  struct EnvelopeSupport {
+    bool served = true;
+    int64_t checked_at_ms = 0;
+  };
+  std::map<int32_t, EnvelopeSupport> envelopes_;  // by controller id (mu_)
 };
 
 }  // namespace brokerd::controller
