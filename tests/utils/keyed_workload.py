@@ -89,5 +89,6 @@ def check_read_back(bootstrap, writer, partitions):
             last_seq[(part, key)] = int(seq)
     lost = [v for v in writer.acked if v not in seen]
     moved = [v for v, where in writer.acked.items() if v in seen and seen[v] != where]
-    assert not moved, f"{len(moved)} acknowledged records read back at another offset: {moved[:5]}"
+    assert not moved, (f"{len(moved)} acknowledged records read back at another offset: "
+                       + ", ".join(f"{v} acknowledged at {writer.acked[v]}, read at {seen[v]}" for v in moved[:5]))
     return len(writer.acked), len(seen), lost, duplicates, reordered
