@@ -1,5 +1,6 @@
 #include "brokerd/controller/broker_registry.h"
 
+#include <algorithm>
 #include <chrono>
 #include <vector>
 
@@ -12,6 +13,11 @@
 namespace brokerd::controller {
 
 using protocol::ErrorCode;
+
+namespace {
+constexpr int64_t kCheckPeriodMs = 100;  // how often sessions are checked
+constexpr int64_t kStallMs = 500;        // a longer gap between checks is a stall of this node
+}  // namespace
 
 BrokerRegistry::BrokerRegistry(cluster::MetadataStore& metadata, quorum::QuorumDriver& quorum, int64_t session_timeout_ms)
     : metadata_(metadata), quorum_(quorum), session_timeout_ms_(session_timeout_ms) {}
@@ -118,13 +124,22 @@ protocol::BrokerHeartbeatResponse BrokerRegistry::heartbeat(const protocol::Brok
 }
 
 void BrokerRegistry::expire_sessions() {
+  const int64_t now = steady_clock_ms();
+  const int64_t stalled = stall_before(now);
   if (!metadata_.leads()) return;
   take_over_if_new_epoch();
   auto image = metadata_.image();
   std::vector<std::pair<int32_t, int64_t>> expired;
   {
     std::lock_guard lock(mu_);
-    const int64_t now = steady_clock_ms();
+    if (stalled > 0) {
+      module_logger("controller")->warn(
+          "broker sessions went unchecked for {} ms (this node was stopped or starved): every broker is credited "
+          "with that time",
+          stalled + kCheckPeriodMs);
+      // Never past now: a session the take-over just began stays as it is.
+      for (auto& [_, s] : sessions_) s.last_heartbeat_ms = std::min(now, s.last_heartbeat_ms + stalled);
+    }
     for (const auto& b : image->brokers) {
       if (b.fenced) continue;
       auto it = sessions_.find(b.node_id);
@@ -141,6 +156,12 @@ void BrokerRegistry::expire_sessions() {
   }
 }
 
+int64_t BrokerRegistry::stall_before(int64_t now) {
+  const int64_t gap = last_check_ms_ < 0 ? 0 : now - last_check_ms_;
+  last_check_ms_ = now;
+  return gap > kStallMs ? gap - kCheckPeriodMs : 0;
+}
+
 void BrokerRegistry::start() {
   thread_ = std::thread([this] {
     std::unique_lock lock(stop_mu_);
@@ -152,7 +173,7 @@ void BrokerRegistry::start() {
         module_logger("controller")->error("broker session check failed: {}", e.what());
       }
       lock.lock();
-      stop_cv_.wait_for(lock, std::chrono::milliseconds(100), [this] { return stopping_; });
+      stop_cv_.wait_for(lock, std::chrono::milliseconds(kCheckPeriodMs), [this] { return stopping_; });
     }
   });
 }

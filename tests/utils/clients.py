@@ -1,7 +1,7 @@
 """Helpers over real Kafka clients (confluent_kafka / librdkafka) used by the integration tests."""
 import time
 
-from confluent_kafka import Consumer, KafkaException, Producer, TopicPartition
+from confluent_kafka import Consumer, KafkaError, KafkaException, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
 
 
@@ -73,6 +73,29 @@ def watermarks(bootstrap, topic, partition, timeout=10.0):
         c.close()
 
 
+# What librdkafka answers while a partition has no leader it can reach: right after a fault
+# a node may withhold itself as leader until its metadata is confirmed current (a few
+# hundred milliseconds), and clients retry.
+_LEADERLESS = {KafkaError._UNKNOWN_PARTITION, KafkaError.LEADER_NOT_AVAILABLE, KafkaError.NOT_LEADER_FOR_PARTITION,
+               KafkaError._TIMED_OUT}
+
+
+def settled_watermarks(bootstrap, topic, partition, timeout=30.0, **conf):
+    """(low, high) of one partition, asked again (by a new client, which asks for metadata
+    afresh) while the partition has no leader."""
+    deadline = time.monotonic() + timeout
+    while True:
+        c = consumer(bootstrap, **conf)
+        try:
+            return c.get_watermark_offsets(TopicPartition(topic, partition), timeout=5)
+        except KafkaException as e:
+            if e.args[0].code() not in _LEADERLESS or time.monotonic() >= deadline:
+                raise
+        finally:
+            c.close()
+        time.sleep(0.2)
+
+
 def read_all(bootstrap, topic, partitions, timeout=60.0, start=-2, **conf):
     """Read every partition from `start` (default: beginning) up to its current high watermark.
 
@@ -81,8 +104,12 @@ def read_all(bootstrap, topic, partitions, timeout=60.0, start=-2, **conf):
     try:
         ends = {}
         for p in range(partitions):
-            lo, hi = c.get_watermark_offsets(TopicPartition(topic, p), timeout=10)
-            ends[p] = hi
+            try:
+                ends[p] = c.get_watermark_offsets(TopicPartition(topic, p), timeout=10)[1]
+            except KafkaException as e:
+                if e.args[0].code() not in _LEADERLESS:
+                    raise
+                ends[p] = settled_watermarks(bootstrap, topic, p, **conf)[1]
         out = {p: [] for p in range(partitions)}
         pending = {p for p in range(partitions) if ends[p] > 0}
         if not pending:

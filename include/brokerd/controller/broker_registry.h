@@ -5,7 +5,10 @@
 // registration, and is fenced again when it asks to shut down or when no heartbeat came for
 // broker.session.timeout.ms. Only the node leading the metadata quorum answers; the others
 // say NOT_CONTROLLER. Sessions live in memory: a new controller gives every registered
-// broker a fresh session.
+// broker a fresh session. Silence counts only while the controller listens: time this node
+// itself was stopped or starved (a gap between session checks) is credited to every session,
+// so a controller resuming from a pause does not fence brokers whose heartbeats still wait
+// unread in its sockets.
 #include <condition_variable>
 #include <cstdint>
 #include <map>
@@ -52,6 +55,9 @@ class BrokerRegistry {
   // Fresh sessions for every registered broker when this node became the controller.
   void take_over_if_new_epoch();
   void expire_sessions();
+  // How much longer than its usual period the gap since the previous check was, when long
+  // enough to be a stall of this node (else 0); the check thread's alone.
+  int64_t stall_before(int64_t now);
 
   cluster::MetadataStore& metadata_;
   quorum::QuorumDriver& quorum_;
@@ -59,6 +65,7 @@ class BrokerRegistry {
   std::mutex mu_;
   std::map<int32_t, Session> sessions_;
   int32_t sessions_epoch_ = -1;  // the quorum epoch the sessions belong to
+  int64_t last_check_ms_ = -1;   // when expire_sessions last ran (the check thread's)
   std::mutex stop_mu_;
   std::condition_variable stop_cv_;
   bool stopping_ = false;
