@@ -404,7 +404,7 @@ int run(const brokerd::config::BrokerConfig& cfg) {
         s.leader_epoch = answer.assignment.leader_epoch;
         s.partition_epoch = answer.assignment.partition_epoch;
         s.isr = answer.assignment.isr;
-        p->replica().handle_alter_partition(answer.error, s, wall_clock_ms());
+        p->replica().handle_alter_partition(request, answer.error, s, wall_clock_ms());
         partitions.after_replica_input(tp, *p);
       });
     });

@@ -599,8 +599,10 @@ AlterPartitionAnswer MetadataStore::alter_partition(const protocol::Uuid& topic_
   state.replicas = a->replicas;
   state.isr = a->isr;
   replication::BrokerLiveness live;
-  for (const auto& b : current->brokers)
+  for (const auto& b : current->brokers) {
     if (!b.fenced) live.live.push_back(b.node_id);
+    live.epochs.emplace_back(b.node_id, b.epoch);
+  }
   const auto result = replication::apply_alter_partition(state, request, live, 1);
   if (result.error != ErrorCode::none) return {result.error, *a};
   PartitionAssignment next = *a;

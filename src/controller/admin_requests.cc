@@ -173,7 +173,10 @@ protocol::AlterPartitionResponse serve_alter_partition(cluster::MetadataStore& s
       r.leader_epoch = p.leader_epoch;
       r.partition_epoch = p.partition_epoch;
       if (version >= 3) {
-        for (const auto& b : p.new_isr_with_epochs) r.new_isr.push_back(b.broker_id);
+        for (const auto& b : p.new_isr_with_epochs) {
+          r.new_isr.push_back(b.broker_id);
+          r.broker_epochs.push_back(b.broker_epoch);
+        }
       } else {
         r.new_isr = p.new_isr;
       }

@@ -28,6 +28,8 @@ namespace brokerd::controller {
 inline constexpr int16_t kCreateTopicsVersion = 7, kDeleteTopicsVersion = 6, kCreatePartitionsVersion = 3,
                          kAlterConfigsVersion = 2, kAllocateProducerIdsVersion = 0, kAlterPartitionVersion = 2,
                          kAlterPartitionMaxVersion = 3;
+// Brokers send v3: the new ISR with each member's broker epoch (KIP-903).
+inline constexpr int16_t kAlterPartitionSendVersion = 3;
 
 // `owner`: the principal the topics are created for (from an envelope), empty for none.
 protocol::CreateTopicsResponse serve_create_topics(cluster::MetadataStore& store, const protocol::CreateTopicsRequest& req,

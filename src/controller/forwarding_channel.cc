@@ -251,10 +251,14 @@ cluster::AlterPartitionAnswer ForwardingChannel::alter_partition(const protocol:
   p.partition_index = partition;
   p.leader_epoch = request.leader_epoch;
   p.partition_epoch = request.partition_epoch;
-  p.new_isr = request.new_isr;
+  for (size_t i = 0; i < request.new_isr.size(); ++i) {
+    auto& b = p.new_isr_with_epochs.emplace_back();
+    b.broker_id = request.new_isr[i];
+    b.broker_epoch = i < request.broker_epochs.size() ? request.broker_epochs[i] : replication::kNoBrokerEpoch;
+  }
   auto decode = [](protocol::Reader& r) {
     protocol::AlterPartitionResponse resp;
-    resp.decode(r, kAlterPartitionVersion);
+    resp.decode(r, kAlterPartitionSendVersion);
     cluster::AlterPartitionAnswer a;
     a.error = static_cast<protocol::ErrorCode>(resp.error_code);
     if (a.error == protocol::ErrorCode::none) {
@@ -275,7 +279,7 @@ cluster::AlterPartitionAnswer ForwardingChannel::alter_partition(const protocol:
   cluster::AlterPartitionAnswer timed_out;
   timed_out.error = protocol::ErrorCode::request_timed_out;
   // Short: the leader asks again, and a stop waits for this call.
-  return call(kAlterPartition, kAlterPartitionVersion, req, decode, retry, timed_out, kAlterPartitionTimeoutMs);
+  return call(kAlterPartition, kAlterPartitionSendVersion, req, decode, retry, timed_out, kAlterPartitionTimeoutMs);
 }
 
 std::optional<Bytes> ForwardingChannel::forward(int16_t api_key, int16_t version, const Bytes& body) {

@@ -34,6 +34,12 @@ void Checker::commit(Offset offset, const Entry& e) {
     fail("acknowledged write lost: offset " + std::to_string(offset) + " committed as " + describe(e));
 }
 
+void Checker::isr_member(int node, Offset log_end, int leader, Offset leader_hw) {
+  if (log_end < leader_hw)
+    fail("node " + std::to_string(node) + " is in the controller's ISR but ends at " + std::to_string(log_end) +
+         ", below leader " + std::to_string(leader) + "'s high watermark " + std::to_string(leader_hw));
+}
+
 void Checker::observe(int node, SimLog& log, Offset hw) {
   const auto n = static_cast<size_t>(node);
   verified_[n] = std::min(verified_[n], log.take_low_water());

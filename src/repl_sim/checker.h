@@ -5,7 +5,9 @@
 //  - a replica's high watermark never goes back while it runs;
 //  - every acknowledged write is in the committed prefix at the offset it was acknowledged at;
 //  - each producer's sequences appear in the committed prefix in order, each once;
-//  - no value is committed twice (a write answered "not written" was not written).
+//  - no value is committed twice (a write answered "not written" was not written);
+//  - each member of the controller's ISR that may be elected (running, and whole since it
+//    last joined) holds everything below the leader's high watermark.
 #include <map>
 #include <optional>
 #include <set>
@@ -25,6 +27,8 @@ class Checker {
   // The replica restarted: its high watermark may start lower (it was checkpointed).
   void restarted(int node);
   void acknowledged(const Record& r, Offset offset);
+  // `node`, in the controller's ISR and electable, ends at `log_end`; `leader` is at `leader_hw`.
+  void isr_member(int node, Offset log_end, int leader, Offset leader_hw);
   // Once everything is healed and quiet: the leader's committed log holds every acknowledged
   // write, and every replica agrees with it.
   void settled(const std::vector<const SimLog*>& logs, int leader, Offset leader_hw);

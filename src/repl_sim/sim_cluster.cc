@@ -39,6 +39,7 @@ SimCluster::SimCluster(uint64_t seed, SimOptions options)
     partition_.replicas.push_back(n);
     partition_.isr.push_back(n);
     live_.live.push_back(n);
+    live_.epochs.emplace_back(n, 0);
   }
   partition_.leader = 0;
   for (int n = 0; n < options_.nodes; ++n) {
@@ -69,7 +70,13 @@ void SimCluster::send(int from, int to, Payload p) {
   const bool network_link = from <= options_.nodes && to <= options_.nodes;
   if (network_link && cut_[static_cast<size_t>(from)][static_cast<size_t>(to)]) return;
   if (faults_on_ && rng_.chance(0.01)) return;
-  queue_.push(Event{now_ + rng_.range(1, 10), order_++, from, to, std::move(p)});
+  // Now and then a message is slow (a long queue, a retransmission) and arrives after ones
+  // sent later, e.g. a controller's answer after the metadata that overtook it.
+  // The controller's answer to an AlterPartition often comes after the metadata that carries
+  // the change (a broker hears of both on different paths).
+  const bool slow = faults_on_ && (rng_.chance(0.03) || (std::holds_alternative<AlterResp>(p) && rng_.chance(0.3)));
+  const int64_t delay = slow ? rng_.range(20, 120) : rng_.range(1, 10);
+  queue_.push(Event{now_ + delay, order_++, from, to, std::move(p)});
 }
 
 void SimCluster::deliver(const Event& e) {
@@ -122,7 +129,7 @@ void SimCluster::on_node_message(int n, int from, const Payload& p) {
     FetchResponse resp = m->response;  // the batches' bytes live in the message's storage
     for (size_t i = 0; i < resp.batches.size(); ++i) resp.batches[i].bytes = m->storage[i];
     r.handle_fetch_response(resp, now_);
-    node.request_sent = -1;
+    if (!r.awaiting_answer()) node.request_sent = -1;  // else a late answer to an earlier request
     node.next_request_at = now_ + (node.log.end_offset() == before ? 10 : 0);
   } else if (auto* m = std::get_if<EpochEndResponse>(&p)) {
     const Offset before = node.log.end_offset();
@@ -133,9 +140,9 @@ void SimCluster::on_node_message(int n, int from, const Payload& p) {
           std::to_string(node.log.end_offset()) + " (leader " + std::to_string(from) + ": epoch " +
           std::to_string(m->leader_epoch) + " ends at " + std::to_string(m->end_offset) + ")");
     }
-    node.request_sent = -1;
+    if (!r.awaiting_answer()) node.request_sent = -1;
   } else if (auto* m = std::get_if<AlterResp>(&p)) {
-    r.handle_alter_partition(m->error, m->state, now_);
+    r.handle_alter_partition(m->request, m->error, m->state, now_);
   }
   drain(n);
 }
@@ -171,6 +178,8 @@ void SimCluster::on_controller_message(int from, const Payload& p) {
     last_heartbeat_[static_cast<size_t>(m->node)] = now_;
     if (m->incarnation > known) {
       known = m->incarnation;
+      std::erase_if(live_.epochs, [&](const auto& e) { return e.first == m->node; });
+      live_.epochs.emplace_back(m->node, known);
       std::erase(live_.live, m->node);
       controller_change(on_broker_unclean_restart(partition_, m->node, live_, min_isr_, false, options_.bugs),
                         "registered after a crash");
@@ -181,7 +190,7 @@ void SimCluster::on_controller_message(int from, const Payload& p) {
   } else if (auto* m = std::get_if<AlterPartitionRequest>(&p)) {
     const AlterPartitionResult res = apply_alter_partition(partition_, *m, live_, min_isr_);
     if (res.error == ErrorCode::none) controller_change(res.state, "AlterPartition");
-    send(controller_endpoint(), from, AlterResp{res.error, res.state});
+    send(controller_endpoint(), from, AlterResp{*m, res.error, res.state});
   }
 }
 
@@ -222,6 +231,8 @@ void SimCluster::tick_nodes() {
     if (node.request_sent < 0 && now_ >= node.next_request_at) {
       if (auto req = r.next_request(now_)) {
         node.request_sent = now_;
+        // The fetcher names the process that fetches (KIP-903): here its incarnation.
+        if (auto* f = std::get_if<FetchRequest>(&*req)) f->replica_epoch = node.incarnation;
         std::visit([&](auto& q) { send(n, r.leader(), q); }, *req);
       }
     }
@@ -358,6 +369,15 @@ void SimCluster::observe_all() {
   for (int n = 0; n < options_.nodes; ++n) {
     Node& node = nodes_[static_cast<size_t>(n)];
     if (node.alive) checker_.observe(n, node.log, node.replica->high_watermark());
+  }
+  const int leader = partition_.leader;
+  if (leader < 0) return;
+  const Node& lead = nodes_[static_cast<size_t>(leader)];
+  if (!lead.alive || !lead.replica->is_leader() || lead.replica->leader_epoch() != partition_.leader_epoch) return;
+  for (BrokerId m : partition_.isr) {
+    const Node& node = nodes_[static_cast<size_t>(m)];
+    if (m != leader && node.alive && !node.impaired)
+      checker_.isr_member(m, node.log.end_offset(), leader, lead.replica->high_watermark());
   }
 }
 

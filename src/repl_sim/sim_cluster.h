@@ -50,7 +50,7 @@ struct SimStats {
 struct ProduceReq { int32_t producer; Record record; uint64_t id; };
 struct ProduceResp { uint64_t id; ErrorCode error; Offset offset; };
 struct FetchResp { FetchResponse response; std::vector<std::vector<std::byte>> storage; };
-struct AlterResp { ErrorCode error; PartitionState state; };
+struct AlterResp { AlterPartitionRequest request; ErrorCode error; PartitionState state; };
 struct Heartbeat { int node; int incarnation; };
 // The controller's view as of the broker's latest registration: a restarted broker acts on no
 // state older than its own registration (a real broker replays the metadata log past it first).

@@ -16,6 +16,9 @@ constexpr BugInfo kBugs[] = {
     {"forget-epoch-cache", Bug::forget_epoch_cache, "the leader-epoch cache is empty after a restart"},
     {"not-written-after-fetch", Bug::not_written_after_fetch,
      "answer a waiting produce \"not written\" when leadership is lost although a follower was sent its batch"},
+    {"stale-alter-answer", Bug::stale_alter_answer,
+     "any answer ends the pending ISR proposal (one to an earlier proposal, a refusal whose outcome is open), whose "
+     "new members then no longer hold back the high watermark though the controller may have taken them"},
 };
 
 }  // namespace

@@ -87,6 +87,7 @@ FetchDecision Replica::handle_fetch(const FetchRequest& r, int64_t now) {
   else if (r.fetch_offset >= p.leader_end_at_last_fetch) p.last_caught_up = std::max(p.last_caught_up, p.last_fetch);
   p.log_end = r.fetch_offset;
   p.log_start = r.log_start_offset;
+  p.broker_epoch = r.replica_epoch;
   p.last_fetch = now;
   p.leader_end_at_last_fetch = leader_end;
 
@@ -142,13 +143,24 @@ EpochEndResponse Replica::handle_epoch_end(const EpochEndRequest& r) const {
   return resp;
 }
 
-void Replica::handle_alter_partition(ErrorCode error, const PartitionState& state, int64_t now) {
-  if (!alter_) return;
-  alter_.reset();
+void Replica::handle_alter_partition(const AlterPartitionRequest& answered, ErrorCode error,
+                                     const PartitionState& state, int64_t now) {
+  const bool bug = config_.has_bug(Bug::stale_alter_answer);
+  if (!alter_ || !(alter_->request == answered || bug)) return;
   if (error == ErrorCode::none) {
+    alter_.reset();
     apply(state, now);
-  } else {
-    alter_refused_at_ = now;  // the controller's view is newer than ours: wait for it to arrive
+    return;
+  }
+  // A refusal made at the proposal's own partition epoch is final. Any other answer leaves
+  // the outcome open: no answer in time, another controller, or a view newer than ours
+  // (INVALID_UPDATE_VERSION may be this very proposal, committed from an earlier copy). The
+  // proposal's members then keep counting towards the high watermark until newer metadata
+  // ends it (apply) or a resend settles it.
+  if (error == ErrorCode::ineligible_replica || error == ErrorCode::invalid_request ||
+      error == ErrorCode::invalid_replica_assignment || bug) {
+    alter_.reset();
+    alter_refused_at_ = now;
   }
 }
 
@@ -180,6 +192,10 @@ void Replica::propose_isr(std::vector<BrokerId> isr, int64_t now) {
   r.leader_epoch = state_.leader_epoch;
   r.partition_epoch = state_.partition_epoch;
   r.new_isr = std::move(isr);
+  for (BrokerId b : r.new_isr) {
+    const FollowerProgress* p = b == config_.broker_id ? nullptr : follower(b);
+    r.broker_epochs.push_back(p ? p->broker_epoch : kNoBrokerEpoch);
+  }
   alter_ = PendingAlter{r, now};
   out_.alter_partition = r;
 }

@@ -38,6 +38,12 @@ bool PartitionState::in_elr(BrokerId b) const { return contains(elr, b); }
 bool PartitionState::is_replica(BrokerId b) const { return contains(replicas, b); }
 bool BrokerLiveness::is_live(BrokerId b) const { return contains(live, b); }
 
+int64_t BrokerLiveness::epoch_of(BrokerId b) const {
+  for (const auto& [id, epoch] : epochs)
+    if (id == b) return epoch;
+  return kNoBrokerEpoch;
+}
+
 BrokerId choose_leader(const PartitionState& s, const BrokerLiveness& brokers, bool unclean_allowed,
                        uint32_t bugs) {
   if (bugs & static_cast<uint32_t>(Bug::elect_outside_isr)) {
@@ -78,9 +84,16 @@ AlterPartitionResult apply_alter_partition(const PartitionState& s, const AlterP
   if (r.leader_epoch > s.leader_epoch) return {ErrorCode::unknown_leader_epoch, s};
   if (r.partition_epoch != s.partition_epoch) return {ErrorCode::invalid_update_version, s};
   if (!contains(r.new_isr, r.leader)) return {ErrorCode::invalid_request, s};
-  for (BrokerId b : r.new_isr) {
+  for (size_t i = 0; i < r.new_isr.size(); ++i) {
+    const BrokerId b = r.new_isr[i];
     if (!s.is_replica(b)) return {ErrorCode::invalid_replica_assignment, s};
-    if (!s.in_isr(b) && !brokers.is_live(b)) return {ErrorCode::ineligible_replica, s};
+    if (s.in_isr(b)) continue;
+    if (!brokers.is_live(b)) return {ErrorCode::ineligible_replica, s};
+    // Found in sync by an earlier process of that broker: what it held may be gone.
+    const int64_t seen = i < r.broker_epochs.size() ? r.broker_epochs[i] : kNoBrokerEpoch;
+    const int64_t now_epoch = brokers.epoch_of(b);
+    if (seen != kNoBrokerEpoch && now_epoch != kNoBrokerEpoch && seen != now_epoch)
+      return {ErrorCode::ineligible_replica, s};
   }
   PartitionState next = s;
   std::vector<BrokerId> removed;

@@ -27,6 +27,9 @@ struct FetchRequest {
   Epoch current_leader_epoch = 0;  // the epoch the follower believes in
   Offset fetch_offset = 0;         // the follower's log end
   Offset log_start_offset = kNoOffset;  // the follower's log start (unknown: kNoOffset)
+  // The broker epoch of the process that fetched (KIP-903), or kNoBrokerEpoch; the caller
+  // fills it in: the core's own requests leave it unknown.
+  int64_t replica_epoch = kNoBrokerEpoch;
 };
 
 // The leader's decision on a follower's fetch; the caller reads the batches from

@@ -8,6 +8,7 @@
 // member one of them may lead without losing an acknowledged record. A broker that restarts
 // after an unclean stop (it may have lost unflushed data) leaves both sets.
 #include <optional>
+#include <utility>
 #include <vector>
 
 #include "brokerd/protocol/error_code.h"
@@ -37,6 +38,11 @@ struct AlterPartitionRequest {
   Epoch leader_epoch = 0;
   Epoch partition_epoch = 0;
   std::vector<BrokerId> new_isr;
+  // KIP-903: the broker epoch each new_isr member fetched with when the leader found it in
+  // sync (kNoBrokerEpoch: not known, not checked). A member restarted since (a new epoch,
+  // maybe without what it had) is refused.
+  std::vector<int64_t> broker_epochs;
+  bool operator==(const AlterPartitionRequest&) const = default;
 };
 
 struct AlterPartitionResult {
@@ -47,7 +53,9 @@ struct AlterPartitionResult {
 // Which replicas the controller may still count on.
 struct BrokerLiveness {
   std::vector<BrokerId> live;  // registered and unfenced
+  std::vector<std::pair<BrokerId, int64_t>> epochs;  // each registered broker's epoch, where known
   bool is_live(BrokerId b) const;
+  int64_t epoch_of(BrokerId b) const;  // kNoBrokerEpoch if not known
 };
 
 // Picks a leader: the first live ISR member in replica order, else the first live ELR

@@ -86,7 +86,12 @@ class Replica {
   void leader_reset_to(Offset start, int64_t now);
   FetchDecision handle_fetch(const FetchRequest& r, int64_t now);
   EpochEndResponse handle_epoch_end(const EpochEndRequest& r) const;
-  void handle_alter_partition(ErrorCode error, const PartitionState& state, int64_t now);
+  // The controller's answer to `answered`. Only the answer to the pending proposal ends it:
+  // an answer to an earlier one (the metadata overtook it, and a new proposal followed) is
+  // stale, and the pending proposal's members still count towards the high watermark. So
+  // they do after a refusal whose outcome is open (see leader.cc), until newer metadata.
+  void handle_alter_partition(const AlterPartitionRequest& answered, ErrorCode error, const PartitionState& state,
+                              int64_t now);
   // No ISR change is pending, and none was refused within the retry period.
   bool may_propose_isr(int64_t now) const;
   // The leader's lease (brokerd's rule, not Kafka's). While this node's metadata is not known
@@ -112,6 +117,8 @@ class Replica {
   ReplicaOutput take_output();
 
   bool is_leader() const { return state_.leader == config_.broker_id && leading_; }
+  // A follower's request is out and its answer (or request_failed) not yet in.
+  bool awaiting_answer() const { return in_flight_; }
   BrokerId leader() const { return state_.leader; }
   Epoch leader_epoch() const { return state_.leader_epoch; }
   Offset high_watermark() const { return hw_; }
@@ -135,6 +142,7 @@ class Replica {
     int64_t last_caught_up = 0;
     int64_t last_fetch = 0;
     Offset leader_end_at_last_fetch = 0;
+    int64_t broker_epoch = kNoBrokerEpoch;  // the epoch its last fetch came with
   };
   struct PendingAck {
     uint64_t id;

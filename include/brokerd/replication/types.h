@@ -12,6 +12,8 @@ using Epoch = int32_t;
 inline constexpr BrokerId kNoBroker = -1;
 inline constexpr Epoch kNoEpoch = -1;
 inline constexpr Offset kNoOffset = -1;
+// A broker epoch (the registration a broker process holds) not known.
+inline constexpr int64_t kNoBrokerEpoch = -1;
 
 // Deliberate defects that prove the simulator's checker catches them. Never set outside tests.
 enum class Bug : uint32_t {
@@ -23,6 +25,7 @@ enum class Bug : uint32_t {
   forget_epoch_cache = 1u << 4,      // the leader-epoch cache is empty after a restart
   ack_after_leader_write = 1u << 5,  // the high watermark follows the leader's own log end
   not_written_after_fetch = 1u << 6,  // "not written" for a batch a follower was already sent
+  stale_alter_answer = 1u << 7,       // any answer ends the pending ISR proposal
 };
 
 struct ReplicaConfig {

@@ -41,6 +41,7 @@ struct Wanted {
   int32_t replica = -1;               // the follower fetching, or -1 for a consumer
   int32_t current_leader_epoch = -1;
   int64_t replica_log_start = -1;  // the follower's log start
+  int64_t replica_epoch = -1;      // the follower's broker epoch (KIP-903), -1 if not known
   bool min_one_batch = true;  // the first batch whole even when larger than max_bytes
 };
 
@@ -115,7 +116,8 @@ ReadOutcome read_for_follower(cluster::PartitionManager& pm, const Wanted& w) {
     return out;
   }
   const int64_t now = wall_clock_ms();
-  auto d = p->replica().handle_fetch({w.replica, w.current_leader_epoch, w.offset, w.replica_log_start}, now);
+  auto d = p->replica().handle_fetch({w.replica, w.current_leader_epoch, w.offset, w.replica_log_start, w.replica_epoch},
+                                     now);
   pm.after_replica_input(w.tp, *p);
   out.error = d.error;
   out.high_watermark = d.high_watermark;
@@ -257,6 +259,15 @@ boost::asio::awaitable<net::Response> handle_fetch(HandlerContext& ctx) {
     policy.node_id = svc.node_id;
     policy.image = image;
   }
+  // The follower's broker epoch, which an ISR change it leads to carries (KIP-903): as it
+  // says (v15+), else as this node's metadata has it.
+  int64_t replica_epoch = -1;
+  if (replica_id >= 0) {
+    const auto* b = image->broker(replica_id);
+    replica_epoch = ctx.version >= 15 && req.replica_state.replica_epoch >= 0 ? req.replica_state.replica_epoch
+                    : b                                                      ? b->epoch
+                                                                             : -1;
+  }
   std::vector<Wanted> wanted;
   wanted.reserve(session.partitions.size());
   for (const auto& sp : session.partitions) {
@@ -266,6 +277,7 @@ boost::asio::awaitable<net::Response> handle_fetch(HandlerContext& ctx) {
     w.replica = replica_id >= 0 ? replica_id : -1;
     w.current_leader_epoch = sp.current_leader_epoch;
     w.replica_log_start = sp.requester_log_start;
+    w.replica_epoch = replica_epoch;
     if (!meta) {
       w.error = ctx.version >= 13 ? ErrorCode::unknown_topic_id : ErrorCode::unknown_topic_or_partition;
     } else if (replica_id < 0 && !authorized_topic(ctx, acl::Operation::read, meta->name)) {

@@ -21,8 +21,9 @@ struct Leader : ::testing::Test {
     r = std::make_unique<Replica>(config, log, epochs, 0);
     r->apply(s, now);
   }
-  FetchDecision fetch(BrokerId from, Offset offset, Epoch epoch = 3, Offset log_start = 0) {
-    return r->handle_fetch(FetchRequest{from, epoch, offset, log_start}, now);
+  FetchDecision fetch(BrokerId from, Offset offset, Epoch epoch = 3, Offset log_start = 0,
+                      int64_t broker_epoch = kNoBrokerEpoch) {
+    return r->handle_fetch(FetchRequest{from, epoch, offset, log_start, broker_epoch}, now);
   }
   std::vector<Completion> completions() { return r->take_output().completions; }
 };
@@ -195,12 +196,68 @@ TEST_F(Leader, ARefusedIsrChangeIsProposedAgainOnlyAfterTheRetryPeriod) {
   fetch(3, 10);
   auto out = r->take_output();
   ASSERT_TRUE(out.alter_partition);
-  r->handle_alter_partition(ErrorCode::ineligible_replica, partition(1, 3, {1, 2}), now);
+  r->handle_alter_partition(*out.alter_partition, ErrorCode::ineligible_replica, partition(1, 3, {1, 2}), now);
   fetch(3, 10);
   EXPECT_FALSE(r->take_output().alter_partition) << "proposed again on the next fetch";
   now += config.alter_partition_retry_ms;
   fetch(3, 10);
   EXPECT_TRUE(r->take_output().alter_partition);
+}
+
+TEST_F(Leader, AnAnswerToAnEarlierProposalLeavesThePendingOneCounting) {
+  start(partition(1, 3, {1, 2}));
+  log.write(3, 10);
+  fetch(2, 10);
+  fetch(3, 10);
+  auto first = r->take_output().alter_partition;
+  ASSERT_TRUE(first);
+  // Newer metadata overtakes the first proposal's answer, and follower 3 is proposed again.
+  r->apply(partition(1, 3, {1, 2}, {1, 2, 3}, 1), now);
+  fetch(3, 10);
+  auto second = r->take_output().alter_partition;
+  ASSERT_TRUE(second);
+  ASSERT_EQ(second->partition_epoch, 1);
+  r->handle_alter_partition(*first, ErrorCode::invalid_update_version, partition(1, 3, {1, 2}, {1, 2, 3}, 1), now);
+  // The controller may commit the second: follower 3 still holds back the high watermark.
+  log.write(3, 5);
+  fetch(2, 15);
+  EXPECT_EQ(r->high_watermark(), 10);
+  r->handle_alter_partition(*second, ErrorCode::none, partition(1, 3, {1, 2, 3}, {1, 2, 3}, 2), now);
+  EXPECT_EQ(r->state().isr, (std::vector<BrokerId>{1, 2, 3}));
+  fetch(3, 15);
+  EXPECT_EQ(r->high_watermark(), 15);
+}
+
+TEST_F(Leader, AnIsrProposalNamesTheBrokerEpochsItsMembersFetchedWith) {
+  start(partition(1, 3, {1, 2}));
+  log.write(3, 10);
+  fetch(2, 10, 3, 0, 21);
+  fetch(3, 10, 3, 0, 34);
+  auto out = r->take_output();
+  ASSERT_TRUE(out.alter_partition);
+  EXPECT_EQ(out.alter_partition->new_isr, (std::vector<BrokerId>{1, 2, 3}));
+  EXPECT_EQ(out.alter_partition->broker_epochs, (std::vector<int64_t>{kNoBrokerEpoch, 21, 34}));
+}
+
+TEST_F(Leader, AProposalWhoseOutcomeIsOpenKeepsItsMembersCountingUntilNewerMetadata) {
+  start(partition(1, 3, {1, 2}));
+  log.write(3, 10);
+  fetch(2, 10);
+  fetch(3, 10);
+  auto sent = r->take_output().alter_partition;
+  ASSERT_TRUE(sent);
+  // The controller moved on (perhaps by this very change, committed from an earlier copy).
+  r->handle_alter_partition(*sent, ErrorCode::invalid_update_version, partition(1, 3, {1, 2}), now);
+  log.write(3, 5);
+  fetch(2, 15);
+  EXPECT_EQ(r->high_watermark(), 10) << "follower 3 may be in the controller's ISR";
+  r->handle_alter_partition(*sent, ErrorCode::request_timed_out, partition(1, 3, {1, 2}), now);
+  fetch(2, 15);
+  EXPECT_EQ(r->high_watermark(), 10);
+  // The metadata arrives: 3 is not in the ISR after all, and no longer holds anything back.
+  r->apply(partition(1, 3, {1, 2}, {1, 2, 3}, 1), now);
+  fetch(2, 15);
+  EXPECT_EQ(r->high_watermark(), 15);
 }
 
 TEST_F(Leader, ALeaderWithStaleMetadataAndNoFollowerLosesItsLease) {

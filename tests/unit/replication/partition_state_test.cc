@@ -84,6 +84,22 @@ TEST(ControllerRules, AlterPartitionChecksTheSenderAndTheVersion) {
   EXPECT_EQ(ok.state.partition_epoch, 8);
 }
 
+TEST(ControllerRules, AMemberFoundInSyncByAnEarlierProcessOfItsBrokerIsRefused) {
+  // KIP-903: broker 3 was found in sync while it held epoch 10; it has since restarted (12).
+  auto s = partition(1, 4, {1, 2}, {1, 2, 3}, 7);
+  auto brokers = live({1, 2, 3});
+  brokers.epochs = {{1, 5}, {2, 6}, {3, 12}};
+  AlterPartitionRequest stale{1, 4, 7, {1, 2, 3}, {kNoBrokerEpoch, 6, 10}};
+  EXPECT_EQ(apply_alter_partition(s, stale, brokers, 2).error, ErrorCode::ineligible_replica);
+  AlterPartitionRequest current{1, 4, 7, {1, 2, 3}, {kNoBrokerEpoch, 6, 12}};
+  EXPECT_EQ(apply_alter_partition(s, current, brokers, 2).error, ErrorCode::none);
+  AlterPartitionRequest unknown{1, 4, 7, {1, 2, 3}, {}};  // an older leader names no epochs
+  EXPECT_EQ(apply_alter_partition(s, unknown, brokers, 2).error, ErrorCode::none);
+  // Members already in the ISR are not checked again (the controller removed any that restarted).
+  AlterPartitionRequest shrink{1, 4, 7, {1, 2}, {kNoBrokerEpoch, 99}};
+  EXPECT_EQ(apply_alter_partition(s, shrink, brokers, 2).error, ErrorCode::none);
+}
+
 TEST(ControllerRules, AnOfflinePartitionGetsALeaderWhenAnEligibleBrokerReturns) {
   auto s = partition(kNoBroker, 5, {2});
   EXPECT_EQ(on_broker_unfenced(s, live({1, 3}), false).leader, kNoBroker);
