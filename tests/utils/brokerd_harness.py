@@ -38,13 +38,20 @@ def brokerctl_binary():
     return path
 
 
+_handed_out = set()
+
+
 def free_port():
-    """A port that is free now, below the kernel's ephemeral range: the kernel gives ports of
+    """A port that is free now, below the kernel's ephemeral range (the kernel gives ports of
     that range to outgoing connections, so one of them could hold a port picked there when a
-    node restarts on it."""
+    node restarts on it), and never one this process was given before: a cluster takes all
+    its ports before its first node binds any."""
     low, _ = (int(x) for x in Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split())
     for _ in range(200):
         port = random.randrange(10000, max(low, 10001))
+        if port in _handed_out:
+            continue
+        _handed_out.add(port)
         with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
             try:
                 s.bind(("127.0.0.1", port))
