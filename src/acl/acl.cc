@@ -126,4 +126,16 @@ bool matches(const Filter& f, const Binding& b) {
   return true;
 }
 
+Binding binding_of(const protocol::Uuid& id, int8_t resource_type, std::string resource_name, int8_t pattern_type,
+                   std::string principal, std::string host, int8_t operation, int8_t permission) {
+  return Binding{id,
+                 static_cast<ResourceType>(resource_type),
+                 std::move(resource_name),
+                 static_cast<PatternType>(pattern_type),
+                 std::move(principal),
+                 std::move(host),
+                 static_cast<Operation>(operation),
+                 static_cast<Permission>(permission)};
+}
+
 }  // namespace brokerd::acl

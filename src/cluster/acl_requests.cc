@@ -23,14 +23,8 @@ acl::Filter filter_of(int8_t type, const std::optional<std::string>& name, int8_
 protocol::CreateAclsResponse answer_create_acls(MetadataStore& store, const protocol::CreateAclsRequest& req) {
   std::vector<acl::Binding> bindings;
   for (const auto& c : req.creations)
-    bindings.push_back(acl::Binding{{},
-                                    static_cast<acl::ResourceType>(c.resource_type),
-                                    c.resource_name,
-                                    static_cast<acl::PatternType>(c.resource_pattern_type),
-                                    c.principal,
-                                    c.host,
-                                    static_cast<acl::Operation>(c.operation),
-                                    static_cast<acl::Permission>(c.permission_type)});
+    bindings.push_back(acl::binding_of({}, c.resource_type, c.resource_name, c.resource_pattern_type, c.principal, c.host,
+                                       c.operation, c.permission_type));
   const auto answers = store.create_acls(std::move(bindings));
   protocol::CreateAclsResponse resp;
   for (const auto& a : answers) {

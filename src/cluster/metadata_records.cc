@@ -434,14 +434,8 @@ void apply_record(protocol::Reader& rd, MetadataImage& image) {
     case kAccessControlEntryRecord: {
       protocol::AccessControlEntryRecord r;
       r.decode(rd, version);
-      acl::Binding b{r.id,
-                     static_cast<acl::ResourceType>(r.resource_type),
-                     r.resource_name,
-                     static_cast<acl::PatternType>(r.pattern_type),
-                     r.principal,
-                     r.host,
-                     static_cast<acl::Operation>(r.operation),
-                     static_cast<acl::Permission>(r.permission_type)};
+      acl::Binding b = acl::binding_of(r.id, r.resource_type, r.resource_name, r.pattern_type, r.principal, r.host,
+                                       r.operation, r.permission_type);
       if (acl::invalid_binding(b)) break;  // codes this release does not know
       writable_acls(image).bindings[r.id] = std::move(b);
       break;

@@ -92,14 +92,8 @@ std::string sync_acls(const cluster::MirrorLink& link, const SourceMetadata& sou
     return fmt::format("cannot read the source's ACLs: {}", resp->error_message.value_or(std::string(protocol::error_name(code))));
   for (const auto& r : resp->resources)
     for (const auto& a : r.acls) {
-      acl::Binding b{{},
-                     static_cast<acl::ResourceType>(r.resource_type),
-                     r.resource_name,
-                     static_cast<acl::PatternType>(r.pattern_type),
-                     a.principal,
-                     a.host,
-                     static_cast<acl::Operation>(a.operation),
-                     static_cast<acl::Permission>(a.permission_type)};
+      acl::Binding b = acl::binding_of({}, r.resource_type, r.resource_name, r.pattern_type, a.principal, a.host,
+                                       a.operation, a.permission_type);
       if (!copies_acl(link, b) || acl::invalid_binding(b)) continue;
       b.id = copy_id(link.id, b);
       wanted.push_back(std::move(b));

@@ -45,6 +45,11 @@ struct Binding {
 // resource's name, and that PREFIXED is not used with "*" or the cluster.
 std::optional<std::string> invalid_binding(const Binding& b);
 
+// A binding from the integer codes the wire and the metadata records carry (unchecked: see
+// invalid_binding).
+Binding binding_of(const protocol::Uuid& id, int8_t resource_type, std::string resource_name, int8_t pattern_type,
+                   std::string principal, std::string host, int8_t operation, int8_t permission);
+
 // A DescribeAcls/DeleteAcls filter: unset strings and ANY codes match everything; the MATCH
 // pattern type matches every binding that applies to `resource_name` (literal equal, the
 // literal wildcard, or a prefix of it).
