@@ -26,6 +26,16 @@ struct Leader : ::testing::Test {
     return r->handle_fetch(FetchRequest{from, epoch, offset, log_start, broker_epoch}, now);
   }
   std::vector<Completion> completions() { return r->take_output().completions; }
+  // Leader 1 of ISR {1, 2} at offset 10; follower 3 catches up and is proposed.
+  AlterPartitionRequest propose_follower_3() {
+    start(partition(1, 3, {1, 2}));
+    log.write(3, 10);
+    fetch(2, 10);
+    fetch(3, 10);
+    auto out = r->take_output().alter_partition;
+    EXPECT_TRUE(out);
+    return out.value_or(AlterPartitionRequest{});
+  }
 };
 
 TEST_F(Leader, BecomingLeaderStartsItsEpochAtTheLogEnd) {
@@ -190,13 +200,8 @@ TEST_F(Leader, ALeaderThatStoodStillDoesNotDropItsFollowers) {
 }
 
 TEST_F(Leader, ARefusedIsrChangeIsProposedAgainOnlyAfterTheRetryPeriod) {
-  start(partition(1, 3, {1, 2}));
-  log.write(3, 10);
-  fetch(2, 10);
-  fetch(3, 10);
-  auto out = r->take_output();
-  ASSERT_TRUE(out.alter_partition);
-  r->handle_alter_partition(*out.alter_partition, ErrorCode::ineligible_replica, partition(1, 3, {1, 2}), now);
+  const auto sent = propose_follower_3();
+  r->handle_alter_partition(sent, ErrorCode::ineligible_replica, partition(1, 3, {1, 2}), now);
   fetch(3, 10);
   EXPECT_FALSE(r->take_output().alter_partition) << "proposed again on the next fetch";
   now += config.alter_partition_retry_ms;
@@ -205,19 +210,14 @@ TEST_F(Leader, ARefusedIsrChangeIsProposedAgainOnlyAfterTheRetryPeriod) {
 }
 
 TEST_F(Leader, AnAnswerToAnEarlierProposalLeavesThePendingOneCounting) {
-  start(partition(1, 3, {1, 2}));
-  log.write(3, 10);
-  fetch(2, 10);
-  fetch(3, 10);
-  auto first = r->take_output().alter_partition;
-  ASSERT_TRUE(first);
+  const auto first = propose_follower_3();
   // Newer metadata overtakes the first proposal's answer, and follower 3 is proposed again.
   r->apply(partition(1, 3, {1, 2}, {1, 2, 3}, 1), now);
   fetch(3, 10);
   auto second = r->take_output().alter_partition;
   ASSERT_TRUE(second);
   ASSERT_EQ(second->partition_epoch, 1);
-  r->handle_alter_partition(*first, ErrorCode::invalid_update_version, partition(1, 3, {1, 2}, {1, 2, 3}, 1), now);
+  r->handle_alter_partition(first, ErrorCode::invalid_update_version, partition(1, 3, {1, 2}, {1, 2, 3}, 1), now);
   // The controller may commit the second: follower 3 still holds back the high watermark.
   log.write(3, 5);
   fetch(2, 15);
@@ -240,18 +240,13 @@ TEST_F(Leader, AnIsrProposalNamesTheBrokerEpochsItsMembersFetchedWith) {
 }
 
 TEST_F(Leader, AProposalWhoseOutcomeIsOpenKeepsItsMembersCountingUntilNewerMetadata) {
-  start(partition(1, 3, {1, 2}));
-  log.write(3, 10);
-  fetch(2, 10);
-  fetch(3, 10);
-  auto sent = r->take_output().alter_partition;
-  ASSERT_TRUE(sent);
+  const auto sent = propose_follower_3();
   // The controller moved on (perhaps by this very change, committed from an earlier copy).
-  r->handle_alter_partition(*sent, ErrorCode::invalid_update_version, partition(1, 3, {1, 2}), now);
+  r->handle_alter_partition(sent, ErrorCode::invalid_update_version, partition(1, 3, {1, 2}), now);
   log.write(3, 5);
   fetch(2, 15);
   EXPECT_EQ(r->high_watermark(), 10) << "follower 3 may be in the controller's ISR";
-  r->handle_alter_partition(*sent, ErrorCode::request_timed_out, partition(1, 3, {1, 2}), now);
+  r->handle_alter_partition(sent, ErrorCode::request_timed_out, partition(1, 3, {1, 2}), now);
   fetch(2, 15);
   EXPECT_EQ(r->high_watermark(), 10);
   // The metadata arrives: 3 is not in the ISR after all, and no longer holds anything back.
