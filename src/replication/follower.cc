@@ -39,6 +39,12 @@ std::optional<FollowerRequest> Replica::next_request(int64_t now) {
 void Replica::handle_epoch_end_response(const EpochEndResponse& r, int64_t now) {
   (void)now;
   if (leading_ || phase_ != Phase::truncating || r.current_leader_epoch != state_.leader_epoch) return;
+  // The leader answers with an epoch at most the one asked about, this replica's latest. A
+  // larger one answers an earlier question (asked before this replica cut its cache back):
+  // taken now it would read as "an epoch never seen here" and skip the truncation. The
+  // current question is still out.
+  const auto latest = epochs_.latest();
+  if (r.error == ErrorCode::none && latest && r.leader_epoch > latest->epoch) return;
   in_flight_ = false;
   if (r.error != ErrorCode::none) return;  // ask again (or wait for newer metadata)
   if (r.leader_epoch == kNoEpoch || r.end_offset < 0) {

@@ -65,6 +65,23 @@ TEST_F(Follower, AnEpochThisReplicaNeverSawIsNotTrustedForTheEnd) {
   EXPECT_EQ(next<FetchRequest>().fetch_offset, 3);
 }
 
+TEST_F(Follower, ALateAnswerToAnEarlierQuestionDoesNotEndTheTruncation) {
+  log.write(1, 4);
+  epochs.assign(1, 0);
+  log.write(3, 4);
+  epochs.assign(3, 4);
+  start(partition(1, 4, {1, 2, 3}));
+  EXPECT_EQ(next<EpochEndRequest>().leader_epoch, 3);
+  r->handle_epoch_end_response({ErrorCode::none, 4, 2, 6}, now);  // cut back to epoch 1's end
+  EXPECT_EQ(next<EpochEndRequest>().leader_epoch, 1);
+  // A second answer to the first question (it was asked twice) arrives after that cut.
+  r->handle_epoch_end_response({ErrorCode::none, 4, 2, 6}, now);
+  EXPECT_FALSE(r->next_request(now)) << "the question about epoch 1 is still out";
+  r->handle_epoch_end_response({ErrorCode::none, 4, 1, 3}, now);
+  EXPECT_EQ(log.end_offset(), 3);
+  EXPECT_EQ(next<FetchRequest>().fetch_offset, 3);
+}
+
 TEST_F(Follower, AppendsTheLeadersBatchesAndLearnsTheirEpochs) {
   start(partition(1, 3, {1, 2, 3}), 0);
   auto f = next<FetchRequest>();  // an empty log has nothing to ask about
