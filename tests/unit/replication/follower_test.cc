@@ -24,6 +24,16 @@ struct Follower : ::testing::Test {
     log.write(2, 4);
     epochs.assign(2, 4);
   }
+  // Epoch-1 entries [0,4) and epoch-3 entries [4,8), following leader 1 in epoch 4: it
+  // asks where epoch 3 ended.
+  void follow_after_epochs_1_and_3() {
+    log.write(1, 4);
+    epochs.assign(1, 0);
+    log.write(3, 4);
+    epochs.assign(3, 4);
+    start(partition(1, 4, {1, 2, 3}));
+    EXPECT_EQ(next<EpochEndRequest>().leader_epoch, 3);
+  }
   void start(PartitionState s, Offset hw = 5) {
     r = std::make_unique<Replica>(config, log, epochs, hw);
     r->apply(s, now);
@@ -50,12 +60,7 @@ TEST_F(Follower, AsksWhereItsLatestEpochEndedThenTruncatesThere) {
 }
 
 TEST_F(Follower, AnEpochThisReplicaNeverSawIsNotTrustedForTheEnd) {
-  log.write(1, 4);
-  epochs.assign(1, 0);
-  log.write(3, 4);
-  epochs.assign(3, 4);
-  start(partition(1, 4, {1, 2, 3}));
-  EXPECT_EQ(next<EpochEndRequest>().leader_epoch, 3);
+  follow_after_epochs_1_and_3();
   // The leader never had epoch 3; its epoch 2 (which this replica never saw) ended at 6.
   r->handle_epoch_end_response({ErrorCode::none, 4, 2, 6}, now);
   EXPECT_EQ(log.end_offset(), 4) << "cut back to the end of epoch 1 here";
@@ -66,12 +71,7 @@ TEST_F(Follower, AnEpochThisReplicaNeverSawIsNotTrustedForTheEnd) {
 }
 
 TEST_F(Follower, ALateAnswerToAnEarlierQuestionDoesNotEndTheTruncation) {
-  log.write(1, 4);
-  epochs.assign(1, 0);
-  log.write(3, 4);
-  epochs.assign(3, 4);
-  start(partition(1, 4, {1, 2, 3}));
-  EXPECT_EQ(next<EpochEndRequest>().leader_epoch, 3);
+  follow_after_epochs_1_and_3();
   r->handle_epoch_end_response({ErrorCode::none, 4, 2, 6}, now);  // cut back to epoch 1's end
   EXPECT_EQ(next<EpochEndRequest>().leader_epoch, 1);
   // A second answer to the first question (it was asked twice) arrives after that cut.
