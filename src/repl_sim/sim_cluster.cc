@@ -71,9 +71,8 @@ void SimCluster::send(int from, int to, Payload p) {
   if (network_link && cut_[static_cast<size_t>(from)][static_cast<size_t>(to)]) return;
   if (faults_on_ && rng_.chance(0.01)) return;
   // Now and then a message is slow (a long queue, a retransmission) and arrives after ones
-  // sent later, e.g. a controller's answer after the metadata that overtook it.
-  // The controller's answer to an AlterPartition often comes after the metadata that carries
-  // the change (a broker hears of both on different paths).
+  // sent later. The controller's answer to an AlterPartition often does, after the metadata
+  // that carries the change (a broker hears of both on different paths).
   const bool slow = faults_on_ && (rng_.chance(0.03) || (std::holds_alternative<AlterResp>(p) && rng_.chance(0.3)));
   const int64_t delay = slow ? rng_.range(20, 120) : rng_.range(1, 10);
   queue_.push(Event{now_ + delay, order_++, from, to, std::move(p)});

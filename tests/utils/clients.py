@@ -65,8 +65,8 @@ def consumer(bootstrap, **conf):
     return Consumer(base)
 
 
-def watermarks(bootstrap, topic, partition, timeout=10.0):
-    c = consumer(bootstrap)
+def watermarks(bootstrap, topic, partition, timeout=10.0, **conf):
+    c = consumer(bootstrap, **conf)
     try:
         return c.get_watermark_offsets(TopicPartition(topic, partition), timeout=timeout)
     finally:
@@ -85,14 +85,11 @@ def settled_watermarks(bootstrap, topic, partition, timeout=30.0, **conf):
     afresh) while the partition has no leader."""
     deadline = time.monotonic() + timeout
     while True:
-        c = consumer(bootstrap, **conf)
         try:
-            return c.get_watermark_offsets(TopicPartition(topic, partition), timeout=5)
+            return watermarks(bootstrap, topic, partition, timeout=5, **conf)
         except KafkaException as e:
             if e.args[0].code() not in _LEADERLESS or time.monotonic() >= deadline:
                 raise
-        finally:
-            c.close()
         time.sleep(0.2)
 
 
