@@ -1,10 +1,11 @@
 #!/usr/bin/python3
 """Isolation between teams on one node: team B produces at a modest rate (acks=all) and its
 latency is measured alone, then while team A floods the node as fast as its client can go,
-first at A's quota (producer_byte_rate on A's client id) and then with no quota at all.
+first at A's byte quota (producer_byte_rate on A's client id), then at a quota on the
+reactor time of its requests (request_percentage), and then with no quota at all.
 
     bench/security/isolation_bench.py --brokerd build/src/app/brokerd [--seconds 10]
-        [--b-rate 500] [--a-quota 20000000]
+        [--b-rate 500] [--a-quota 20000000] [--a-request-percentage 20]
 
 Prints B's p50/p99/p999 produce latency per phase, the ratio of B's p99 to its solo p99,
 and A's acknowledged rate. Each team writes its own topic. Not a test: run it by hand.
@@ -98,6 +99,8 @@ def main():
     ap.add_argument("--seconds", type=float, default=10)
     ap.add_argument("--b-rate", type=int, default=500, help="team B's records per second (1 KB each)")
     ap.add_argument("--a-quota", type=int, default=20_000_000, help="team A's producer_byte_rate")
+    ap.add_argument("--a-request-percentage", type=float, default=20,
+                    help="team A's request_percentage (share of one reactor thread, in percent)")
     args = ap.parse_args()
     import os
     os.environ["BROKERD_BIN"] = str(Path(args.brokerd).resolve())
@@ -111,18 +114,23 @@ def main():
             ctl(broker, "quotas", "alter", "--client-id", "team-a", "--set", f"producer_byte_rate={args.a_quota}")
             time.sleep(1)
             at_quota = phase(broker, args.seconds, args.b_rate, flood=True, warmup=13.0)
-            ctl(broker, "quotas", "alter", "--client-id", "team-a", "--delete", "producer_byte_rate")
+            ctl(broker, "quotas", "alter", "--client-id", "team-a", "--delete", "producer_byte_rate",
+                "--set", f"request_percentage={args.a_request_percentage:g}")
+            time.sleep(1)
+            at_time_quota = phase(broker, args.seconds, args.b_rate, flood=True, warmup=13.0)
+            ctl(broker, "quotas", "alter", "--client-id", "team-a", "--delete", "request_percentage")
             time.sleep(1)
             unlimited = phase(broker, args.seconds, args.b_rate, flood=True)
         finally:
             broker.kill()
     print(f"team B: {args.b_rate} records/s of {RECORD} B, acks=all, {args.seconds:.0f} s per phase; "
           "A's rate measured while B runs (after 13 s of flooding at the quota: its burst is spent)")
-    print(f"{'phase':<34}{'p50 ms':>8}{'p99 ms':>8}{'p999 ms':>9}{'p99/solo':>10}{'A MB/s':>9}")
+    print(f"{'phase':<44}{'p50 ms':>8}{'p99 ms':>8}{'p999 ms':>9}{'p99/solo':>10}{'A MB/s':>9}")
     for name, r in (("B alone", solo), (f"A flooding at its quota ({args.a_quota / 1e6:.0f} MB/s)", at_quota),
+                    (f"A flooding at request_percentage={args.a_request_percentage:g}", at_time_quota),
                     ("A flooding with no quota", unlimited)):
         a = f"{r['a_rate'] / 1e6:9.1f}" if "a_rate" in r else f"{'-':>9}"
-        print(f"{name:<34}{r['p50']:8.2f}{r['p99']:8.2f}{r['p999']:9.2f}{r['p99'] / solo['p99']:10.2f}{a}")
+        print(f"{name:<44}{r['p50']:8.2f}{r['p99']:8.2f}{r['p999']:9.2f}{r['p99'] / solo['p99']:10.2f}{a}")
 
 
 if __name__ == "__main__":

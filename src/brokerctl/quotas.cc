@@ -106,7 +106,8 @@ std::vector<Command> quota_commands() {
                                        {"client-id-default", "", "the default client id"}};
   auto alter_opts = entity;
   alter_opts.push_back({"set", "QUOTA=VALUE",
-                        "producer_byte_rate or consumer_byte_rate (bytes/s), controller_mutation_rate (partitions/s)",
+                        "producer_byte_rate or consumer_byte_rate (bytes/s), controller_mutation_rate (partitions/s), "
+                        "request_percentage (% of one reactor thread)",
                         true});
   alter_opts.push_back({"delete", "QUOTA", "remove a quota", true});
   alter_opts.push_back({"validate-only", "", "check the change without making it"});

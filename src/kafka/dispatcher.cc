@@ -1,5 +1,9 @@
 #include "brokerd/kafka/dispatcher.h"
 
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/this_coro.hpp>
+#include <boost/asio/use_awaitable.hpp>
+
 #include <chrono>
 
 #include "brokerd/common/logger.h"
@@ -7,6 +11,7 @@
 #include "brokerd/protocol/messages/api_table.h"
 #include "brokerd/security/sasl_server.h"
 #include "kafka/handler.h"
+#include "kafka/quotas.h"
 #include "kafka/served_apis.h"
 
 namespace brokerd::kafka {
@@ -59,8 +64,18 @@ boost::asio::awaitable<net::Response> KafkaDispatcher::dispatch(net::Request req
     protocol::skip_request_header_tags(body, req.api_key, req.api_version);
     HandlerContext ctx{req, body, req.api_version, services_};
     // The handler starts now and runs to its first suspension before this coroutine
-    // returns control: produce ordering depends on it (see net/request.h).
-    auto response = co_await api->handler(ctx);
+    // returns control: produce ordering depends on it (see net/request.h). co_spawn on a
+    // reactor's executor starts it inline, as a direct co_await does.
+    net::Response response;
+    if (auto request_quota = request_time_quota(ctx)) {
+      ctx.request_time = &*request_quota;
+      auto run = api->handler(ctx);
+      auto ex = net::charging(co_await boost::asio::this_coro::executor, request_quota->account);
+      response = co_await boost::asio::co_spawn(ex, std::move(run), boost::asio::use_awaitable);
+      charge_request_time(ctx);  // what building the response took
+    } else {
+      response = co_await api->handler(ctx);
+    }
     metrics.latency.observe_nanos(static_cast<uint64_t>(
         std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - started).count()));
     co_return std::move(response);

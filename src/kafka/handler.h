@@ -19,6 +19,14 @@ namespace brokerd::cluster { class MetadataImage; }
 
 namespace brokerd::kafka {
 
+struct RequestTimeQuota;
+struct HandlerContext;
+
+// request_percentage (KIP-124): charges the reactor time the request has used since the last
+// charge to its client's bucket, mutes the connection while the client is over its quota,
+// and returns the throttle time to tell the client (0 without such a quota).
+int32_t charge_request_time(const HandlerContext& ctx);
+
 struct HandlerContext {
   const net::Request& request;
   protocol::Reader& body;
@@ -27,6 +35,8 @@ struct HandlerContext {
   // The image whose ACLs authorize this request: loaded at the first check, so a request
   // is judged against one set of bindings and a handler checking many topics loads it once.
   mutable std::shared_ptr<const cluster::MetadataImage> acl_image = nullptr;
+  // Set when a request_percentage quota applies to the client: the request's time is counted.
+  RequestTimeQuota* request_time = nullptr;
 
   template <typename Msg>
   Msg decode() const {
@@ -34,8 +44,23 @@ struct HandlerContext {
     m.decode(body, version);
     return m;
   }
+  // The encoded response. Its throttle_time_ms is raised to what the request quota asks, if one
+  // applies.
   template <typename Msg>
   net::Response respond(const Msg& msg) const {
+    if constexpr (requires { msg.throttle_time_ms; }) {
+      if (request_time) {
+        if (const int32_t throttle = charge_request_time(*this); throttle > msg.throttle_time_ms) {
+          Msg throttled = msg;
+          throttled.throttle_time_ms = throttle;
+          return encode(throttled);
+        }
+      }
+    }
+    return encode(msg);
+  }
+  template <typename Msg>
+  net::Response encode(const Msg& msg) const {
     return net::Response{protocol::encode_response(request.api_key, version, request.correlation_id, msg)};
   }
 };

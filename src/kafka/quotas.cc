@@ -11,6 +11,7 @@
 #include "brokerd/cluster/metadata_store.h"
 #include "brokerd/common/clock.h"
 #include "brokerd/kafka/services.h"
+#include "brokerd/metrics/broker_metrics.h"
 #include "brokerd/quota/throttler.h"
 
 namespace brokerd::kafka {
@@ -52,7 +53,32 @@ void unrecord_quota(HandlerContext& ctx, const std::string& bucket, double bytes
   ctx.services.throttler.unrecord(bucket, bytes, wall_clock_ms());
 }
 
-void mute(HandlerContext& ctx, int64_t ms) {
+std::optional<RequestTimeQuota> request_time_quota(HandlerContext& ctx) {
+  auto applied = applied_quota(ctx, quota::kRequestPercentage);
+  if (!applied) return std::nullopt;
+  RequestTimeQuota q;
+  q.applied = std::move(*applied);
+  return q;
+}
+
+int32_t charge_request_time(const HandlerContext& ctx) {
+  RequestTimeQuota* q = ctx.request_time;
+  if (!q || q->exempt) return 0;
+  const int64_t spent = net::charged_nanos(*q->account);
+  const int64_t fresh = spent - q->charged_nanos;
+  q->charged_nanos = spent;
+  const double fresh_ms = static_cast<double>(fresh) / 1e6;
+  const int64_t throttle_ms = ctx.services.throttler.record(q->applied.bucket, fresh_ms, q->applied.value * 10.0,
+                                                            wall_clock_ms());
+  if (ctx.request.connection)
+    ctx.services.metrics.principal_traffic(ctx.request.connection->principal,
+                                           metrics::BrokerMetrics::principal_request_us,
+                                           static_cast<uint64_t>(fresh / 1000), throttle_ms);
+  mute(ctx, throttle_ms);
+  return static_cast<int32_t>(std::min<int64_t>(throttle_ms, INT32_MAX));
+}
+
+void mute(const HandlerContext& ctx, int64_t ms) {
   if (ms <= 0 || !ctx.request.connection) return;
   auto& until = ctx.request.connection->throttled_until;
   until = std::max(until, std::chrono::steady_clock::now() + std::chrono::milliseconds(ms));

@@ -4,8 +4,11 @@
 #include <boost/asio/awaitable.hpp>
 
 #include <cstdint>
+#include <memory>
+#include <optional>
 #include <string_view>
 
+#include "brokerd/net/request_time.h"
 #include "brokerd/quota/client_quotas.h"
 #include "kafka/handler.h"
 
@@ -26,7 +29,21 @@ bool take_mutations(HandlerContext& ctx, int32_t mutations, bool strict, int64_t
 // KIP-219: the connection reads no further request for `ms`. Called before the handler's
 // first suspension, this also holds back requests the client pipelined behind this one (the
 // connection reads the next frame only once the handler suspends).
-void mute(HandlerContext& ctx, int64_t ms);
+void mute(const HandlerContext& ctx, int64_t ms);
+
+// KIP-124, request_percentage: the quota on the reactor time of a client's requests. The
+// dispatcher runs such a request on a charging executor (net/request_time.h); the time is
+// charged to the client's bucket when the response is built (raising its throttle_time_ms)
+// and once more when the handler returns. A follower's fetch is exempt, as Kafka exempts
+// inter-broker requests.
+struct RequestTimeQuota {
+  quota::Applied applied;  // request_percentage: p % of one thread is p x 10 ms per second
+  std::shared_ptr<net::TimeAccount> account = std::make_shared<net::TimeAccount>();
+  int64_t charged_nanos = 0;
+  bool exempt = false;
+};
+// The request quota of the request's client, if one applies.
+std::optional<RequestTimeQuota> request_time_quota(HandlerContext& ctx);
 // A request version older than KIP-219 (< `client_waits_from`) is answered only after `ms`.
 boost::asio::awaitable<void> answer_later(HandlerContext& ctx, int64_t ms, int16_t client_waits_from);
 

@@ -34,7 +34,10 @@ BrokerMetrics::BrokerMetrics(Registry& registry)
                         {"brokerd_principal_bytes_out_total",
                          "Record batch bytes returned to the principal's consumers by Fetch (replication excluded)."},
                         {"brokerd_principal_throttled_milliseconds_total",
-                         "Time the principal's clients were told to wait by client quotas."}})),
+                         "Time the principal's clients were told to wait by client quotas."},
+                        {"brokerd_principal_request_time_microseconds_total",
+                         "Reactor time the principal's requests used, counted while a request_percentage "
+                         "quota applies to them."}})),
       fetch_purgatory_(registry.gauge("brokerd_fetch_purgatory_size",
                                       "Fetch requests waiting for min_bytes or max_wait_ms.")),
       produce_purgatory_(registry.gauge(

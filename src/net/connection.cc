@@ -6,6 +6,7 @@
 
 #include <boost/asio/bind_cancellation_slot.hpp>
 #include <boost/asio/co_spawn.hpp>
+#include <boost/asio/post.hpp>
 #include <boost/asio/read.hpp>
 #include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
@@ -310,6 +311,11 @@ asio::awaitable<void> Connection::reader() {
     if (closed_) break;
     start_dispatch(std::move(buffer), static_cast<size_t>(size));
     if (closed_) break;
+    // Fair turns: with the next frame already staged this loop would go on without waiting
+    // for the socket, so a client that pipelines many requests would have the reactor to
+    // itself. It goes to the back of the queue instead, behind every other connection's
+    // ready work (a socket read already takes a turn of its own).
+    if (stage_end_ > stage_begin_) co_await asio::post(socket_.get_executor(), asio::use_awaitable);
   }
   reader_done_ = true;
   notify(writer_wake_);

@@ -33,10 +33,12 @@ std::string check_entity(const Entity& e) {
 }
 
 std::string check_op(const std::string& key, double value, bool remove) {
-  if (key != kProducerByteRate && key != kConsumerByteRate && key != kControllerMutationRate) {
-    if (key == "request_percentage" || key == "connection_creation_rate")
+  if (key != kProducerByteRate && key != kConsumerByteRate && key != kControllerMutationRate &&
+      key != kRequestPercentage) {
+    if (key == "connection_creation_rate")
       return "Quota '" + key +
-             "' is not enforced by this broker: producer_byte_rate, consumer_byte_rate and controller_mutation_rate are.";
+             "' is not enforced by this broker: producer_byte_rate, consumer_byte_rate, "
+             "controller_mutation_rate and request_percentage are.";
     return "Unknown quota key '" + key + "'.";
   }
   if (!remove && !(value > 0)) return "Quota " + key + " must be positive.";

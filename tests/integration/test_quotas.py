@@ -48,8 +48,10 @@ def test_quotas_are_set_listed_and_refused_as_kafka_does(broker_factory):
     r = ctl(b, "quotas", "alter", "--user", "alice", "--client-id", "<default>", "--set", "producer_byte_rate=1024",
             "--set", "consumer_byte_rate=2048")
     assert r.returncode == 0, r.stderr
-    r = ctl(b, "quotas", "alter", "--user", "bob", "--set", "request_percentage=50")
+    r = ctl(b, "quotas", "alter", "--user", "bob", "--set", "connection_creation_rate=5")
     assert r.returncode != 0 and "INVALID_REQUEST" in r.stderr and "not enforced" in r.stderr, r.stderr
+    r = ctl(b, "quotas", "alter", "--user", "bob", "--set", "request_percentage=0")
+    assert r.returncode != 0 and "INVALID_REQUEST" in r.stderr and "positive" in r.stderr, r.stderr
     r = ctl(b, "quotas", "alter", "--user", "carol", "--set", "producer_byte_rate=1", "--validate-only")
     assert r.returncode == 0, r.stderr
     listed = json.loads(ctl(b, "--output", "json", "quotas", "describe").stdout)
@@ -182,3 +184,50 @@ def test_partition_mutations_over_the_controller_mutation_rate_are_refused(broke
         time.sleep(0.5)
     waited = 10 - (deadline - time.monotonic())
     assert waited >= 1.0, waited
+
+
+def metadata_requests(bootstrap, client_id, seconds, throttles):
+    """Asks for metadata as fast as the client goes for `seconds`; returns how many answers came."""
+    p = Producer({"bootstrap.servers": bootstrap, "client.id": client_id,
+                  "throttle_cb": lambda event: throttles.append(event.throttle_time)})  # seconds
+    p.list_topics(timeout=10)
+    n, start = 0, time.monotonic()
+    while time.monotonic() - start < seconds:
+        p.list_topics(timeout=10)
+        p.poll(0)
+        n += 1
+    p.flush(5)
+    return n
+
+
+def test_a_client_over_its_request_percentage_is_throttled(broker_factory):
+    # KIP-124: 0.1% of one reactor thread is 1 ms of request time per second (2 ms of burst in
+    # the 2 s window). A client asking for metadata as fast as it can uses far more, so it is
+    # told to wait (throttle_time_ms) and its connection is muted; a client without the
+    # quota is not.
+    port = free_port()
+    b = broker_factory({"quota.window.num": 2, "quota.window.size.seconds": 1, "metrics.listener": f"127.0.0.1:{port}"})
+    clients.create_topic(b.bootstrap, "some-topic", 3)
+    r = ctl(b, "quotas", "alter", "--client-id", "busy", "--set", "request_percentage=0.1")
+    assert r.returncode == 0, r.stderr
+    listed = json.loads(ctl(b, "--output", "json", "quotas", "describe").stdout)
+    assert [(q["quota"], float(q["value"])) for q in listed] == [("request_percentage", 0.1)], listed
+    time.sleep(0.5)
+    seconds = 6
+    free_throttles, busy_throttles = [], []
+    free = metadata_requests(b.bootstrap, "free", seconds, free_throttles)
+    busy = metadata_requests(b.bootstrap, "busy", seconds, busy_throttles)
+    text = urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=10).read().decode()
+    spent_ms = 0.0
+    for line in text.splitlines():
+        if line.startswith('brokerd_principal_request_time_microseconds_total{principal="User:ANONYMOUS"}'):
+            spent_ms = float(line.split()[-1]) / 1000
+    print(f"{seconds} s of metadata requests: 'free' {free}, 'busy' (request_percentage=0.1) {busy}; "
+          f"'busy' charged {spent_ms:.2f} ms of reactor time (quota {seconds * 1.0:.1f} ms + 2 ms burst), "
+          f"throttled {len(busy_throttles)} times, max {max(busy_throttles, default=0) * 1000:.0f} ms")
+    assert not free_throttles, free_throttles
+    assert busy_throttles and max(busy_throttles) > 0, busy_throttles
+    assert busy < free / 2, (busy, free)
+    # Only the quota's client is charged, and no more than its quota and burst allow (the
+    # last request may overdraw the bucket; the slack is for that).
+    assert 0 < spent_ms <= seconds * 1.0 + 2.0 + 3.0, spent_ms

@@ -4,7 +4,8 @@
 // posted job, in the order given (a request spanning 20,000 partitions costs a post per
 // shard, not per partition). All jobs are posted before the caller first suspends, so two
 // requests fanned out in turn reach each shard in the same order: this is what keeps
-// per-partition order for pipelined produce requests.
+// per-partition order for pipelined produce requests. The jobs' time is charged to the
+// caller's request when its time is counted (net/request_time.h).
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/awaitable.hpp>
@@ -19,6 +20,8 @@
 #include <functional>
 #include <memory>
 #include <vector>
+
+#include "brokerd/net/request_time.h"
 
 namespace brokerd::cluster {
 
@@ -51,7 +54,7 @@ boost::asio::awaitable<std::vector<R>> fan_out(std::vector<FanOutTask<R>> tasks)
   auto state = std::make_shared<State>(caller, tasks.size(), jobs.size());
   auto shared_tasks = std::make_shared<std::vector<FanOutTask<R>>>(std::move(tasks));
   for (auto& [executor, indexes] : jobs) {
-    boost::asio::post(executor, [state, caller, shared_tasks, indexes = std::move(indexes)]() mutable {
+    boost::asio::post(net::charging_current(executor), [state, caller, shared_tasks, indexes = std::move(indexes)]() mutable {
       for (size_t i : indexes) {
         try {
           state->results[i] = (*shared_tasks)[i].run();

@@ -36,13 +36,21 @@ class BrokerMetrics {
   }
   KeyedCounters& topics() { return topics_; }
   // Per principal (User:alice): what the authorizer refused, the bytes it produced and
-  // fetched, and the time its clients were throttled by quotas.
-  enum PrincipalColumn : size_t { refused = 0, principal_bytes_in = 1, principal_bytes_out = 2, throttled_ms = 3 };
+  // fetched, the time its clients were throttled by quotas, and the reactor time its requests
+  // used (counted only while a request_percentage quota applies to them).
+  enum PrincipalColumn : size_t {
+    refused = 0,
+    principal_bytes_in = 1,
+    principal_bytes_out = 2,
+    throttled_ms = 3,
+    principal_request_us = 4
+  };
   void authorization_refused(std::string_view principal) { principals_.row(principal).add(refused, 1); }
-  void principal_traffic(std::string_view principal, PrincipalColumn bytes_column, uint64_t bytes, int64_t throttle_ms) {
-    if (bytes == 0 && throttle_ms <= 0) return;
+  // Adds `amount` to `column` and the throttle time to throttled_ms.
+  void principal_traffic(std::string_view principal, PrincipalColumn column, uint64_t amount, int64_t throttle_ms) {
+    if (amount == 0 && throttle_ms <= 0) return;
     auto& row = principals_.row(principal);
-    if (bytes > 0) row.add(bytes_column, bytes);
+    if (amount > 0) row.add(column, amount);
     if (throttle_ms > 0) row.add(throttled_ms, static_cast<uint64_t>(throttle_ms));
   }
   Gauge& fetch_purgatory() { return fetch_purgatory_; }

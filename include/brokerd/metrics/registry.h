@@ -105,7 +105,7 @@ class Histogram {
 // use on that shard) and a scrape take the slot's mutex. Keys are never removed.
 class KeyedCounters {
  public:
-  static constexpr size_t kMaxColumns = 4;
+  static constexpr size_t kMaxColumns = 5;
   struct Column {
     std::string name;
     std::string help;

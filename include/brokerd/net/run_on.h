@@ -17,6 +17,7 @@
 #include <utility>
 
 #include "brokerd/net/reactor_pool.h"
+#include "brokerd/net/request_time.h"
 
 namespace brokerd::net {
 
@@ -70,16 +71,18 @@ boost::asio::awaitable<std::optional<R>> invoke_as_optional(F f) {
 }  // namespace detail
 
 // Runs f (plain, or returning an awaitable) on `target`; the caller resumes on its own executor.
+// Time f spends there is charged to the caller's request, if its time is counted
+// (net/request_time.h).
 template <typename F>
 boost::asio::awaitable<detail::run_result_t<F>> run_on(boost::asio::any_io_executor target, F f) {
   using R = detail::run_result_t<F>;
   if constexpr (std::is_void_v<R> || std::default_initializable<R>) {
     // The coroutine is only created here; co_spawn starts it on `target`.
-    co_return co_await boost::asio::co_spawn(target, detail::invoke_as_awaitable(std::move(f)),
+    co_return co_await boost::asio::co_spawn(charging_current(std::move(target)), detail::invoke_as_awaitable(std::move(f)),
                                              boost::asio::use_awaitable);
   } else {
     // co_spawn needs a default-constructible result to report an exception.
-    auto out = co_await boost::asio::co_spawn(target, detail::invoke_as_optional(std::move(f)),
+    auto out = co_await boost::asio::co_spawn(charging_current(std::move(target)), detail::invoke_as_optional(std::move(f)),
                                               boost::asio::use_awaitable);
     co_return std::move(*out);
   }

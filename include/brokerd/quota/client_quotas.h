@@ -16,6 +16,8 @@ inline constexpr std::string_view kProducerByteRate = "producer_byte_rate";
 inline constexpr std::string_view kConsumerByteRate = "consumer_byte_rate";
 // KIP-599: partitions created or deleted per second (CreateTopics, CreatePartitions, DeleteTopics).
 inline constexpr std::string_view kControllerMutationRate = "controller_mutation_rate";
+// KIP-124: the share of one reactor thread a client's requests may use, in percent.
+inline constexpr std::string_view kRequestPercentage = "request_percentage";
 
 // An entity: its components sorted by type, each with a name or, for the default entity of
 // that type ("<default>"), none.

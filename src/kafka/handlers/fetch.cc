@@ -235,6 +235,7 @@ boost::asio::awaitable<net::Response> handle_fetch(HandlerContext& ctx) {
   auto req = ctx.decode<FetchRequest>();
   auto& svc = ctx.services;
   const int32_t replica_id = ctx.version >= 15 ? req.replica_state.replica_id : req.replica_id;
+  if (replica_id >= 0 && ctx.request_time) ctx.request_time->exempt = true;  // replication
 
   FetchResponse resp;
   const auto session = svc.fetch_sessions.begin(session_request(req, ctx.version, replica_id), wall_clock_ms());

@@ -64,7 +64,9 @@ TEST(ClientQuotas, ChecksRefuseWhatIsNotEnforced) {
   EXPECT_EQ(check_op("producer_byte_rate", 1024, false), "");
   EXPECT_EQ(check_op("consumer_byte_rate", 0, true), "");
   EXPECT_NE(check_op("consumer_byte_rate", 0, false), "");
-  EXPECT_NE(check_op("request_percentage", 50, false), "");
+  EXPECT_EQ(check_op("request_percentage", 0.5, false), "");
+  EXPECT_NE(check_op("request_percentage", -1, false), "");
+  EXPECT_NE(check_op("connection_creation_rate", 5, false), "");
   EXPECT_NE(check_op("no_such_quota", 5, false), "");
 }
 
