@@ -38,10 +38,14 @@ class Partition::LogAdapter final : public replication::ReplicaLog {
   replication::Offset start_offset() const override { return log_->log_start_offset(); }
   replication::Offset end_offset() const override { return log_->log_end_offset(); }
   void append_replica(const replication::Batch& b) override {
-    auto res = log_->append_replica(b.bytes, wall_clock_ms());
-    if (res.error != protocol::ErrorCode::none)
+    const int64_t now = wall_clock_ms();
+    auto res = log_->append_replica(b.bytes, now);
+    if (res.error == protocol::ErrorCode::kafka_storage_error) {
+      write_failed_ms = now;  // the log reported it
+    } else if (res.error != protocol::ErrorCode::none) {
       module_logger("cluster")->error("{}: replicated batch at {} not written: {}", log_->dir().string(), b.base_offset,
                                       res.message);
+    }
   }
   void truncate_to(replication::Offset end) override {
     module_logger("replication")->info("{}: truncating from {} to {}", log_->dir().filename().string(),
@@ -55,9 +59,13 @@ class Partition::LogAdapter final : public replication::ReplicaLog {
                                       protocol::error_name(e));
   }
 
+  int64_t write_failed_ms = 0;
+
  private:
   const std::unique_ptr<storage::Log>& log_;
 };
+
+int64_t Partition::replica_write_failed_ms() const { return adapter_->write_failed_ms; }
 
 Partition::Partition(TopicPartition id, protocol::Uuid topic_id, std::unique_ptr<storage::Log> log,
                      replication::ReplicaConfig cfg, int64_t high_watermark)

@@ -203,10 +203,13 @@ RoundResult fetch_round(const FetcherOptions& options, PartitionManager& pm, con
   const int64_t now = wall_clock_ms();
   std::vector<std::pair<TopicPartition, std::future<std::optional<std::optional<replication::FollowerRequest>>>>> wanted;
   const int32_t self = options.node_id;
+  const int64_t backoff_ms = options.backoff_ms;
   for (const auto& tp : followed)
-    wanted.emplace_back(tp, on_shard(pm, tp, [&pm, now, self](Partition& p) -> std::optional<replication::FollowerRequest> {
+    wanted.emplace_back(tp, on_shard(pm, tp, [&pm, now, self, backoff_ms](Partition& p) -> std::optional<replication::FollowerRequest> {
       // A throttled copy (cluster/replication_throttle.h) waits while the rate is spent.
       if (p.follower_throttled && !p.in_isr(self) && pm.follower_quota().exceeded(now)) return std::nullopt;
+      // A copy that could not write what it fetched (a full disk) does not fetch it again at once.
+      if (now - p.replica_write_failed_ms() < backoff_ms) return std::nullopt;
       return p.replica().next_request(now);
     }));
   std::vector<Ask<replication::EpochEndRequest>> epoch_asks;

@@ -275,11 +275,10 @@ AppendResult Log::append(std::span<std::byte> batches, int32_t leader_epoch, int
   }
   if (int err = active().append(batches, metas); err != 0) {
     ++rewrites_;  // the partial write was cut back: a copy may have read it
-    res.error = ErrorCode::kafka_storage_error;
-    res.message = std::string("write failed: ") + std::strerror(err);
-    module_logger("storage")->error("{}: {}", dir_.string(), res.message);
+    write_failed(res, std::string("write failed: ") + std::strerror(err), now_ms);
     return res;
   }
+  write_succeeded();
   producer_append.commit(producers_);
   res.base_offset = dups.front() ? first_offset : base;
   res.last_offset = dups.back() ? last_offset : next - 1;
@@ -498,11 +497,32 @@ bool Log::roll_for_append(int64_t now_ms, AppendResult& res) {
     roll(now_ms);
     return true;
   } catch (const std::system_error& e) {
-    res.error = ErrorCode::kafka_storage_error;
-    res.message = std::string("cannot start a new segment: ") + e.what();
-    module_logger("storage")->error("{}: {}", dir_.string(), res.message);
+    write_failed(res, std::string("cannot start a new segment: ") + e.what(), now_ms);
     return false;
   }
+}
+
+void Log::write_failed(AppendResult& res, std::string message, int64_t now_ms) {
+  res.error = ErrorCode::kafka_storage_error;
+  res.message = std::move(message);
+  ++write_failures_;
+  ++failures_unreported_;
+  if (write_failures_ == 1) {
+    module_logger("storage")->error("{}: {}", dir_.string(), res.message);
+  } else if (now_ms - failure_reported_ms_ >= 10'000) {
+    module_logger("storage")->error("{}: {} ({} appends failed since the last report)", dir_.string(), res.message,
+                                    failures_unreported_);
+  } else {
+    return;
+  }
+  failures_unreported_ = 0;
+  failure_reported_ms_ = now_ms;
+}
+
+void Log::note_recovery() {
+  module_logger("storage")->info("{}: appends succeed again after {} failed", dir_.string(), write_failures_);
+  write_failures_ = 0;
+  failures_unreported_ = 0;
 }
 
 ErrorCode Log::flush() {

@@ -59,11 +59,10 @@ AppendResult Log::append_replica(std::span<const std::byte> batches, int64_t now
   }
   if (int err = active().append(batches, metas); err != 0) {
     ++rewrites_;  // the partial write was cut back: a copy may have read it
-    res.error = ErrorCode::kafka_storage_error;
-    res.message = std::string("write failed: ") + std::strerror(err);
-    module_logger("storage")->error("{}: {}", dir_.string(), res.message);
+    write_failed(res, std::string("write failed: ") + std::strerror(err), now_ms);
     return res;
   }
+  write_succeeded();
   for (const auto& i : infos) note_replicated_producer(RecordBatchView(batches.subspan(i.position, i.size)));
   res.base_offset = metas.front().base_offset;
   res.last_offset = next - 1;

@@ -18,6 +18,7 @@ import os
 import random
 import shutil
 import signal
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -49,6 +50,8 @@ def parse_args(argv):
     p.add_argument("--partitions", type=int, default=6)
     p.add_argument("--rate", type=float, default=200.0, help="records/s of each writer")
     p.add_argument("--out", required=True)
+    p.add_argument("--disk-mb", type=int, default=1024,
+                   help="with the full-disk nemesis: the size of each node's file system (a tmpfs)")
     p.add_argument("--broker-config", action="append", default=[], metavar="KEY=VALUE",
                    help="an extra setting for every node (repeatable)")
     p.add_argument("--expect-anomaly", metavar="NAME",
@@ -105,6 +108,17 @@ def run(args):
         cluster = netns.NetnsCluster(out / "nodes", voters=args.nodes, overrides=overrides, per_node=per_node)
     else:
         cluster = QuorumCluster(out / "nodes", voters=args.nodes, overrides=overrides, per_node=per_node)
+    mounts = []
+    if "full-disk" in kinds:
+        # Each node's data directory on a file system of its own that the nemesis can fill.
+        for n in cluster.nodes.values():
+            r = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={args.disk_mb}m", "tmpfs", str(n.data_dir)],
+                               capture_output=True, text=True)
+            if r.returncode != 0:
+                print(f"the full-disk nemesis needs root to mount a tmpfs: {r.stderr.strip()}", file=sys.stderr)
+                unmount(mounts)
+                return 2
+            mounts.append(n.data_dir)
     # SIGTERM/SIGINT of the campaign still cleans up its nodes.
     signal.signal(signal.SIGTERM, lambda *_: (_ for _ in ()).throw(KeyboardInterrupt()))
 
@@ -189,6 +203,7 @@ def run(args):
             cluster.tear_down()  # processes, then namespaces, links and bridge
         else:
             cluster.kill_all()
+        unmount(mounts)
     # A sanitizer build's reports are anomalies too.
     result["sanitizer"] = [line for n in cluster.nodes.values() for line in n.sanitizer_reports()][:50]
     result["ok"] = result["ok"] and not result["sanitizer"]
@@ -216,6 +231,11 @@ def run(args):
         log(f"expected anomaly '{args.expect_anomaly}': {'found' if found else 'NOT found'}")
         return 0 if found else 1
     return 0 if result["ok"] else 1
+
+
+def unmount(paths):
+    for path in paths:
+        subprocess.run(["umount", "-l", str(path)], capture_output=True)
 
 
 def create_topic(bootstrap, partitions):

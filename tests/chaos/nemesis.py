@@ -22,12 +22,41 @@ min.insync.replicas=2 promises that nothing acknowledged is lost.
                    from everyone, the leader of a partition cut from the other nodes but not
                    from its clients, a zone (rack) cut from the others, a majority/minority
                    split, or a one-way cut from one node to another
+  full-disk        a node's file system (a small tmpfs the campaign mounts on each node's data
+                   directory) filled to the last byte or nearly, for 1-3x the session timeout,
+                   then freed; a node that stopped meanwhile is started again
 """
+import os
 import random
 import signal
 import time
 
-NEMESES = ("kill", "pause", "restart-all", "rolling-restart", "partition", "lagging-kill", "stranded-leader")
+NEMESES = ("kill", "pause", "restart-all", "rolling-restart", "partition", "lagging-kill", "stranded-leader",
+           "full-disk")
+BALLAST = ".nemesis-ballast"
+
+
+def fill(directory, keep):
+    """Fills the file system holding `directory` but `keep` bytes; returns the ballast's path."""
+    path = os.path.join(directory, BALLAST)
+    st = os.statvfs(directory)
+    size = max(0, st.f_bavail * st.f_frsize - keep)
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    try:
+        try:
+            os.posix_fallocate(fd, 0, size)
+        except OSError:
+            pass  # the broker wrote meanwhile: what was allocated stays
+        # What the broker freed while allocating, and what is left: taken too.
+        chunk = b"\0" * (64 << 10)
+        while os.statvfs(directory).f_bavail * st.f_frsize > keep:
+            try:
+                os.write(fd, chunk[: max(1, min(len(chunk), os.statvfs(directory).f_bavail * st.f_frsize - keep))])
+            except OSError:
+                break
+    finally:
+        os.close(fd)
+    return path
 
 
 class Nemesis:
@@ -252,6 +281,26 @@ class Nemesis:
             time.sleep(cut_s)
         finally:
             self.cluster.heal()
+        self._healed(event)
+
+    def full_disk(self):
+        how, node = self._pick()
+        keep = self.rng.choice((0, 0, 4096, 256 << 10))  # full, or room for a batch or a few
+        full_s = self.session_s * self.rng.uniform(1.0, 3.0)
+        n = self.cluster.nodes[node]
+        event = self._fault(f"full-disk-{how}", node, seconds=round(full_s, 2), keep=keep)
+        ballast = None
+        try:
+            ballast = fill(str(n.data_dir), keep)
+            time.sleep(full_s)
+        finally:
+            if ballast and os.path.exists(ballast):
+                os.unlink(ballast)
+        if not n.running():
+            # The node gave up on its full disk: recorded, and started again.
+            event["exited"] = n.proc.returncode if n.proc is not None else None
+            self.log(f"node {node} exited during the full disk ({event['exited']}); starting it")
+            n.start(timeout=self.cluster.START_TIMEOUT_S)
         self._healed(event)
 
     def heal_everything(self):

@@ -103,6 +103,9 @@ class Partition {
   std::string mirror_link;
   // `broker` is in the controller's ISR as this replica knows it.
   bool in_isr(int32_t broker) const { return replica_->state().in_isr(broker); }
+  // When this replica last failed to write what it fetched (a full disk), in wall-clock ms;
+  // the replica fetcher waits replica.fetch.backoff.ms before fetching it again.
+  int64_t replica_write_failed_ms() const;
 
   std::unique_ptr<storage::Log> release_log();
   // The same partition's log opened again elsewhere (a move between log dirs): the

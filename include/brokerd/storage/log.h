@@ -209,6 +209,15 @@ class Log {
   bool should_roll(size_t incoming_bytes, int64_t first_max_ts, int64_t last_offset, int64_t now_ms) const;
   // roll() for an append: false, with KAFKA_STORAGE_ERROR in res, when it failed.
   bool roll_for_append(int64_t now_ms, AppendResult& res);
+  // A failed append (a full disk, an I/O error): KAFKA_STORAGE_ERROR with `message`, logged
+  // at the first failure and then at most every 10 s with the count since, so that a producer
+  // or a follower retrying against a full disk does not flood the log.
+  void write_failed(AppendResult& res, std::string message, int64_t now_ms);
+  // An append succeeded: logs the end of a run of failures.
+  void write_succeeded() {
+    if (write_failures_ > 0) note_recovery();
+  }
+  void note_recovery();
   void delete_segment(std::map<int64_t, std::unique_ptr<Segment>>::iterator it, int64_t now_ms);
   void write_checkpoint();
   void read_checkpoint();
@@ -247,6 +256,9 @@ class Log {
   // Bumped whenever a segment file is created; the directory is durable up to the synced one.
   uint64_t dir_version_ = 1;
   uint64_t rewrites_ = 0;
+  uint64_t write_failures_ = 0;         // failed appends since the last success
+  uint64_t failures_unreported_ = 0;    // of which not logged yet
+  int64_t failure_reported_ms_ = 0;
   uint64_t dir_synced_version_ = 0;
   // The directory version of the last leader-epoch write (its rename is an entry change).
   uint64_t epochs_version_ = 0;
