@@ -12,7 +12,7 @@ std::string openssl_errors() {
     if (!out.empty()) out += "; ";
     out += buf;
   }
-  return out;
+  return out.empty() ? "no reason given by OpenSSL" : out;
 }
 
 }  // namespace brokerd::net

@@ -1,6 +1,6 @@
 #pragma once
-// OpenSSL's queued errors as one line ("error:...; error:..."), the queue emptied; empty when
-// there were none.
+// OpenSSL's queued errors as one line ("error:...; error:..."), the queue emptied: the reason
+// that ends a TLS error message, so "no reason given by OpenSSL" when none was queued.
 #include <string>
 
 namespace brokerd::net {
