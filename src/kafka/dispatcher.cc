@@ -72,7 +72,7 @@ boost::asio::awaitable<net::Response> KafkaDispatcher::dispatch(net::Request req
       auto run = api->handler(ctx);
       auto ex = net::charging(co_await boost::asio::this_coro::executor, request_quota->account);
       response = co_await boost::asio::co_spawn(ex, std::move(run), boost::asio::use_awaitable);
-      charge_request_time(ctx);  // what building the response took
+      charge_request_rest(ctx);
     } else {
       response = co_await api->handler(ctx);
     }

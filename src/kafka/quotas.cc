@@ -61,7 +61,11 @@ std::optional<RequestTimeQuota> request_time_quota(HandlerContext& ctx) {
   return q;
 }
 
-int32_t charge_request_time(const HandlerContext& ctx) {
+namespace {
+
+// Charges what the request used since the last charge; `told`: the throttle goes into the
+// response being built (and so into the principal's throttle time).
+int64_t charge(const HandlerContext& ctx, bool told) {
   RequestTimeQuota* q = ctx.request_time;
   if (!q || q->exempt) return 0;
   const int64_t spent = net::charged_nanos(*q->account);
@@ -73,10 +77,18 @@ int32_t charge_request_time(const HandlerContext& ctx) {
   if (ctx.request.connection)
     ctx.services.metrics.principal_traffic(ctx.request.connection->principal,
                                            metrics::BrokerMetrics::principal_request_us,
-                                           static_cast<uint64_t>(fresh / 1000), throttle_ms);
+                                           static_cast<uint64_t>(fresh / 1000), told ? throttle_ms : 0);
   mute(ctx, throttle_ms);
-  return static_cast<int32_t>(std::min<int64_t>(throttle_ms, INT32_MAX));
+  return throttle_ms;
 }
+
+}  // namespace
+
+int32_t charge_request_time(const HandlerContext& ctx) {
+  return static_cast<int32_t>(std::min<int64_t>(charge(ctx, true), INT32_MAX));
+}
+
+void charge_request_rest(const HandlerContext& ctx) { charge(ctx, false); }
 
 void mute(const HandlerContext& ctx, int64_t ms) {
   if (ms <= 0 || !ctx.request.connection) return;

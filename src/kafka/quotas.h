@@ -44,6 +44,8 @@ struct RequestTimeQuota {
 };
 // The request quota of the request's client, if one applies.
 std::optional<RequestTimeQuota> request_time_quota(HandlerContext& ctx);
+// After the handler: charges what building its response took (the next response tells it).
+void charge_request_rest(const HandlerContext& ctx);
 // A request version older than KIP-219 (< `client_waits_from`) is answered only after `ms`.
 boost::asio::awaitable<void> answer_later(HandlerContext& ctx, int64_t ms, int16_t client_waits_from);
 
