@@ -8,28 +8,15 @@
 #include <thread>
 #include <vector>
 
-#include "brokerd/net/blocking_pool.h"
-#include "brokerd/net/reactor_pool.h"
-#include "brokerd/net/server.h"
-#include "test_support.h"
+#include "server_fixture.h"
 
 namespace brokerd::net::test {
 namespace {
 
 using boost::asio::awaitable;
 
-struct OneReactor : ::testing::Test {
-  OneReactor() : reactors(1), blocking(1) { reactors.start(); }
-  ~OneReactor() override {
-    if (server) server->stop();
-    server.reset();
-    reactors.stop();
-    reactors.join();
-  }
-  ReactorPool reactors;
-  BlockingPool blocking;
-  std::unique_ptr<FnDispatcher> dispatcher;
-  std::unique_ptr<Server> server;
+struct OneReactor : ServerFixture {
+  OneReactor() : ServerFixture(1) {}
 };
 
 TEST_F(OneReactor, APipeliningClientTakesTurnsWithAnother) {
@@ -38,7 +25,9 @@ TEST_F(OneReactor, APipeliningClientTakesTurnsWithAnother) {
   std::mutex mu;
   std::vector<int> order;  // correlation ids, in dispatch order
   std::promise<void> first_started;
-  dispatcher = std::make_unique<FnDispatcher>([&](Request req) -> awaitable<Response> {
+  ServerConfig config;
+  config.max_inflight_requests_per_connection = 2 * kPipelined;
+  start([&](Request req) -> awaitable<Response> {
     {
       std::lock_guard lock(mu);
       order.push_back(req.correlation_id);
@@ -50,15 +39,9 @@ TEST_F(OneReactor, APipeliningClientTakesTurnsWithAnother) {
       std::this_thread::sleep_for(200ms);
     }
     co_return echo_response(req);
-  });
-  ServerConfig config;
-  config.max_inflight_requests_per_connection = 2 * kPipelined;
-  server = std::make_unique<Server>(reactors, blocking, *dispatcher,
-                                    std::vector<Listener>{{"PLAINTEXT", "127.0.0.1", 0}}, config);
-  server->start();
-  const uint16_t port = server->port("PLAINTEXT");
+  }, config);
 
-  Client busy(port), other(port);
+  Client busy(port()), other(port());
   other.send(18, kOther - 1, "hello");  // both connections accepted before the burst
   ASSERT_TRUE(other.receive_echo());
   std::vector<std::byte> burst;

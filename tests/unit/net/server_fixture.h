@@ -1,5 +1,6 @@
 #pragma once
-// A running server on 127.0.0.1:0 with two reactor shards and a dispatcher the test supplies.
+// A running server on 127.0.0.1:0 with two reactor shards (or as many as a derived fixture
+// asks for) and a dispatcher the test supplies.
 #include <gtest/gtest.h>
 
 #include <memory>
@@ -12,7 +13,7 @@
 namespace brokerd::net::test {
 
 struct ServerFixture : ::testing::Test {
-  ServerFixture() : reactors(2), blocking(2) { reactors.start(); }
+  explicit ServerFixture(size_t shards = 2) : reactors(shards), blocking(2) { reactors.start(); }
   ~ServerFixture() override {
     if (server) server->stop();
     server.reset();
