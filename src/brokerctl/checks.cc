@@ -1,6 +1,7 @@
 #include "brokerctl/checks.h"
 
 #include "brokerctl/args.h"
+#include "brokerd/config/dynamic_configs.h"
 #include "brokerd/config/properties.h"
 
 namespace brokerctl {
@@ -43,6 +44,18 @@ std::vector<ConfigChange> parse_topic_configs(const std::vector<std::string>& it
 
 void check_topic_config_keys(const std::vector<std::string>& keys) {
   for (const auto& k : keys) check_key(k);
+}
+
+std::vector<ConfigChange> parse_broker_configs(const std::vector<std::string>& items, const std::string& option) {
+  std::vector<ConfigChange> out;
+  for (const auto& item : items) {
+    auto eq = item.find('=');
+    if (eq == std::string::npos || eq == 0) throw UsageError("--" + option + " expects KEY=VALUE, got '" + item + "'");
+    ConfigChange c{item.substr(0, eq), item.substr(eq + 1)};
+    if (auto err = brokerd::config::check_dynamic(c.key, c.value, nullptr)) throw UsageError(*err);
+    out.push_back(std::move(c));
+  }
+  return out;
 }
 
 }  // namespace brokerctl

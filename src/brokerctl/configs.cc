@@ -20,6 +20,15 @@ std::string config_source_name(int8_t source) {
   }
 }
 
+namespace {
+
+std::string entity_label(int8_t type, const std::string& name) {
+  if (type == 2) return "topic '" + name + "'";
+  return name.empty() ? std::string("the cluster-wide broker defaults") : "broker " + name;
+}
+
+}  // namespace
+
 proto::DescribeConfigsResponse::DescribeConfigsResult describe_configs(Context& ctx, int8_t resource_type,
                                                                        const std::string& name) {
   proto::DescribeConfigsRequest req;
@@ -30,25 +39,26 @@ proto::DescribeConfigsResponse::DescribeConfigsResult describe_configs(Context& 
   req.resources.push_back(r);
   // A broker's own configs are answered by that broker.
   Connection* conn = &ctx.client().any();
-  if (resource_type == 4) conn = &ctx.client().node(static_cast<int32_t>(*parse_int(name, 0, INT32_MAX)));
+  if (resource_type == 4 && !name.empty())
+    conn = &ctx.client().node(static_cast<int32_t>(*parse_int(name, 0, INT32_MAX)));
   auto resp = conn->call<proto::DescribeConfigsResponse>(req);
-  if (resp.results.empty()) throw CommandError("describing configs of '" + name + "': empty response");
+  const std::string what = "describing configs of " + entity_label(resource_type, name);
+  if (resp.results.empty()) throw CommandError(what + ": empty response");
   auto result = resp.results.front();
-  std::string what = (resource_type == 2 ? "topic '" : "broker '") + name + "'";
-  check_error(result.error_code, "describing configs of " + what, result.error_message);
+  check_error(result.error_code, what, result.error_message);
   std::sort(result.configs.begin(), result.configs.end(), [](const auto& a, const auto& b) { return a.name < b.name; });
   return result;
 }
 
-void alter_topic_configs(Context& ctx, const std::string& topic, const std::vector<std::string>& set,
-                         const std::vector<std::string>& del) {
-  if (set.empty() && del.empty()) throw UsageError("nothing to change: give --set KEY=VALUE or --delete KEY");
-  auto changes = parse_topic_configs(set, "set");
-  check_topic_config_keys(del);
+namespace {
+
+// IncrementalAlterConfigs of one resource: SET each change, DELETE each key.
+void alter_configs(Context& ctx, int8_t type, const std::string& name, const std::vector<ConfigChange>& changes,
+                   const std::vector<std::string>& del) {
   proto::IncrementalAlterConfigsRequest req;
   proto::IncrementalAlterConfigsRequest::AlterConfigsResource r;
-  r.resource_type = 2;
-  r.resource_name = topic;
+  r.resource_type = type;
+  r.resource_name = name;
   for (const auto& c : changes) {
     proto::IncrementalAlterConfigsRequest::AlterableConfig a;
     a.name = c.key;
@@ -64,43 +74,63 @@ void alter_topic_configs(Context& ctx, const std::string& topic, const std::vect
     r.configs.push_back(a);
   }
   req.resources.push_back(r);
-  auto resp = ctx.client().any().call<proto::IncrementalAlterConfigsResponse>(req);
-  if (resp.responses.empty()) throw CommandError("altering configs of topic '" + topic + "': empty response");
-  check_error(resp.responses.front().error_code, "altering configs of topic '" + topic + "'",
-              resp.responses.front().error_message);
+  // A broker's own configs are changed through that broker.
+  Connection* conn = &ctx.client().any();
+  if (type == 4 && !name.empty()) conn = &ctx.client().node(static_cast<int32_t>(*parse_int(name, 0, INT32_MAX)));
+  auto resp = conn->call<proto::IncrementalAlterConfigsResponse>(req);
+  const std::string what = "altering configs of " + entity_label(type, name);
+  if (resp.responses.empty()) throw CommandError(what + ": empty response");
+  check_error(resp.responses.front().error_code, what, resp.responses.front().error_message);
   if (ctx.json()) {
     Json j = Json::object();
     Json s = Json::object();
     for (const auto& c : changes) s.set(c.key, c.value);
     Json d = Json::array();
     for (const auto& k : del) d.push(k);
-    j.set("entity_type", "topics").set("entity_name", topic).set("set", std::move(s)).set("deleted", std::move(d));
+    j.set("entity_type", type == 2 ? "topics" : "brokers").set("entity_name", name).set("set", std::move(s))
+        .set("deleted", std::move(d));
     print_json(j);
   } else {
-    print_text("Updated configs of topic '" + topic + "'.");
+    print_text("Updated configs of " + entity_label(type, name) + ".");
   }
+}
+
+}  // namespace
+
+void alter_topic_configs(Context& ctx, const std::string& topic, const std::vector<std::string>& set,
+                         const std::vector<std::string>& del) {
+  if (set.empty() && del.empty()) throw UsageError("nothing to change: give --set KEY=VALUE or --delete KEY");
+  auto changes = parse_topic_configs(set, "set");
+  check_topic_config_keys(del);
+  alter_configs(ctx, 2, topic, changes, del);
 }
 
 namespace {
 
-int8_t entity_type(Context& ctx, bool alter) {
+int8_t entity_type(Context& ctx) {
   auto type = ctx.args.get("entity-type");
-  if (!type) throw UsageError("missing option --entity-type (topics" + std::string(alter ? "" : " or brokers") + ")");
+  if (!type) throw UsageError("missing option --entity-type (topics or brokers)");
   if (*type == "topics" || *type == "topic") return 2;
-  if (!alter && (*type == "brokers" || *type == "broker")) return 4;
-  throw UsageError("--entity-type must be " + std::string(alter ? "topics" : "topics or brokers") + ", got '" + *type + "'");
+  if (*type == "brokers" || *type == "broker") return 4;
+  throw UsageError("--entity-type must be topics or brokers, got '" + *type + "'");
 }
 
+// --entity-default names the cluster-wide broker defaults (the resource named "").
 std::string entity_name(Context& ctx, int8_t type) {
   auto name = ctx.args.get("entity-name");
-  if (!name) throw UsageError("missing option --entity-name");
+  if (ctx.args.flag("entity-default")) {
+    if (type != 4) throw UsageError("--entity-default goes with --entity-type brokers");
+    if (name) throw UsageError("give --entity-name or --entity-default, not both");
+    return "";
+  }
+  if (!name) throw UsageError("missing option --entity-name" + std::string(type == 4 ? " (or --entity-default)" : ""));
   if (type == 2) check_topic_name(*name);
   if (type == 4 && !parse_int(*name, 0, INT32_MAX)) throw UsageError("a broker's --entity-name is its node id, got '" + *name + "'");
   return *name;
 }
 
 void describe(Context& ctx) {
-  int8_t type = entity_type(ctx, false);
+  int8_t type = entity_type(ctx);
   std::string name = entity_name(ctx, type);
   auto result = describe_configs(ctx, type, name);
   if (ctx.json()) {
@@ -126,23 +156,29 @@ void describe(Context& ctx) {
 }
 
 void alter(Context& ctx) {
-  int8_t type = entity_type(ctx, true);
-  alter_topic_configs(ctx, entity_name(ctx, type), ctx.args.all("set"), ctx.args.all("delete"));
+  int8_t type = entity_type(ctx);
+  std::string name = entity_name(ctx, type);
+  if (type == 2) return alter_topic_configs(ctx, name, ctx.args.all("set"), ctx.args.all("delete"));
+  auto set = ctx.args.all("set"), del = ctx.args.all("delete");
+  if (set.empty() && del.empty()) throw UsageError("nothing to change: give --set KEY=VALUE or --delete KEY");
+  alter_configs(ctx, type, name, parse_broker_configs(set, "set"), del);
 }
 
 }  // namespace
 
 std::vector<Command> config_commands() {
   std::vector<OptionSpec> entity = {{"entity-type", "topics|brokers", "what to describe"},
-                                    {"entity-name", "NAME", "the topic name, or the broker's node id"}};
-  auto alter_opts = std::vector<OptionSpec>{{"entity-type", "topics", "what to change (topics)"},
-                                            {"entity-name", "NAME", "the topic name"},
+                                    {"entity-name", "NAME", "the topic name, or the broker's node id"},
+                                    {"entity-default", "", "the cluster-wide dynamic broker defaults"}};
+  auto alter_opts = std::vector<OptionSpec>{{"entity-type", "topics|brokers", "what to change"},
+                                            {"entity-name", "NAME", "the topic name, or the broker's node id"},
+                                            {"entity-default", "", "the cluster-wide dynamic broker defaults"},
                                             {"set", "KEY=VALUE", "set a config", true},
                                             {"delete", "KEY", "remove a config (back to the default)", true}};
   return {
       {"configs", "describe", "Show the configs of a topic or a broker, with their sources.", {}, 0, entity, "",
        describe},
-      {"configs", "alter", "Set or remove topic configs (IncrementalAlterConfigs).", {}, 0, alter_opts, "", alter},
+      {"configs", "alter", "Set or remove topic configs, or dynamic broker configs (IncrementalAlterConfigs).", {}, 0, alter_opts, "", alter},
   };
 }
 

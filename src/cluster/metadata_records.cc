@@ -41,7 +41,7 @@ constexpr uint32_t kRegisterBrokerRecord = 0, kUnregisterBrokerRecord = 1, kFenc
 // brokerd's own records (proto/brokerd), in a range Kafka does not use.
 constexpr uint32_t kMirrorLinkRecord = 30000, kRemoveMirrorLinkRecord = 30001, kMirrorTopicRecord = 30002,
                    kTenantLimitRecord = 30003, kTopicOwnerRecord = 30004;
-constexpr int8_t kTopicResource = 2;
+constexpr int8_t kTopicResource = 2, kBrokerResource = 4;
 
 template <typename Msg>
 Bytes frame(uint32_t type, const Msg& msg, int16_t version = 0) {
@@ -102,6 +102,15 @@ Bytes config_record(const std::string& topic, const std::string& name, const std
   protocol::ConfigRecord r;
   r.resource_type = kTopicResource;
   r.resource_name = topic;
+  r.name = name;
+  r.value = value;
+  return frame(kConfigRecord, r);
+}
+
+Bytes broker_config_record(const std::string& resource, const std::string& name, const std::optional<std::string>& value) {
+  protocol::ConfigRecord r;
+  r.resource_type = kBrokerResource;
+  r.resource_name = resource;
   r.name = name;
   r.value = value;
   return frame(kConfigRecord, r);
@@ -371,6 +380,18 @@ void apply_record(protocol::Reader& rd, MetadataImage& image) {
     case kConfigRecord: {
       protocol::ConfigRecord r;
       r.decode(rd, version);
+      if (r.resource_type == kBrokerResource) {
+        auto configs = std::make_shared<config::DynamicConfigs>(*image.broker_configs);
+        auto& layer = (*configs)[r.resource_name];
+        if (r.value) {
+          layer[r.name] = *r.value;
+        } else {
+          layer.erase(r.name);
+          if (layer.empty()) configs->erase(r.resource_name);
+        }
+        image.broker_configs = std::move(configs);
+        break;
+      }
       if (r.resource_type != kTopicResource) break;
       const TopicMetadata* existing = image.topic(r.resource_name);
       if (!existing) break;
@@ -552,6 +573,8 @@ std::vector<Bytes> image_records(const MetadataImage& image) {
     for (const auto& [key, value] : values) out.push_back(client_quota_record(entity, key, value, false));
   for (const auto& [pattern, values] : *image.tenant_limits)
     for (const auto& [key, value] : values) out.push_back(tenant_limit_record(pattern, key, value, false));
+  for (const auto& [resource, values] : *image.broker_configs)
+    for (const auto& [key, value] : values) out.push_back(broker_config_record(resource, key, value));
   if (image.next_producer_id > 0) out.push_back(producer_ids_record(-1, -1, image.next_producer_id));
   return out;
 }

@@ -20,6 +20,8 @@ Bytes topic_record(const TopicMetadata& t);
 Bytes partition_record(const protocol::Uuid& topic_id, int32_t partition, const PartitionAssignment& a);
 Bytes partition_change_record(const protocol::Uuid& topic_id, int32_t partition, const PartitionChange& change);
 Bytes config_record(const std::string& topic, const std::string& name, const std::optional<std::string>& value);
+// A dynamic broker config: `resource` is a broker id, or "" for the cluster-wide default.
+Bytes broker_config_record(const std::string& resource, const std::string& name, const std::optional<std::string>& value);
 Bytes remove_topic_record(const protocol::Uuid& id);
 Bytes producer_ids_record(int32_t broker_id, int64_t broker_epoch, int64_t next_producer_id);
 Bytes register_broker_record(const BrokerInfo& b);

@@ -11,6 +11,7 @@
 #include "brokerd/cluster/placement.h"
 #include "brokerd/common/clock.h"
 #include "brokerd/common/logger.h"
+#include "brokerd/config/dynamic_configs.h"
 #include "brokerd/protocol/wire.h"
 #include "cluster/metadata_records.h"
 
@@ -671,6 +672,42 @@ TopicChange MetadataStore::set_topic_configs(const std::string& name, const std:
   std::string why;
   if (ErrorCode e = commit(records, &why); e != ErrorCode::none) return failure(e, why);
   return applied(name, topic);
+}
+
+TopicChange MetadataStore::set_broker_configs(const std::string& resource,
+                                              const std::map<std::string, std::string>& configs, bool validate_only) {
+  std::map<std::string, std::string> values;
+  for (const auto& [k, v] : configs) {
+    std::string normalised;
+    if (auto why = config::check_dynamic(k, v, &normalised)) return failure(ErrorCode::invalid_config, *why);
+    values[k] = std::move(normalised);
+  }
+  if (validate_only) return TopicChange{};
+  if (channel_ && !leads()) {
+    auto answer = channel_->set_broker_configs(resource, values);
+    if (answer.error != ErrorCode::none) return failure(answer.error, answer.message);
+    wait_for_image([&](const MetadataImage& img) {
+      auto it = img.broker_configs->find(resource);
+      return values.empty() ? it == img.broker_configs->end() : it != img.broker_configs->end() && it->second == values;
+    });
+    return TopicChange{ErrorCode::none, {}, nullptr, image()};
+  }
+  std::lock_guard lock(write_mutex_);
+  auto current = image();
+  static const std::map<std::string, std::string> kNone;
+  auto it = current->broker_configs->find(resource);
+  const auto& before = it == current->broker_configs->end() ? kNone : it->second;
+  std::vector<Bytes> records;
+  for (const auto& [k, v] : before)
+    if (!values.contains(k)) records.push_back(broker_config_record(resource, k, std::nullopt));
+  for (const auto& [k, v] : values) {
+    auto old = before.find(k);
+    if (old == before.end() || old->second != v) records.push_back(broker_config_record(resource, k, v));
+  }
+  if (records.empty()) return TopicChange{ErrorCode::none, {}, nullptr, current};
+  std::string why;
+  if (ErrorCode e = commit(records, &why); e != ErrorCode::none) return failure(e, why);
+  return TopicChange{ErrorCode::none, {}, nullptr, image()};
 }
 
 }  // namespace brokerd::cluster

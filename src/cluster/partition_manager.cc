@@ -15,6 +15,7 @@
 #include <exception>
 #include <fstream>
 #include <thread>
+#include <set>
 #include <tuple>
 #include <unordered_set>
 
@@ -22,6 +23,8 @@
 #include "brokerd/common/clock.h"
 #include "brokerd/common/logger.h"
 #include "brokerd/config/broker_config.h"
+#include "brokerd/config/dynamic_configs.h"
+#include "brokerd/config/properties.h"
 #include "brokerd/net/blocking_pool.h"
 #include "brokerd/net/reactor_pool.h"
 #include "brokerd/net/run_on.h"
@@ -110,7 +113,8 @@ struct PartitionManager::Shard {
   void leadership_changed(const TopicPartition& tp, bool leads) const {
     for (const auto& fn : listeners) fn(tp, leads);
   }
-  ConfigMap defaults;
+  // The topic defaults the shard's partitions were last configured with.
+  std::shared_ptr<const ConfigMap> defaults;
 };
 
 PartitionManager::PartitionManager(net::ReactorPool& reactors, net::BlockingPool& blocking, Options options)
@@ -118,7 +122,8 @@ PartitionManager::PartitionManager(net::ReactorPool& reactors, net::BlockingPool
       blocking_(blocking),
       options_(std::move(options)),
       leader_quota_(options_.leader_throttle_rate),
-      follower_quota_(options_.follower_throttle_rate) {
+      follower_quota_(options_.follower_throttle_rate),
+      defaults_(std::make_shared<const ConfigMap>(options_.topic_defaults)) {
   for (size_t i = 0; i < reactors_.size(); ++i) shards_.push_back(std::make_unique<Shard>());
   moves_.resize(shards_.size());
   moving_.resize(shards_.size());
@@ -148,7 +153,7 @@ fs::path PartitionManager::choose_log_dir() {
 std::unique_ptr<Partition> PartitionManager::open_partition(const TopicPartition& tp, const TopicMetadata& topic,
                                                             const fs::path& dir, bool clean, bool metadata_checked,
                                                             int64_t high_watermark) {
-  auto effective = effective_topic_config(options_.topic_defaults, topic.configs);
+  auto effective = effective_topic_config(*current_defaults(), topic.configs);
   auto log = storage::Log::open(dir, make_log_config(effective), clean);
   if (!metadata_checked && !read_partition_metadata(dir)) write_partition_metadata(dir, topic.id);
   replication::ReplicaConfig rc;
@@ -185,6 +190,7 @@ void PartitionManager::release_idle_files_of_every_shard() {
 }
 
 void PartitionManager::load(std::shared_ptr<const MetadataImage> image) {
+  take_dynamic_configs(*image);
   auto log = module_logger("cluster");
   struct Found {
     TopicPartition tp;
@@ -425,7 +431,8 @@ void PartitionManager::drop_partition(Shard& shard, const TopicPartition& tp) {
   shard.partitions.erase(it);
 }
 
-void PartitionManager::reconcile_topic(Shard& shard, const TopicPtr& before, const TopicPtr& after) {
+void PartitionManager::reconcile_topic(Shard& shard, const TopicPtr& before, const TopicPtr& after,
+                                       bool defaults_changed) {
   const int32_t self = options_.node_id;
   auto mine = [&](const TopicPartition& tp) { return &*shards_[shard_of(tp)] == &shard; };
   // Partitions that leave this node: the topic is gone or recreated, the partition no longer
@@ -440,7 +447,7 @@ void PartitionManager::reconcile_topic(Shard& shard, const TopicPtr& before, con
   }
   if (!after) return;
   // The topic's settings, once for all its partitions.
-  const auto effective = effective_topic_config(options_.topic_defaults, after->configs);
+  const auto effective = effective_topic_config(*shard.defaults, after->configs);
   const auto min_isr = static_cast<int32_t>(std::stoll(effective.at("min.insync.replicas")));
   auto setting = [&effective](const char* name) {
     auto it = effective.find(name);
@@ -463,7 +470,7 @@ void PartitionManager::reconcile_topic(Shard& shard, const TopicPtr& before, con
         continue;  // offline: opened again when its retry is due
       if (!try_open(shard, tp, *after)) continue;
       it = shard.partitions.find(tp);
-    } else if (it->second->applied_configs != after->configs) {
+    } else if (defaults_changed || it->second->applied_configs != after->configs) {
       it->second->log().update_config(make_log_config(effective));
       it->second->flush_ms = std::stoll(effective.at("flush.ms"));
       it->second->flush_messages = std::stoll(effective.at("flush.messages"));
@@ -489,13 +496,48 @@ void PartitionManager::reconcile_topic(Shard& shard, const TopicPtr& before, con
 
 void PartitionManager::reconcile_shard(Shard& shard, const std::shared_ptr<const MetadataImage>& image) {
   if (shard.image && image->offset < shard.image->offset) return;
+  auto defaults = current_defaults();
+  const bool defaults_changed = shard.defaults && shard.defaults != defaults && *shard.defaults != *defaults;
+  shard.defaults = std::move(defaults);
   static const MetadataImage kEmpty;
   image->for_each_changed_topic(shard.image ? *shard.image : kEmpty,
                                 [&](const TopicPtr& before, const TopicPtr& after) { reconcile_topic(shard, before, after); });
   shard.image = image;
+  if (!defaults_changed) return;
+  // Every partition of the shard takes the new defaults, topic by topic.
+  std::set<std::string> topics;
+  for (const auto& [tp, p] : shard.partitions) topics.insert(tp.topic);
+  for (const auto& name : topics)
+    if (auto t = image->topic_ptr(name)) reconcile_topic(shard, t, t, true);
+}
+
+void PartitionManager::take_dynamic_configs(const MetadataImage& image) {
+  std::lock_guard lock(dynamic_mu_);
+  if (image.offset < dynamic_offset_ || image.broker_configs == dynamic_configs_) return;
+  dynamic_offset_ = image.offset;
+  dynamic_configs_ = image.broker_configs;
+  const auto& dynamic = *image.broker_configs;
+  auto defaults = std::make_shared<ConfigMap>(options_.topic_defaults);
+  for (const auto& def : config::broker_properties()) {
+    if (def.topic_name.empty()) continue;
+    if (auto v = config::dynamic_value(dynamic, options_.node_id, def.name)) (*defaults)[std::string(def.topic_name)] = v->value;
+  }
+  if (*defaults != *defaults_) defaults_ = std::move(defaults);
+  auto rate = [&](std::string_view name, int64_t fallback) {
+    auto v = config::dynamic_value(dynamic, options_.node_id, name);
+    return v ? std::stoll(v->value) : fallback;
+  };
+  leader_quota_.set_rate(rate("leader.replication.throttled.rate", options_.leader_throttle_rate));
+  follower_quota_.set_rate(rate("follower.replication.throttled.rate", options_.follower_throttle_rate));
+}
+
+std::shared_ptr<const ConfigMap> PartitionManager::current_defaults() const {
+  std::lock_guard lock(dynamic_mu_);
+  return defaults_;
 }
 
 boost::asio::awaitable<void> PartitionManager::reconcile(std::shared_ptr<const MetadataImage> image) {
+  take_dynamic_configs(*image);
   std::vector<FanOutTask<bool>> tasks;
   for (size_t i = 0; i < shards_.size(); ++i) {
     tasks.push_back({reactors_.executor(i), [this, i, image] {

@@ -28,9 +28,17 @@ bool throttles(std::string_view list, int32_t partition, int32_t broker) {
 ReplicationQuota::ReplicationQuota(int64_t bytes_per_second)
     : rate_(std::max<int64_t>(bytes_per_second, 1)), tokens_(static_cast<double>(rate_)) {}
 
+void ReplicationQuota::set_rate(int64_t bytes_per_second) {
+  bytes_per_second = std::max<int64_t>(bytes_per_second, 1);
+  std::lock_guard lock(mu_);
+  if (rate_.exchange(bytes_per_second) == bytes_per_second) return;
+  tokens_ = std::min(tokens_, static_cast<double>(bytes_per_second));
+}
+
 void ReplicationQuota::refill(int64_t now_ms) {
+  const auto rate = static_cast<double>(rate_.load(std::memory_order_relaxed));
   if (last_ms_ >= 0 && now_ms > last_ms_)
-    tokens_ = std::min(static_cast<double>(rate_), tokens_ + static_cast<double>(rate_) * static_cast<double>(now_ms - last_ms_) / 1000.0);
+    tokens_ = std::min(rate, tokens_ + rate * static_cast<double>(now_ms - last_ms_) / 1000.0);
   last_ms_ = std::max(last_ms_, now_ms);
 }
 

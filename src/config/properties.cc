@@ -75,8 +75,8 @@ constexpr PropertyDef kBroker[] = {
   {"replica.lag.time.max.ms", T::int64, "10000", 100, INT64_MAX, {}, {}, true, "A follower in the ISR that has not caught up with the leader's log end for this long is dropped from it."},
   {"replica.high.watermark.checkpoint.interval.ms", T::int64, "5000", 100, INT64_MAX, {}, {}, true, "How often each log dir's replication-offset-checkpoint records the partitions' high watermarks (a restarted node starts from them)."},
   {"replica.selector.class", T::choice, "", INT64_MIN, INT64_MAX, ",org.apache.kafka.common.replica.RackAwareReplicaSelector,org.apache.kafka.common.replica.LeaderSelector", {}, true, "Where consumers that name their rack (client.rack) read: the rack-aware selector points them to an in-sync replica in their own rack (fetch from follower, KIP-392); empty or the leader selector keeps every read on the leader."},
-  {"leader.replication.throttled.rate", T::int64, "9223372036854775807", 1, INT64_MAX, {}, {}, true, "Bytes per second this node sends to followers of the partitions its topics list in leader.replication.throttled.replicas, while they are out of the ISR (a reassignment's copies)."},
-  {"follower.replication.throttled.rate", T::int64, "9223372036854775807", 1, INT64_MAX, {}, {}, true, "Bytes per second this node fetches as a follower out of the ISR for the partitions its topics list in follower.replication.throttled.replicas."},
+  {"leader.replication.throttled.rate", T::int64, "9223372036854775807", 1, INT64_MAX, {}, {}, false, "Bytes per second this node sends to followers of the partitions its topics list in leader.replication.throttled.replicas, while they are out of the ISR (a reassignment's copies)."},
+  {"follower.replication.throttled.rate", T::int64, "9223372036854775807", 1, INT64_MAX, {}, {}, false, "Bytes per second this node fetches as a follower out of the ISR for the partitions its topics list in follower.replication.throttled.replicas."},
   {"num.replica.fetchers", T::int32, "1", 1, 64, {}, {}, true, "Fetch connections to each leader this node follows partitions of."},
   {"replica.fetch.max.bytes", T::int32, "1048576", 1024, kInt32Max, {}, {}, true, "Bytes a follower asks for per partition in one fetch (a larger first batch still comes whole)."},
   {"replica.fetch.response.max.bytes", T::int32, "10485760", 1024, kInt32Max, {}, {}, true, "Bytes a follower asks for in one fetch over all its partitions."},
@@ -127,8 +127,8 @@ constexpr PropertyDef kBroker[] = {
   {"log.cleaner.backoff.ms", T::int64, "15000", 1, INT64_MAX, {}, {}, true, "Pause between checks for logs that need cleaning."},
   {"log.cleaner.dedupe.buffer.size", T::int64, "134217728", 1048576, INT64_MAX, {}, {}, true, "Memory of the cleaners' key-to-offset maps, shared by the cleaner threads."},
   {"log.cleaner.io.max.bytes.per.second", T::int64, "0", 0, INT64_MAX, {}, {}, true, "Read plus write rate of each cleaner pass; 0 means unthrottled."},
-  {"producer.id.expiration.ms", T::int64, "86400000", 1, INT64_MAX, {}, {}, false, "An idempotent producer idle this long is forgotten by each partition (its next write is accepted at any sequence)."},
-  {"producer.id.expiration.check.interval.ms", T::int64, "600000", 1, INT64_MAX, {}, {}, false, "How often partitions look for expired producer ids."},
+  {"producer.id.expiration.ms", T::int64, "86400000", 1, INT64_MAX, {}, {}, true, "An idempotent producer idle this long is forgotten by each partition (its next write is accepted at any sequence)."},
+  {"producer.id.expiration.check.interval.ms", T::int64, "600000", 1, INT64_MAX, {}, {}, true, "How often partitions look for expired producer ids."},
   {"offsets.topic.num.partitions", T::int32, "50", 1, 100000, {}, {}, true, "Partitions of __consumer_offsets, fixed when the topic is first created."},
   {"offsets.topic.replication.factor", T::int32, "3", 1, 32767, {}, {}, true, "Replication factor of __consumer_offsets. A cluster creates the topic once this many brokers are live (COORDINATOR_NOT_AVAILABLE until then); a node alone keeps it on itself."},
   {"offsets.topic.segment.bytes", T::int32, "104857600", 14, kInt32Max, {}, {}, true, "Segment size of __consumer_offsets, fixed when the topic is first created."},
@@ -140,7 +140,7 @@ constexpr PropertyDef kBroker[] = {
   {"group.min.session.timeout.ms", T::int32, "6000", 0, kInt32Max, {}, {}, true, "Shortest session timeout a group member may ask for."},
   {"group.max.session.timeout.ms", T::int32, "1800000", 0, kInt32Max, {}, {}, true, "Longest session timeout a group member may ask for."},
   {"group.max.size", T::int32, "2147483647", 1, kInt32Max, {}, {}, true, "Most members a consumer group may have."},
-  {"log.level", T::choice, "info", INT64_MIN, INT64_MAX, "trace,debug,info,warn,error,critical,off", {}, false, "Log verbosity."},
+  {"log.level", T::choice, "info", INT64_MIN, INT64_MAX, "trace,debug,info,warn,error,critical,off", {}, true, "Log verbosity."},
 };
 
 // Node-wide settings that may also be given per listener, as

@@ -8,7 +8,7 @@ namespace {
 
 using protocol::ErrorCode;
 
-constexpr int8_t kTopicResource = 2;
+constexpr int8_t kTopicResource = 2, kBrokerResource = 4;
 
 // A controller that no longer leads answers NOT_CONTROLLER (the broker retries with the new
 // one) rather than forwarding the change itself.
@@ -124,15 +124,18 @@ protocol::AlterConfigsResponse serve_alter_configs(cluster::MetadataStore& store
     auto& r = resp.responses.emplace_back();
     r.resource_type = res.resource_type;
     r.resource_name = res.resource_name;
-    if (res.resource_type != kTopicResource) {
+    if (res.resource_type != kTopicResource && res.resource_type != kBrokerResource) {
       r.error_code = protocol::code(ErrorCode::invalid_request);
-      r.error_message = "The controller changes topic configs only.";
+      r.error_message = "The controller changes topic and broker configs only.";
       continue;
     }
     std::map<std::string, std::string> configs;
     for (const auto& c : res.configs)
       if (c.value) configs[c.name] = *c.value;
-    auto change = store.leads() ? store.set_topic_configs(res.resource_name, configs, req.validate_only) : not_controller();
+    auto change = !store.leads() ? not_controller()
+                  : res.resource_type == kTopicResource
+                      ? store.set_topic_configs(res.resource_name, configs, req.validate_only)
+                      : store.set_broker_configs(res.resource_name, configs, req.validate_only);
     r.error_code = protocol::code(change.error);
     r.error_message = message_of(change.error, change.message);
   }

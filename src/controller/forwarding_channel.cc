@@ -22,7 +22,7 @@ using protocol::ErrorCode;
 
 constexpr int16_t kCreateTopics = 19, kDeleteTopics = 20, kAlterConfigs = 33, kCreatePartitions = 37,
                   kAllocateProducerIds = 67, kAlterPartition = 56;
-constexpr int8_t kTopicResource = 2;
+constexpr int8_t kTopicResource = 2, kBrokerResource = 4;
 constexpr int64_t kAlterPartitionTimeoutMs = 2000;
 constexpr int16_t kApiVersions = 18;
 constexpr int64_t kEnvelopeRecheckMs = 60'000;
@@ -208,9 +208,19 @@ cluster::ForwardedAnswer ForwardingChannel::create_partitions(const std::string&
 
 cluster::ForwardedAnswer ForwardingChannel::set_topic_configs(const std::string& name,
                                                               const std::map<std::string, std::string>& configs) {
+  return alter_configs(kTopicResource, name, configs);
+}
+
+cluster::ForwardedAnswer ForwardingChannel::set_broker_configs(const std::string& resource,
+                                                               const std::map<std::string, std::string>& configs) {
+  return alter_configs(kBrokerResource, resource, configs);
+}
+
+cluster::ForwardedAnswer ForwardingChannel::alter_configs(int8_t resource_type, const std::string& name,
+                                                          const std::map<std::string, std::string>& configs) {
   protocol::AlterConfigsRequest req;
   auto& res = req.resources.emplace_back();
-  res.resource_type = kTopicResource;
+  res.resource_type = resource_type;
   res.resource_name = name;
   for (const auto& [k, v] : configs) {
     auto& c = res.configs.emplace_back();

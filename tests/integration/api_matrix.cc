@@ -921,6 +921,27 @@ void cell_incremental_alter_configs(int16_t v) {
   r.configs = {bad};
   invalid.resources = {r};
   check_cell<bp::IncrementalAlterConfigsResponse>(invalid, v);
+  // A dynamic broker config: the cluster-wide default of one that may change at runtime,
+  // set then deleted; one that needs a restart is refused.
+  bp::IncrementalAlterConfigsRequest broker;
+  bp::IncrementalAlterConfigsRequest::AlterConfigsResource cluster_default;
+  cluster_default.resource_type = 4;
+  cluster_default.resource_name = "";
+  set.name = "log.retention.ms";
+  cluster_default.configs = {set};
+  broker.resources = {cluster_default};
+  auto set_resp = check_cell<bp::IncrementalAlterConfigsResponse>(broker, v);
+  expect(set_resp.responses.size() == 1 && set_resp.responses[0].error_code == 0,
+         "IncrementalAlterConfigs: a dynamic broker default refused");
+  del.name = "log.retention.ms";
+  broker.resources[0].configs = {del};
+  check_cell<bp::IncrementalAlterConfigsResponse>(broker, v);
+  set.name = "log.dirs";
+  set.value = "/elsewhere";
+  broker.resources[0].configs = {set};
+  auto refused = check_cell<bp::IncrementalAlterConfigsResponse>(broker, v);
+  expect(refused.responses.size() == 1 && refused.responses[0].error_code == bp::code(bp::ErrorCode::invalid_config),
+         "IncrementalAlterConfigs: a broker config that needs a restart accepted");
 }
 
 void cell_offset_delete(int16_t v) {

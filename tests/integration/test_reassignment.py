@@ -124,17 +124,6 @@ def test_bad_plans_are_refused_and_a_cancel_goes_back(cluster, tmp_path):
         cluster.nodes[paused].proc.send_signal(signal.SIGCONT)
 
 
-@pytest.fixture
-def throttled_cluster(tmp_path):
-    rate = {"leader.replication.throttled.rate": "200000", "follower.replication.throttled.rate": "200000"}
-    c = QuorumCluster(tmp_path, overrides={**OVERRIDES, **rate},
-                      per_node={i: {"broker.rack": f"zone-{i}"} for i in (1, 2, 3)})
-    try:
-        yield c.start()
-    finally:
-        c.tear_down()
-
-
 def reassign_and_time(cluster, tmp_path, replicas):
     plan = tmp_path / "plan.json"
     plan.write_text(json.dumps({"version": 1, "partitions": [{"topic": "copied", "partition": 0, "replicas": replicas}]}))
@@ -144,12 +133,18 @@ def reassign_and_time(cluster, tmp_path, replicas):
     return time.monotonic() - started
 
 
-def test_a_throttled_copy_goes_at_the_throttled_rate(throttled_cluster, tmp_path):
+def test_a_throttled_copy_goes_at_the_throttled_rate(cluster, tmp_path):
     """1 MB copied to a new replica at 200 KB/s takes about 4 s (after a second's burst); the same
-    copy without the topic naming the replicas goes at full speed."""
+    copy without the topic naming the replicas goes at full speed. The rates are dynamic broker
+    configs, set on the running cluster as kafka-reassign-partitions --throttle does: the
+    leader's on broker 1 itself, the followers' as the cluster-wide default."""
     from confluent_kafka.admin import ConfigResource, NewTopic
-    cluster = throttled_cluster
     a = clients.admin(cluster.bootstrap())
+    leader_rate = ConfigResource("broker", "1", set_config={"leader.replication.throttled.rate": "200000"})
+    a.alter_configs([leader_rate])[leader_rate].result(timeout=30)
+    proc = brokerctl(cluster, "configs", "alter", "--entity-type", "brokers", "--entity-default",
+                     "--set", "follower.replication.throttled.rate=200000")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
     a.create_topics([NewTopic("copied", num_partitions=1, replica_assignment=[[1]])],
                     operation_timeout=30)["copied"].result(timeout=30)
     p = clients.producer(cluster.bootstrap(), linger_ms=20)

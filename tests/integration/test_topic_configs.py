@@ -175,22 +175,7 @@ TOPIC_CONFIG, STATIC_BROKER_CONFIG, DEFAULT_CONFIG = 1, 4, 5
 
 
 def described_with_synonyms(bootstrap, name, include_synonyms):
-    """(value, source, [(synonym, value, source)]) per config, through kafka-python, whose
-    DescribeConfigs lets the caller choose include_synonyms."""
-    from kafka.admin import ConfigResource as KConfigResource, ConfigResourceType, KafkaAdminClient
-    client = KafkaAdminClient(bootstrap_servers=bootstrap, request_timeout_ms=20000)
-    try:
-        responses = client.describe_configs([KConfigResource(ConfigResourceType.TOPIC, name)],
-                                            include_synonyms=include_synonyms)
-    finally:
-        client.close()
-    out = {}
-    for resp in responses:
-        for resource in resp.resources:
-            assert resource[0] == 0, resource
-            for entry in resource[4]:
-                out[entry[0]] = (entry[1], entry[3], [tuple(s) for s in entry[5]])
-    return out
+    return clients.described_with_synonyms(bootstrap, "topic", name, include_synonyms)
 
 
 def test_describe_configs_sources_and_synonyms_follow_kafka(broker_factory):

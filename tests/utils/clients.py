@@ -139,3 +139,22 @@ def create_topics_in_batches(bootstrap, names, partitions, batch=500):
         for f in futures.values():
             f.result()
     del a
+
+
+def described_with_synonyms(bootstrap, resource_type, name, include_synonyms):
+    """(value, source, [(synonym, value, source)]) per config of a "topic" or "broker" resource,
+    through kafka-python, whose DescribeConfigs lets the caller choose include_synonyms."""
+    from kafka.admin import ConfigResource as KConfigResource, ConfigResourceType, KafkaAdminClient
+    kind = ConfigResourceType.TOPIC if resource_type == "topic" else ConfigResourceType.BROKER
+    client = KafkaAdminClient(bootstrap_servers=bootstrap, request_timeout_ms=20000)
+    try:
+        responses = client.describe_configs([KConfigResource(kind, name)], include_synonyms=include_synonyms)
+    finally:
+        client.close()
+    out = {}
+    for resp in responses:
+        for resource in resp.resources:
+            assert resource[0] == 0, resource
+            for entry in resource[4]:
+                out[entry[0]] = (entry[1], entry[3], [tuple(s) for s in entry[5]])
+    return out

@@ -58,6 +58,9 @@ class ControllerChannel {
                                             const std::vector<std::vector<int32_t>>& assignment) = 0;
   // Replaces the topic's overrides with `configs`.
   virtual ForwardedAnswer set_topic_configs(const std::string& name, const std::map<std::string, std::string>& configs) = 0;
+  // Replaces the dynamic configs of a broker resource (a broker id, or "" for the cluster).
+  virtual ForwardedAnswer set_broker_configs(const std::string& resource,
+                                             const std::map<std::string, std::string>& configs) = 0;
   virtual std::optional<ProducerIdBlock> allocate_producer_ids(int32_t broker_id, int64_t broker_epoch) = 0;
   virtual AlterPartitionAnswer alter_partition(const protocol::Uuid& topic_id, int32_t partition,
                                                const replication::AlterPartitionRequest& request) = 0;

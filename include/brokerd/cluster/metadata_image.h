@@ -23,6 +23,7 @@
 #include "brokerd/quota/client_quotas.h"
 #include "brokerd/tenant/tenant_limits.h"
 #include "brokerd/cluster/mirror_link.h"
+#include "brokerd/config/dynamic_configs.h"
 #include "brokerd/protocol/uuid.h"
 
 namespace brokerd::cluster {
@@ -152,6 +153,8 @@ class MetadataImage {
   // Tenant limits (TenantLimitRecord), shared and copied as the quotas are.
   std::shared_ptr<const tenant::LimitSet> tenant_limits = std::make_shared<const tenant::LimitSet>();
   NotCopied owns_tenant_limits;
+  // Dynamic broker configs (ConfigRecords of BROKER resources), replaced whole on a change.
+  std::shared_ptr<const config::DynamicConfigs> broker_configs = std::make_shared<const config::DynamicConfigs>();
   // The topics owned by principals matching `p`, and their partitions (a walk of every topic).
   tenant::Usage tenant_usage(const tenant::Pattern& p) const;
   std::optional<auth::ScramCredential> scram_credential(const std::string& user, auth::ScramMechanism m) const;

@@ -89,6 +89,10 @@ class MetadataStore final : public quorum::QuorumListener {
   // Replaces the topic's overrides with `configs`.
   TopicChange set_topic_configs(const std::string& name, const std::map<std::string, std::string>& configs,
                                 bool validate_only);
+  // Replaces the dynamic configs of a broker resource (a broker id, or "" for the cluster-wide
+  // defaults) with `configs`, each checked by config::check_dynamic. The answer has no topic.
+  TopicChange set_broker_configs(const std::string& resource, const std::map<std::string, std::string>& configs,
+                                 bool validate_only);
 
   // BrokerRegistration on the controller: records the broker, fenced, with a new epoch
   // (larger than any before). Blocks until committed; returns the epoch, or an error.

@@ -60,7 +60,9 @@ class PartitionManager {
   struct Options {
     int32_t node_id = 0;  // this node: it hosts the partitions whose replicas name it
     std::vector<std::filesystem::path> log_dirs;
-    ConfigMap topic_defaults;             // broker-level defaults of topic properties
+    // Broker-level defaults of topic properties, from the static config; dynamic broker
+    // configs in the metadata image override them (and the throttle rates) at runtime.
+    ConfigMap topic_defaults;
     int64_t retention_check_interval_ms = 300000;
     // The log cleaner: compacts partitions whose cleanup.policy has "compact". Each pass reads
     // and writes on the blocking pool; only the final segment swap runs on the home shard.
@@ -181,7 +183,8 @@ class PartitionManager {
   // cannot be opened.
   protocol::ErrorCode move_to_log_dir(const TopicPartition& tp, const std::filesystem::path& target);
 
-  const ConfigMap& topic_defaults() const { return options_.topic_defaults; }
+  // The defaults of topic properties in force: static, with the dynamic broker configs over them.
+  ConfigMap topic_defaults() const { return *current_defaults(); }
   const std::vector<std::filesystem::path>& log_dirs() const { return options_.log_dirs; }
 
   // The stats of every hosted partition, gathered from each shard by a fan-out; callable
@@ -191,7 +194,8 @@ class PartitionManager {
  private:
   struct Shard;
   void reconcile_shard(Shard& shard, const std::shared_ptr<const MetadataImage>& image);
-  void reconcile_topic(Shard& shard, const TopicPtr& before, const TopicPtr& after);
+  // `defaults_changed`: the topic defaults moved, so every partition takes its settings anew.
+  void reconcile_topic(Shard& shard, const TopicPtr& before, const TopicPtr& after, bool defaults_changed = false);
   // Closes a hosted partition and deletes its directory (in the background).
   void drop_partition(Shard& shard, const TopicPartition& tp);
   std::unique_ptr<Partition> open_partition(const TopicPartition& tp, const TopicMetadata& topic,
@@ -252,6 +256,14 @@ class PartitionManager {
   FetchPurgatory purgatory_;
   ReplicationQuota leader_quota_;
   ReplicationQuota follower_quota_;
+  // The dynamic broker configs last taken from an image, and the topic defaults they give.
+  mutable std::mutex dynamic_mu_;
+  std::shared_ptr<const config::DynamicConfigs> dynamic_configs_;
+  int64_t dynamic_offset_ = -1;
+  std::shared_ptr<const ConfigMap> defaults_;
+  // Takes `image`'s dynamic broker configs (unless an image as new was taken already).
+  void take_dynamic_configs(const MetadataImage& image);
+  std::shared_ptr<const ConfigMap> current_defaults() const;
   std::atomic<uint64_t> next_ack_id_{1};
   std::vector<std::unordered_map<TopicPartition, LogDirMove>> moves_;  // per shard: the moves wanted
   std::vector<std::unordered_set<TopicPartition>> moving_;              // per shard: the moves running

@@ -7,6 +7,7 @@
 // (leader/follower.replication.throttled.rate, bytes per second) is spent: the leader then
 // answers such a follower without data, and the follower leaves such partitions out of its
 // fetches.
+#include <atomic>
 #include <cstdint>
 #include <mutex>
 #include <string_view>
@@ -20,7 +21,9 @@ bool throttles(std::string_view list, int32_t partition, int32_t broker);
 class ReplicationQuota {
  public:
   explicit ReplicationQuota(int64_t bytes_per_second);
-  bool unlimited() const { return rate_ == INT64_MAX; }
+  bool unlimited() const { return rate_.load(std::memory_order_relaxed) == INT64_MAX; }
+  // A dynamic broker config changed the rate; the bucket holds at most a second of the new one.
+  void set_rate(int64_t bytes_per_second);
   // The bucket is empty: throttled replicas wait.
   bool exceeded(int64_t now_ms);
   void record(uint64_t bytes, int64_t now_ms);
@@ -28,7 +31,7 @@ class ReplicationQuota {
  private:
   void refill(int64_t now_ms);
 
-  const int64_t rate_;
+  std::atomic<int64_t> rate_;
   std::mutex mu_;
   double tokens_;
   int64_t last_ms_ = -1;

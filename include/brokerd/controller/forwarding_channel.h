@@ -25,12 +25,17 @@ class ForwardingChannel final : public cluster::ControllerChannel {
                                              const std::vector<std::vector<int32_t>>& assignment) override;
   cluster::ForwardedAnswer set_topic_configs(const std::string& name,
                                              const std::map<std::string, std::string>& configs) override;
+  cluster::ForwardedAnswer set_broker_configs(const std::string& resource,
+                                              const std::map<std::string, std::string>& configs) override;
   std::optional<cluster::ProducerIdBlock> allocate_producer_ids(int32_t broker_id, int64_t broker_epoch) override;
   cluster::AlterPartitionAnswer alter_partition(const protocol::Uuid& topic_id, int32_t partition,
                                                 const replication::AlterPartitionRequest& request) override;
   std::optional<Bytes> forward(int16_t api_key, int16_t version, const Bytes& body) override;
 
  private:
+  // AlterConfigs of one resource: its whole set of configs.
+  cluster::ForwardedAnswer alter_configs(int8_t resource_type, const std::string& name,
+                                         const std::map<std::string, std::string>& configs);
   // Calls the leader until `answer` (which decodes a response body) returns something that
   // `retry` does not want sent again (NOT_CONTROLLER), or time runs out (then `timed_out`).
   template <typename T, typename Req, typename Decode, typename Retry>

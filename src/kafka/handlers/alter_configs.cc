@@ -1,5 +1,5 @@
-// AlterConfigs (legacy): replaces a topic's whole set of overrides with the request's.
-// Broker resources are refused: this broker has no dynamic broker configs.
+// AlterConfigs (legacy): replaces a topic's whole set of overrides, or a broker resource's
+// whole set of dynamic configs, with the request's.
 #include <fmt/format.h>
 
 #include <map>
@@ -37,19 +37,24 @@ boost::asio::awaitable<net::Response> handle_alter_configs(HandlerContext& ctx) 
       result = {e, "Not authorized to alter these configs."};
     } else if (auto unsupported = unsupported_alter_resource(res.resource_type)) {
       result = *unsupported;
-    } else if (res.resource_type == resource_type::broker) {
-      result = refuse_broker_alteration(res.resource_name, svc.node_id);
+    } else if (auto bad = res.resource_type == resource_type::broker
+                              ? check_broker_resource_name(res.resource_name, svc.node_id)
+                              : std::nullopt) {
+      result = {ErrorCode::invalid_request, *bad};
     } else {
-      std::map<std::string, std::string> overrides;
+      std::map<std::string, std::string> values;
       for (const auto& c : res.configs) {
         if (!c.value) {
           result = {ErrorCode::invalid_request, fmt::format("Null value not supported for : {}", c.name)};
           break;
         }
-        overrides[c.name] = *c.value;  // a repeated name: the last one wins
+        values[c.name] = *c.value;  // a repeated name: the last one wins
       }
-      if (result.error == ErrorCode::none)
-        result = co_await write_topic_configs(svc, res.resource_name, std::move(overrides), req.validate_only);
+      const bool ok = result.error == ErrorCode::none;
+      if (ok && res.resource_type == resource_type::broker)
+        result = co_await write_broker_configs(svc, res.resource_name, std::move(values), req.validate_only);
+      else if (ok)
+        result = co_await write_topic_configs(svc, res.resource_name, std::move(values), req.validate_only);
     }
     AlterConfigsResponse::AlterConfigsResourceResponse out;
     out.error_code = protocol::code(result.error);

@@ -33,18 +33,34 @@ int8_t config_type_of(PropertyType t) {
   return 0;
 }
 
-int8_t source_of(const config::BrokerConfig& broker, const std::string& name) {
-  return broker.source(name) == config::ConfigSource::default_value ? config_source::default_config
-                                                                     : config_source::static_broker;
+// The synonyms a broker property contributes, the one in force first: this broker's dynamic
+// value, the cluster's dynamic default, the static value (file or flag), the built-in default.
+void add_broker_synonyms(const BrokerSettings& broker, const PropertyDef& def, std::vector<ConfigSynonym>& out) {
+  std::string name(def.name);
+  auto layer = [&](const std::string& resource, int8_t source) {
+    auto r = broker.dynamic.find(resource);
+    if (r == broker.dynamic.end()) return;
+    if (auto v = r->second.find(name); v != r->second.end()) out.push_back({name, v->second, source});
+  };
+  layer(std::to_string(broker.node_id), config_source::dynamic_broker);
+  layer("", config_source::dynamic_default_broker);
+  if (broker.statics.source(name) != config::ConfigSource::default_value)
+    out.push_back({name, broker.statics.raw(name), config_source::static_broker});
+  out.push_back({name, std::string(def.default_value), config_source::default_config});
 }
 
-// The synonyms a broker property contributes: its static value (file or flag) when set, then
-// its built-in default.
-void add_broker_synonyms(const config::BrokerConfig& broker, const PropertyDef& def, std::vector<ConfigSynonym>& out) {
-  std::string name(def.name);
-  if (source_of(broker, name) == config_source::static_broker)
-    out.push_back({name, broker.raw(name), config_source::static_broker});
-  out.push_back({name, std::string(def.default_value), config_source::default_config});
+ConfigEntry broker_entry(const PropertyDef& def) {
+  ConfigEntry e;
+  e.name = std::string(def.name);
+  e.type = config_type_of(def.type);
+  e.read_only = def.read_only;
+  e.doc = def.doc;
+  e.sensitive = def.type == PropertyType::password;
+  return e;
+}
+
+void sort_by_name(std::vector<ConfigEntry>& entries) {
+  std::sort(entries.begin(), entries.end(), [](const ConfigEntry& a, const ConfigEntry& b) { return a.name < b.name; });
 }
 
 const PropertyDef* broker_synonym_of(std::string_view topic_property) {
@@ -55,7 +71,7 @@ const PropertyDef* broker_synonym_of(std::string_view topic_property) {
 
 }  // namespace
 
-std::vector<ConfigEntry> topic_config_entries(const config::BrokerConfig& broker,
+std::vector<ConfigEntry> topic_config_entries(const BrokerSettings& broker,
                                               const std::map<std::string, std::string>& topic_defaults,
                                               const std::map<std::string, std::string>& overrides) {
   std::vector<ConfigEntry> out;
@@ -79,27 +95,45 @@ std::vector<ConfigEntry> topic_config_entries(const config::BrokerConfig& broker
     }
     out.push_back(std::move(e));
   }
-  std::sort(out.begin(), out.end(), [](const ConfigEntry& a, const ConfigEntry& b) { return a.name < b.name; });
+  sort_by_name(out);
   return out;
 }
 
-std::vector<ConfigEntry> broker_config_entries(const config::BrokerConfig& broker) {
+std::vector<ConfigEntry> broker_config_entries(const BrokerSettings& broker) {
   std::vector<ConfigEntry> out;
   for (const auto& def : config::broker_properties()) {
-    ConfigEntry e;
-    e.name = std::string(def.name);
-    e.value = broker.raw(e.name);
-    e.type = config_type_of(def.type);
-    e.read_only = def.read_only;
-    e.doc = def.doc;
-    e.sensitive = def.type == PropertyType::password;
-    e.source = source_of(broker, e.name);
+    ConfigEntry e = broker_entry(def);
     add_broker_synonyms(broker, def, e.synonyms);
+    e.value = e.synonyms.front().value;
+    e.source = e.synonyms.front().source;
     out.push_back(std::move(e));
   }
-  std::sort(out.begin(), out.end(), [](const ConfigEntry& a, const ConfigEntry& b) { return a.name < b.name; });
+  sort_by_name(out);
   return out;
 }
+
+std::vector<ConfigEntry> dynamic_default_entries(const BrokerSettings& broker) {
+  std::vector<ConfigEntry> out;
+  auto defaults = broker.dynamic.find("");
+  if (defaults == broker.dynamic.end()) return out;
+  for (const auto& [name, value] : defaults->second) {
+    const PropertyDef* def = config::find_broker_property(name);
+    if (!def) continue;
+    ConfigEntry e = broker_entry(*def);
+    e.value = value;
+    e.source = config_source::dynamic_default_broker;
+    e.synonyms.push_back({name, value, config_source::dynamic_default_broker});
+    out.push_back(std::move(e));
+  }
+  sort_by_name(out);
+  return out;
+}
+
+std::string broker_setting(const Services& svc, const std::string& name) {
+  return config::effective_value(svc.config, *svc.metadata.image()->broker_configs, svc.node_id, name);
+}
+
+int64_t broker_integer(const Services& svc, const std::string& name) { return std::stoll(broker_setting(svc, name)); }
 
 std::optional<std::string> check_broker_resource_name(std::string_view name, int32_t node_id) {
   if (name.empty()) return std::nullopt;
@@ -125,13 +159,6 @@ std::string resource_type_name(int8_t type) {
   }
 }
 
-ConfigResult refuse_broker_alteration(std::string_view name, int32_t node_id) {
-  if (auto bad = check_broker_resource_name(name, node_id)) return {ErrorCode::invalid_request, *bad};
-  return {ErrorCode::invalid_request,
-          "This broker has no dynamic broker configs: broker properties are set in its config file or "
-          "with --override flags and take effect at restart."};
-}
-
 std::optional<ConfigResult> unsupported_alter_resource(int8_t type) {
   if (type == resource_type::topic || type == resource_type::broker) return std::nullopt;
   return ConfigResult{ErrorCode::invalid_request, fmt::format("Unsupported resource type: {}", resource_type_name(type))};
@@ -141,6 +168,15 @@ boost::asio::awaitable<ConfigResult> write_topic_configs(Services& svc, const st
                                                          std::map<std::string, std::string> overrides,
                                                          bool validate_only) {
   auto change = co_await svc.blocking.run([&] { return svc.metadata.set_topic_configs(topic, overrides, validate_only); });
+  if (change.error == ErrorCode::none && change.image && !validate_only) co_await svc.partitions.reconcile(change.image);
+  co_return ConfigResult{change.error, std::move(change.message)};
+}
+
+boost::asio::awaitable<ConfigResult> write_broker_configs(Services& svc, const std::string& resource,
+                                                          std::map<std::string, std::string> configs,
+                                                          bool validate_only) {
+  auto change =
+      co_await svc.blocking.run([&] { return svc.metadata.set_broker_configs(resource, configs, validate_only); });
   if (change.error == ErrorCode::none && change.image && !validate_only) co_await svc.partitions.reconcile(change.image);
   co_return ConfigResult{change.error, std::move(change.message)};
 }

@@ -1,7 +1,8 @@
 #pragma once
 // What the config APIs (DescribeConfigs, AlterConfigs, IncrementalAlterConfigs) and
 // CreateTopics v5+ share: Kafka's ids for resource types, config sources and config types,
-// the described entries of a topic or of this broker, and the write of a topic's overrides.
+// the described entries of a topic or of this broker, and the writes of a topic's overrides
+// and of dynamic broker configs.
 #include <boost/asio/awaitable.hpp>
 
 #include <cstdint>
@@ -12,6 +13,7 @@
 #include <utility>
 #include <vector>
 
+#include "brokerd/config/dynamic_configs.h"
 #include "brokerd/protocol/error_code.h"
 
 namespace brokerd::config { class BrokerConfig; }
@@ -31,6 +33,8 @@ constexpr int8_t group = 32;
 // DescribeConfigsResponse.ConfigSource
 namespace config_source {
 constexpr int8_t dynamic_topic = 1;
+constexpr int8_t dynamic_broker = 2;
+constexpr int8_t dynamic_default_broker = 3;
 constexpr int8_t static_broker = 4;
 constexpr int8_t default_config = 5;
 }  // namespace config_source
@@ -53,12 +57,25 @@ struct ConfigEntry {
   std::vector<ConfigSynonym> synonyms;
 };
 
+// Where a broker's settings come from: its static config and the cluster's dynamic layers.
+struct BrokerSettings {
+  const config::BrokerConfig& statics;
+  const config::DynamicConfigs& dynamic;
+  int32_t node_id;
+};
+
 // Every topic property of a topic with `overrides`, by name.
-std::vector<ConfigEntry> topic_config_entries(const config::BrokerConfig& broker,
+std::vector<ConfigEntry> topic_config_entries(const BrokerSettings& broker,
                                               const std::map<std::string, std::string>& topic_defaults,
                                               const std::map<std::string, std::string>& overrides);
 // Every broker property, by name.
-std::vector<ConfigEntry> broker_config_entries(const config::BrokerConfig& broker);
+std::vector<ConfigEntry> broker_config_entries(const BrokerSettings& broker);
+// The cluster-wide dynamic defaults (the broker resource named ""), by name.
+std::vector<ConfigEntry> dynamic_default_entries(const BrokerSettings& broker);
+
+// The value of a broker property in force on this node (dynamic, else static).
+std::string broker_setting(const Services& svc, const std::string& name);
+int64_t broker_integer(const Services& svc, const std::string& name);
 
 // A broker resource name must be this node's id; empty names the cluster-wide dynamic
 // defaults. Returns the INVALID_REQUEST message for anything else.
@@ -71,8 +88,6 @@ struct ConfigResult {
   std::string message;
 };
 
-// The answer to an alteration of a broker resource: this broker has no dynamic configs.
-ConfigResult refuse_broker_alteration(std::string_view name, int32_t node_id);
 // The answer to a resource type no config API here serves (empty when `type` is served).
 std::optional<ConfigResult> unsupported_alter_resource(int8_t type);
 
@@ -81,5 +96,10 @@ std::optional<ConfigResult> unsupported_alter_resource(int8_t type);
 boost::asio::awaitable<ConfigResult> write_topic_configs(Services& svc, const std::string& topic,
                                                          std::map<std::string, std::string> overrides,
                                                          bool validate_only);
+// Replaces the dynamic configs of a broker resource (this node's id, or "" for the cluster),
+// and brings this node's partitions in line with them before returning.
+boost::asio::awaitable<ConfigResult> write_broker_configs(Services& svc, const std::string& resource,
+                                                          std::map<std::string, std::string> configs,
+                                                          bool validate_only);
 
 }  // namespace brokerd::kafka

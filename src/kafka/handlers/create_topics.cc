@@ -89,9 +89,9 @@ Plan plan(const CreateTopicsRequest::CreatableTopic& t, const Services& svc) {
     if (t.replication_factor == 0 || t.replication_factor < -1)
       return refuse(ErrorCode::invalid_replication_factor,
                     "Replication factor must be larger than 0, or -1 to use the default value.");
-    p.partitions = t.num_partitions == -1 ? static_cast<int32_t>(svc.config.integer("num.partitions")) : t.num_partitions;
+    p.partitions = t.num_partitions == -1 ? static_cast<int32_t>(broker_integer(svc, "num.partitions")) : t.num_partitions;
     p.replication_factor = t.replication_factor == -1
-                               ? static_cast<int32_t>(svc.config.integer("default.replication.factor"))
+                               ? static_cast<int32_t>(broker_integer(svc, "default.replication.factor"))
                                : t.replication_factor;
   }
   std::string nulls;
@@ -193,7 +193,9 @@ boost::asio::awaitable<net::Response> handle_create_topics(HandlerContext& ctx) 
     r.replication_factor = static_cast<int16_t>(topic.replication_factor());
     r.topic_config_error_code = 0;
     std::vector<CreateTopicsResponse::CreatableTopicConfigs> configs;
-    for (const auto& e : topic_config_entries(svc.config, svc.partitions.topic_defaults(), topic.configs)) {
+    const auto image = svc.metadata.image();
+    const BrokerSettings broker{svc.config, *image->broker_configs, svc.node_id};
+    for (const auto& e : topic_config_entries(broker, svc.partitions.topic_defaults(), topic.configs)) {
       CreateTopicsResponse::CreatableTopicConfigs c;
       c.name = e.name;
       c.value = e.value;

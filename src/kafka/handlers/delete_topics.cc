@@ -7,6 +7,7 @@
 #include "brokerd/cluster/metadata_store.h"
 #include "brokerd/cluster/partition_manager.h"
 #include "brokerd/config/broker_config.h"
+#include "kafka/handlers/config_resources.h"
 #include "brokerd/net/blocking_pool.h"
 #include "brokerd/protocol/messages/delete_topics_request.h"
 #include "brokerd/protocol/messages/delete_topics_response.h"
@@ -57,7 +58,7 @@ boost::asio::awaitable<net::Response> handle_delete_topics(HandlerContext& ctx) 
     }
   }
 
-  const bool enabled = svc.config.boolean("delete.topic.enable");
+  const bool enabled = broker_setting(svc, "delete.topic.enable") == "true";
   std::map<std::string, int> name_count;
   std::map<protocol::Uuid, int> id_count;
   for (const auto& e : entries) e.by_id ? ++id_count[e.id] : ++name_count[e.name.value_or("")];

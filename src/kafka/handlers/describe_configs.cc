@@ -1,5 +1,6 @@
 // DescribeConfigs: every topic property of a topic with its effective value and where it
-// comes from, or every property of this broker; filtered by the requested keys.
+// comes from, every property of this broker, or the cluster's dynamic broker defaults;
+// filtered by the requested keys.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -57,6 +58,7 @@ boost::asio::awaitable<net::Response> handle_describe_configs(HandlerContext& ct
   auto req = ctx.decode<DescribeConfigsRequest>();
   auto& svc = ctx.services;
   auto image = svc.metadata.image();
+  const BrokerSettings broker{svc.config, *image->broker_configs, svc.node_id};
 
   DescribeConfigsResponse resp;
   for (const auto& res : req.resources) {
@@ -77,17 +79,18 @@ boost::asio::awaitable<net::Response> handle_describe_configs(HandlerContext& ct
       if (!cluster::valid_topic_name(res.resource_name)) {
         fail(ErrorCode::invalid_topic_exception, fmt::format("Topic name '{}' is illegal.", res.resource_name));
       } else if (const auto* t = image->topic(res.resource_name)) {
-        entries = topic_config_entries(svc.config, svc.partitions.topic_defaults(), t->configs);
+        entries = topic_config_entries(broker, svc.partitions.topic_defaults(), t->configs);
       } else {
         fail(ErrorCode::unknown_topic_or_partition, fmt::format("The topic '{}' does not exist.", res.resource_name));
       }
     } else if (res.resource_type == resource_type::broker) {
       if (auto bad = check_broker_resource_name(res.resource_name, svc.node_id)) {
         fail(ErrorCode::invalid_request, *bad);
-      } else if (!res.resource_name.empty()) {
-        entries = broker_config_entries(svc.config);
+      } else if (res.resource_name.empty()) {
+        entries = dynamic_default_entries(broker);  // the cluster-wide dynamic defaults
+      } else {
+        entries = broker_config_entries(broker);
       }
-      // An empty name asks for the cluster-wide dynamic defaults: this broker has none.
     } else {
       fail(ErrorCode::invalid_request, fmt::format("Unsupported resource type: {}", resource_type_name(res.resource_type)));
     }

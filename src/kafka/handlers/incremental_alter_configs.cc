@@ -1,6 +1,6 @@
-// IncrementalAlterConfigs: SET, DELETE, APPEND and SUBTRACT on a topic's overrides, applied
-// to the current overrides and written as a whole. APPEND/SUBTRACT work on list properties
-// only. Broker resources are refused: this broker has no dynamic broker configs.
+// IncrementalAlterConfigs: SET, DELETE, APPEND and SUBTRACT on a topic's overrides or on a
+// broker resource's dynamic configs, applied to the current set and written as a whole.
+// APPEND/SUBTRACT work on list properties only.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -47,13 +47,15 @@ std::string join(const std::vector<std::string>& items) {
   return out;
 }
 
-// The topic's overrides after the operations, or the error that stops them all.
-std::pair<ConfigResult, std::map<std::string, std::string>> apply(const Resource& res, const cluster::TopicMetadata& topic,
-                                                                  const cluster::ConfigMap& topic_defaults) {
-  auto overrides = topic.configs;
+// A resource's values after the operations, or the error that stops them all. `find` gives
+// a property's definition; `in_force` its value when `overrides` does not set it.
+template <typename Find, typename InForce>
+std::pair<ConfigResult, std::map<std::string, std::string>> apply(const Resource& res,
+                                                                  std::map<std::string, std::string> overrides,
+                                                                  std::string_view kind, Find find, InForce in_force) {
   for (const auto& c : res.configs) {
-    const auto* def = config::find_topic_property(c.name);
-    if (!def) return {{ErrorCode::invalid_config, fmt::format("Unknown topic config name: {}", c.name)}, {}};
+    const config::PropertyDef* def = find(c.name);
+    if (!def) return {{ErrorCode::invalid_config, fmt::format("Unknown {} config name: {}", kind, c.name)}, {}};
     if (c.config_operation < kSet || c.config_operation > kSubtract)
       return {{ErrorCode::invalid_request, fmt::format("Unknown alter config operation type {}", c.config_operation)}, {}};
     if (c.config_operation != kDelete && !c.value)
@@ -71,10 +73,8 @@ std::pair<ConfigResult, std::map<std::string, std::string>> apply(const Resource
           return {{ErrorCode::invalid_config, fmt::format("Can't {} to key {} because its type is not LIST.",
                                                           c.config_operation == kAppend ? "APPEND" : "SUBTRACT", c.name)},
                   {}};
-        // Starts from the value in force: the override, else the broker's default.
-        auto current = overrides.contains(c.name) ? overrides.at(c.name)
-                       : topic_defaults.contains(c.name) ? topic_defaults.at(c.name)
-                                                         : std::string(def->default_value);
+        // Starts from the value in force.
+        auto current = overrides.contains(c.name) ? overrides.at(c.name) : in_force(*def);
         auto items = split(current);
         for (const auto& v : split(*c.value)) {
           auto it = std::find(items.begin(), items.end(), v);
@@ -115,14 +115,31 @@ boost::asio::awaitable<net::Response> handle_incremental_alter_configs(HandlerCo
     } else if (duplicate_keys) {
       result = {ErrorCode::invalid_request, "Error due to duplicate config keys"};
     } else if (res.resource_type == resource_type::broker) {
-      result = refuse_broker_alteration(res.resource_name, svc.node_id);
+      if (auto bad = check_broker_resource_name(res.resource_name, svc.node_id)) {
+        result = {ErrorCode::invalid_request, *bad};
+      } else {
+        auto image = svc.metadata.image();
+        auto layer = image->broker_configs->find(res.resource_name);
+        auto applied = apply(res, layer == image->broker_configs->end() ? std::map<std::string, std::string>{} : layer->second,
+                             "broker", [](const std::string& name) { return config::find_broker_property(name); },
+                             [&](const config::PropertyDef& def) { return broker_setting(svc, std::string(def.name)); });
+        result = applied.first;
+        if (result.error == ErrorCode::none)
+          result = co_await write_broker_configs(svc, res.resource_name, std::move(applied.second), req.validate_only);
+      }
     } else {
       auto image = svc.metadata.image();
       const auto* topic = image->topic(res.resource_name);
       if (!topic) {
         result = {ErrorCode::unknown_topic_or_partition, fmt::format("The topic '{}' does not exist.", res.resource_name)};
       } else {
-        auto applied = apply(res, *topic, svc.partitions.topic_defaults());
+        const auto defaults = svc.partitions.topic_defaults();
+        auto applied = apply(res, topic->configs, "topic",
+                             [](const std::string& name) { return config::find_topic_property(name); },
+                             [&](const config::PropertyDef& def) {
+                               auto it = defaults.find(std::string(def.name));
+                               return it != defaults.end() ? it->second : std::string(def.default_value);
+                             });
         result = applied.first;
         if (result.error == ErrorCode::none)
           result = co_await write_topic_configs(svc, res.resource_name, std::move(applied.second), req.validate_only);

@@ -5,6 +5,7 @@
 #include "brokerd/cluster/metadata_store.h"
 #include "brokerd/cluster/partition_manager.h"
 #include "brokerd/config/broker_config.h"
+#include "kafka/handlers/config_resources.h"
 #include "brokerd/net/blocking_pool.h"
 #include "brokerd/protocol/messages/metadata_request.h"
 #include "brokerd/protocol/messages/metadata_response.h"
@@ -88,7 +89,7 @@ boost::asio::awaitable<net::Response> handle_metadata(HandlerContext& ctx) {
     co_return ctx.respond(resp);
   }
 
-  bool may_create = svc.config.boolean("auto.create.topics.enable") && (ctx.version < 4 || req.allow_auto_topic_creation);
+  bool may_create = broker_setting(svc, "auto.create.topics.enable") == "true" && (ctx.version < 4 || req.allow_auto_topic_creation);
   for (const auto& requested : *req.topics) {
     if (!requested.name.has_value()) {
       // Lookup by topic id (v10+).
@@ -127,8 +128,8 @@ boost::asio::awaitable<net::Response> handle_metadata(HandlerContext& ctx) {
       resp.topics.push_back(topic_error(name, {}, ErrorCode::topic_authorization_failed));
       continue;
     }
-    auto partitions = static_cast<int32_t>(svc.config.integer("num.partitions"));
-    auto rf = static_cast<int32_t>(svc.config.integer("default.replication.factor"));
+    auto partitions = static_cast<int32_t>(broker_integer(svc, "num.partitions"));
+    auto rf = static_cast<int32_t>(broker_integer(svc, "default.replication.factor"));
     auto change = co_await svc.blocking.run([&] { return svc.metadata.create_topic(name, partitions, rf, {}, false, {}, principal_of(ctx)); });
     if (change.error == ErrorCode::topic_already_exists) {
       // Created elsewhere meanwhile: describe it if this node knows it yet, else the client

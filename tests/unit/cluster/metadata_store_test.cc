@@ -93,6 +93,38 @@ TEST_F(MetadataStoreTest, ChangesSurviveReopen) {
   EXPECT_GE(image->offset, 0);
 }
 
+// Dynamic broker configs: a set per resource (a broker id, or "" for the cluster), replaced
+// whole, kept across a restart and in snapshots; only properties that may change at runtime.
+TEST_F(MetadataStoreTest, DynamicBrokerConfigsAreReplacedWholeAndSurviveReopen) {
+  {
+    auto store = open(4096);
+    auto c = store->set_broker_configs("", {{"log.retention.ms", "3600000"}, {"log.cleanup.policy", "compact, delete"}}, false);
+    ASSERT_EQ(c.error, ErrorCode::none) << c.message;
+    ASSERT_NE(c.image, nullptr);
+    EXPECT_EQ(c.image->broker_configs->at("").at("log.cleanup.policy"), "compact,delete") << "normalised";
+    EXPECT_EQ(store->set_broker_configs("1", {{"leader.replication.throttled.rate", "1000"}}, false).error, ErrorCode::none);
+    auto refused = store->set_broker_configs("1", {{"log.dirs", "/elsewhere"}}, false);
+    EXPECT_EQ(refused.error, ErrorCode::invalid_config);
+    EXPECT_NE(refused.message.find("Cannot update these configs dynamically: log.dirs"), std::string::npos) << refused.message;
+    EXPECT_EQ(store->set_broker_configs("1", {{"no.such.config", "1"}}, false).error, ErrorCode::invalid_config);
+    EXPECT_EQ(store->set_broker_configs("1", {{"log.retention.ms", "soon"}}, false).error, ErrorCode::invalid_config);
+    EXPECT_EQ(store->set_broker_configs("2", {{"num.partitions", "4"}}, true).error, ErrorCode::none);
+    EXPECT_FALSE(store->image()->broker_configs->contains("2")) << "validate_only must not write";
+    // Replacing a set drops what it no longer names.
+    EXPECT_EQ(store->set_broker_configs("", {{"log.retention.ms", "7200000"}}, false).error, ErrorCode::none);
+    for (int i = 0; i < 100; ++i)  // enough changes for a snapshot below the configs
+      ASSERT_EQ(store->create_topic("t" + std::to_string(i), 1, 1, {}, false).error, ErrorCode::none);
+  }
+  auto store = open(4096);
+  auto image = store->image();
+  const brokerd::config::DynamicConfigs want = {{"", {{"log.retention.ms", "7200000"}}},
+                                                {"1", {{"leader.replication.throttled.rate", "1000"}}}};
+  EXPECT_EQ(*image->broker_configs, want);
+  // An empty set removes the resource.
+  EXPECT_EQ(store->set_broker_configs("1", {}, false).error, ErrorCode::none);
+  EXPECT_FALSE(store->image()->broker_configs->contains("1"));
+}
+
 TEST_F(MetadataStoreTest, RefusesBadChanges) {
   auto store = open();
   EXPECT_EQ(store->create_topic("bad/name", 1, 1, {}, false).error, ErrorCode::invalid_topic_exception);

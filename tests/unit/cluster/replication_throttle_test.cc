@@ -47,4 +47,18 @@ TEST(ReplicationThrottle, ARateLetsOneSecondsWorthThroughThenWaits) {
   EXPECT_FALSE(unlimited.exceeded(0));
 }
 
+// A dynamic broker config changes the rate of a running node.
+TEST(ReplicationThrottle, ARateChangesAtRuntime) {
+  ReplicationQuota q(INT64_MAX);
+  q.set_rate(1000);
+  EXPECT_FALSE(q.unlimited());
+  q.record(1500, 0);
+  EXPECT_TRUE(q.exceeded(0)) << "the bucket holds at most one second of the new rate";
+  EXPECT_FALSE(q.exceeded(600));
+  q.set_rate(INT64_MAX);
+  EXPECT_TRUE(q.unlimited());
+  q.record(UINT32_MAX, 700);
+  EXPECT_FALSE(q.exceeded(700));
+}
+
 }  // namespace
