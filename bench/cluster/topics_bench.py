@@ -61,11 +61,13 @@ def main():
         controller = nodes[1]
     else:
         racks = {i: {"broker.rack": f"zone-{'abc'[i - 1]}"} for i in (1, 2, 3)}
-        cluster = QuorumCluster(work, overrides=overrides, per_node=racks).start()
+        cluster = QuorumCluster(work, overrides=overrides, per_node=racks)
         nodes = cluster.nodes
-        leader, _ = cluster.wait_for_leader()
-        controller = nodes[leader]
     try:
+        if args.nodes == 3:
+            cluster.start()
+            leader, _ = cluster.wait_for_leader()
+            controller = nodes[leader]
         admin = AdminClient({"bootstrap.servers": controller.bootstrap})
         names = [f"t{i:06d}" for i in range(args.topics)]
         t0 = time.monotonic()
