@@ -98,22 +98,22 @@ Bytes partition_change_record(const protocol::Uuid& topic_id, int32_t partition,
   return frame(kPartitionChangeRecord, r, kPartitionRecordVersion);
 }
 
-Bytes config_record(const std::string& topic, const std::string& name, const std::optional<std::string>& value) {
+static Bytes any_config_record(int8_t type, const std::string& resource, const std::string& name,
+                               const std::optional<std::string>& value) {
   protocol::ConfigRecord r;
-  r.resource_type = kTopicResource;
-  r.resource_name = topic;
+  r.resource_type = type;
+  r.resource_name = resource;
   r.name = name;
   r.value = value;
   return frame(kConfigRecord, r);
 }
 
+Bytes config_record(const std::string& topic, const std::string& name, const std::optional<std::string>& value) {
+  return any_config_record(kTopicResource, topic, name, value);
+}
+
 Bytes broker_config_record(const std::string& resource, const std::string& name, const std::optional<std::string>& value) {
-  protocol::ConfigRecord r;
-  r.resource_type = kBrokerResource;
-  r.resource_name = resource;
-  r.name = name;
-  r.value = value;
-  return frame(kConfigRecord, r);
+  return any_config_record(kBrokerResource, resource, name, value);
 }
 
 Bytes remove_topic_record(const protocol::Uuid& id) {
