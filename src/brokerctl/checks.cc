@@ -26,12 +26,17 @@ static void check_key(const std::string& key) {
   if (!brokerd::config::find_topic_property(key)) throw UsageError("unknown topic config '" + key + "'");
 }
 
+// "K=V" split at its first '=', or a UsageError naming `option`.
+static ConfigChange split_config_item(const std::string& item, const std::string& option) {
+  auto eq = item.find('=');
+  if (eq == std::string::npos || eq == 0) throw UsageError("--" + option + " expects KEY=VALUE, got '" + item + "'");
+  return {item.substr(0, eq), item.substr(eq + 1)};
+}
+
 std::vector<ConfigChange> parse_topic_configs(const std::vector<std::string>& items, const std::string& option) {
   std::vector<ConfigChange> out;
   for (const auto& item : items) {
-    auto eq = item.find('=');
-    if (eq == std::string::npos || eq == 0) throw UsageError("--" + option + " expects KEY=VALUE, got '" + item + "'");
-    ConfigChange c{item.substr(0, eq), item.substr(eq + 1)};
+    ConfigChange c = split_config_item(item, option);
     check_key(c.key);
     const auto* def = brokerd::config::find_topic_property(c.key);
     if (auto err = brokerd::config::validate_value(*def, c.value)) {
@@ -49,9 +54,7 @@ void check_topic_config_keys(const std::vector<std::string>& keys) {
 std::vector<ConfigChange> parse_broker_configs(const std::vector<std::string>& items, const std::string& option) {
   std::vector<ConfigChange> out;
   for (const auto& item : items) {
-    auto eq = item.find('=');
-    if (eq == std::string::npos || eq == 0) throw UsageError("--" + option + " expects KEY=VALUE, got '" + item + "'");
-    ConfigChange c{item.substr(0, eq), item.substr(eq + 1)};
+    ConfigChange c = split_config_item(item, option);
     if (auto err = brokerd::config::check_dynamic(c.key, c.value, nullptr)) throw UsageError(*err);
     out.push_back(std::move(c));
   }

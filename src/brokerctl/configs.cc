@@ -27,6 +27,12 @@ std::string entity_label(int8_t type, const std::string& name) {
   return name.empty() ? std::string("the cluster-wide broker defaults") : "broker " + name;
 }
 
+// A broker's own configs are asked of and changed through that broker; the rest through any.
+Connection& connection_for(Context& ctx, int8_t type, const std::string& name) {
+  if (type == 4 && !name.empty()) return ctx.client().node(static_cast<int32_t>(*parse_int(name, 0, INT32_MAX)));
+  return ctx.client().any();
+}
+
 }  // namespace
 
 proto::DescribeConfigsResponse::DescribeConfigsResult describe_configs(Context& ctx, int8_t resource_type,
@@ -37,11 +43,7 @@ proto::DescribeConfigsResponse::DescribeConfigsResult describe_configs(Context& 
   r.resource_name = name;
   r.configuration_keys = std::nullopt;  // all
   req.resources.push_back(r);
-  // A broker's own configs are answered by that broker.
-  Connection* conn = &ctx.client().any();
-  if (resource_type == 4 && !name.empty())
-    conn = &ctx.client().node(static_cast<int32_t>(*parse_int(name, 0, INT32_MAX)));
-  auto resp = conn->call<proto::DescribeConfigsResponse>(req);
+  auto resp = connection_for(ctx, resource_type, name).call<proto::DescribeConfigsResponse>(req);
   const std::string what = "describing configs of " + entity_label(resource_type, name);
   if (resp.results.empty()) throw CommandError(what + ": empty response");
   auto result = resp.results.front();
@@ -55,6 +57,7 @@ namespace {
 // IncrementalAlterConfigs of one resource: SET each change, DELETE each key.
 void alter_configs(Context& ctx, int8_t type, const std::string& name, const std::vector<ConfigChange>& changes,
                    const std::vector<std::string>& del) {
+  if (changes.empty() && del.empty()) throw UsageError("nothing to change: give --set KEY=VALUE or --delete KEY");
   proto::IncrementalAlterConfigsRequest req;
   proto::IncrementalAlterConfigsRequest::AlterConfigsResource r;
   r.resource_type = type;
@@ -74,10 +77,7 @@ void alter_configs(Context& ctx, int8_t type, const std::string& name, const std
     r.configs.push_back(a);
   }
   req.resources.push_back(r);
-  // A broker's own configs are changed through that broker.
-  Connection* conn = &ctx.client().any();
-  if (type == 4 && !name.empty()) conn = &ctx.client().node(static_cast<int32_t>(*parse_int(name, 0, INT32_MAX)));
-  auto resp = conn->call<proto::IncrementalAlterConfigsResponse>(req);
+  auto resp = connection_for(ctx, type, name).call<proto::IncrementalAlterConfigsResponse>(req);
   const std::string what = "altering configs of " + entity_label(type, name);
   if (resp.responses.empty()) throw CommandError(what + ": empty response");
   check_error(resp.responses.front().error_code, what, resp.responses.front().error_message);
@@ -99,7 +99,6 @@ void alter_configs(Context& ctx, int8_t type, const std::string& name, const std
 
 void alter_topic_configs(Context& ctx, const std::string& topic, const std::vector<std::string>& set,
                          const std::vector<std::string>& del) {
-  if (set.empty() && del.empty()) throw UsageError("nothing to change: give --set KEY=VALUE or --delete KEY");
   auto changes = parse_topic_configs(set, "set");
   check_topic_config_keys(del);
   alter_configs(ctx, 2, topic, changes, del);
@@ -159,9 +158,7 @@ void alter(Context& ctx) {
   int8_t type = entity_type(ctx);
   std::string name = entity_name(ctx, type);
   if (type == 2) return alter_topic_configs(ctx, name, ctx.args.all("set"), ctx.args.all("delete"));
-  auto set = ctx.args.all("set"), del = ctx.args.all("delete");
-  if (set.empty() && del.empty()) throw UsageError("nothing to change: give --set KEY=VALUE or --delete KEY");
-  alter_configs(ctx, type, name, parse_broker_configs(set, "set"), del);
+  alter_configs(ctx, type, name, parse_broker_configs(ctx.args.all("set"), "set"), ctx.args.all("delete"));
 }
 
 }  // namespace

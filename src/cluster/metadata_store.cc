@@ -27,6 +27,19 @@ TopicChange failure(ErrorCode e, std::string message) {
   return c;
 }
 
+// Appends the ConfigRecords (made by `record(key, value)`, a null value removing the key) that
+// turn the set `before` into `after`.
+template <typename Record>
+void add_config_changes(std::vector<Bytes>& records, const std::map<std::string, std::string>& before,
+                        const std::map<std::string, std::string>& after, Record record) {
+  for (const auto& [k, v] : before)
+    if (!after.contains(k)) records.push_back(record(k, std::nullopt));
+  for (const auto& [k, v] : after) {
+    auto old = before.find(k);
+    if (old == before.end() || old->second != v) records.push_back(record(k, v));
+  }
+}
+
 // Appends one PartitionChangeRecord per update to `records`.
 void add_change_records(std::vector<Bytes>& records, const std::vector<PartitionUpdate>& updates) {
   for (const auto& u : updates) records.push_back(partition_change_record(u.topic_id, u.partition, u.change));
@@ -662,12 +675,9 @@ TopicChange MetadataStore::set_topic_configs(const std::string& name, const std:
   topic->configs = overrides;
   if (validate_only) return TopicChange{ErrorCode::none, {}, topic, nullptr};
   std::vector<Bytes> records;
-  for (const auto& [k, v] : t->configs)
-    if (!overrides.contains(k)) records.push_back(config_record(name, k, std::nullopt));
-  for (const auto& [k, v] : overrides) {
-    auto old = t->configs.find(k);
-    if (old == t->configs.end() || old->second != v) records.push_back(config_record(name, k, v));
-  }
+  add_config_changes(records, t->configs, overrides, [&](const std::string& k, const std::optional<std::string>& v) {
+    return config_record(name, k, v);
+  });
   if (records.empty()) return TopicChange{ErrorCode::none, {}, topic, current};
   std::string why;
   if (ErrorCode e = commit(records, &why); e != ErrorCode::none) return failure(e, why);
@@ -698,12 +708,9 @@ TopicChange MetadataStore::set_broker_configs(const std::string& resource,
   auto it = current->broker_configs->find(resource);
   const auto& before = it == current->broker_configs->end() ? kNone : it->second;
   std::vector<Bytes> records;
-  for (const auto& [k, v] : before)
-    if (!values.contains(k)) records.push_back(broker_config_record(resource, k, std::nullopt));
-  for (const auto& [k, v] : values) {
-    auto old = before.find(k);
-    if (old == before.end() || old->second != v) records.push_back(broker_config_record(resource, k, v));
-  }
+  add_config_changes(records, before, values, [&](const std::string& k, const std::optional<std::string>& v) {
+    return broker_config_record(resource, k, v);
+  });
   if (records.empty()) return TopicChange{ErrorCode::none, {}, nullptr, current};
   std::string why;
   if (ErrorCode e = commit(records, &why); e != ErrorCode::none) return failure(e, why);

@@ -14,8 +14,8 @@
 #include <cstring>
 #include <exception>
 #include <fstream>
-#include <thread>
 #include <set>
+#include <thread>
 #include <tuple>
 #include <unordered_set>
 
@@ -497,7 +497,8 @@ void PartitionManager::reconcile_topic(Shard& shard, const TopicPtr& before, con
 void PartitionManager::reconcile_shard(Shard& shard, const std::shared_ptr<const MetadataImage>& image) {
   if (shard.image && image->offset < shard.image->offset) return;
   auto defaults = current_defaults();
-  const bool defaults_changed = shard.defaults && shard.defaults != defaults && *shard.defaults != *defaults;
+  // defaults_ is replaced only by a different set, so a new pointer is a change.
+  const bool defaults_changed = shard.defaults && shard.defaults != defaults;
   shard.defaults = std::move(defaults);
   static const MetadataImage kEmpty;
   image->for_each_changed_topic(shard.image ? *shard.image : kEmpty,

@@ -7,15 +7,16 @@
 
 namespace brokerd::config {
 
+const std::string* layer_value(const DynamicConfigs& all, const std::string& resource, std::string_view name) {
+  auto r = all.find(resource);
+  if (r == all.end()) return nullptr;
+  auto v = r->second.find(std::string(name));
+  return v == r->second.end() ? nullptr : &v->second;
+}
+
 std::optional<DynamicValue> dynamic_value(const DynamicConfigs& all, int32_t node_id, std::string_view name) {
-  auto find = [&](const std::string& resource) -> const std::string* {
-    auto r = all.find(resource);
-    if (r == all.end()) return nullptr;
-    auto v = r->second.find(std::string(name));
-    return v == r->second.end() ? nullptr : &v->second;
-  };
-  if (const auto* v = find(std::to_string(node_id))) return DynamicValue{*v, DynamicLayer::per_broker};
-  if (const auto* v = find("")) return DynamicValue{*v, DynamicLayer::cluster_default};
+  if (const auto* v = layer_value(all, std::to_string(node_id), name)) return DynamicValue{*v, DynamicLayer::per_broker};
+  if (const auto* v = layer_value(all, "", name)) return DynamicValue{*v, DynamicLayer::cluster_default};
   return std::nullopt;
 }
 

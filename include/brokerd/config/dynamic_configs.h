@@ -25,6 +25,9 @@ struct DynamicValue {
   DynamicLayer layer;
 };
 
+// The value one resource ("" or a broker id) sets for `name`, or null.
+const std::string* layer_value(const DynamicConfigs& all, const std::string& resource, std::string_view name);
+
 // The dynamic value of `name` for broker `node_id`, if either layer sets it.
 std::optional<DynamicValue> dynamic_value(const DynamicConfigs& all, int32_t node_id, std::string_view name);
 

@@ -38,9 +38,7 @@ int8_t config_type_of(PropertyType t) {
 void add_broker_synonyms(const BrokerSettings& broker, const PropertyDef& def, std::vector<ConfigSynonym>& out) {
   std::string name(def.name);
   auto layer = [&](const std::string& resource, int8_t source) {
-    auto r = broker.dynamic.find(resource);
-    if (r == broker.dynamic.end()) return;
-    if (auto v = r->second.find(name); v != r->second.end()) out.push_back({name, v->second, source});
+    if (const auto* v = config::layer_value(broker.dynamic, resource, name)) out.push_back({name, *v, source});
   };
   layer(std::to_string(broker.node_id), config_source::dynamic_broker);
   layer("", config_source::dynamic_default_broker);
@@ -164,21 +162,31 @@ std::optional<ConfigResult> unsupported_alter_resource(int8_t type) {
   return ConfigResult{ErrorCode::invalid_request, fmt::format("Unsupported resource type: {}", resource_type_name(type))};
 }
 
+namespace {
+
+// Runs `change` (a blocking metadata write) off the reactor, then brings this node's
+// partitions in line with the image that has it.
+template <typename Change>
+boost::asio::awaitable<ConfigResult> write_configs(Services& svc, bool validate_only, Change change) {
+  auto done = co_await svc.blocking.run(std::move(change));
+  if (done.error == ErrorCode::none && done.image && !validate_only) co_await svc.partitions.reconcile(done.image);
+  co_return ConfigResult{done.error, std::move(done.message)};
+}
+
+}  // namespace
+
 boost::asio::awaitable<ConfigResult> write_topic_configs(Services& svc, const std::string& topic,
                                                          std::map<std::string, std::string> overrides,
                                                          bool validate_only) {
-  auto change = co_await svc.blocking.run([&] { return svc.metadata.set_topic_configs(topic, overrides, validate_only); });
-  if (change.error == ErrorCode::none && change.image && !validate_only) co_await svc.partitions.reconcile(change.image);
-  co_return ConfigResult{change.error, std::move(change.message)};
+  co_return co_await write_configs(svc, validate_only,
+                                   [&] { return svc.metadata.set_topic_configs(topic, overrides, validate_only); });
 }
 
 boost::asio::awaitable<ConfigResult> write_broker_configs(Services& svc, const std::string& resource,
                                                           std::map<std::string, std::string> configs,
                                                           bool validate_only) {
-  auto change =
-      co_await svc.blocking.run([&] { return svc.metadata.set_broker_configs(resource, configs, validate_only); });
-  if (change.error == ErrorCode::none && change.image && !validate_only) co_await svc.partitions.reconcile(change.image);
-  co_return ConfigResult{change.error, std::move(change.message)};
+  co_return co_await write_configs(svc, validate_only,
+                                   [&] { return svc.metadata.set_broker_configs(resource, configs, validate_only); });
 }
 
 }  // namespace brokerd::kafka
