@@ -18,6 +18,7 @@
 #include <fmt/format.h>
 
 #include "brokerd/cluster/metadata_store.h"
+#include "brokerd/cluster/isr_change_batcher.h"
 #include "brokerd/cluster/node_identity.h"
 #include "brokerd/storage/dir_lock.h"
 #include "brokerd/storage/file_budget.h"
@@ -49,7 +50,6 @@
 #include "brokerd/metrics/registry.h"
 #include "brokerd/net/blocking_pool.h"
 #include "brokerd/net/reactor_pool.h"
-#include "brokerd/net/serial_worker.h"
 #include "brokerd/net/server.h"
 #include "brokerd/quorum/quorum_driver.h"
 #include "brokerd/quorum/settings.h"
@@ -259,6 +259,10 @@ int run(const brokerd::config::BrokerConfig& cfg) {
   server_cfg.queued_max_request_bytes_per_principal = cfg.integer("queued.max.request.bytes.per.principal");
 
   net::ReactorPool reactors(static_cast<size_t>(cfg.reactor_threads()));
+  // The controller listener has a thread of its own: the quorum's fetches and votes and the
+  // brokers' heartbeats must not wait behind client requests or a reactor that is creating
+  // thousands of partitions, or a busy node would lose its quorum and be fenced.
+  net::ReactorPool controller_reactor(1, "controller", false);
   net::BlockingPool blocking(static_cast<size_t>(cfg.integer("num.io.threads")));
   metrics::Registry registry(reactors.size());
   metrics::BrokerMetrics broker_metrics(registry);
@@ -279,7 +283,7 @@ int run(const brokerd::config::BrokerConfig& cfg) {
   controller::BrokerRegistry broker_registry(metadata, quorum_driver, cfg.integer("broker.session.timeout.ms"));
   controller::ControllerDispatcher controller_dispatcher(quorum_driver, metadata, broker_registry, blocking,
                                                          sasl_listeners, authorization);
-  net::Server controller_server(reactors, blocking, controller_dispatcher, controller_listeners, server_cfg);
+  net::Server controller_server(controller_reactor, blocking, controller_dispatcher, controller_listeners, server_cfg);
   controller::BrokerLifecycle lifecycle(metadata, quorum_driver, broker_registry, self, advertised.listener,
                                         cfg.integer("broker.heartbeat.interval.ms"),
                                         cfg.integer("broker.session.timeout.ms"));
@@ -287,6 +291,10 @@ int run(const brokerd::config::BrokerConfig& cfg) {
                                              static_cast<int32_t>(cfg.integer("leader.imbalance.per.broker.percentage")));
   auto stop_quorum = [&] {
     controller_server.stop();
+    if (!controller_reactor.drain(std::chrono::milliseconds(kReactorDrainMs))) {
+      controller_reactor.stop();
+      controller_reactor.join();
+    }
     leader_balancer.stop();
     broker_registry.stop();
     quorum_driver.stop();
@@ -300,6 +308,7 @@ int run(const brokerd::config::BrokerConfig& cfg) {
     return false;
   };
   reactors.start();
+  controller_reactor.start();
   try {
     quorum_driver.start();
     if (!controller_listeners.empty()) controller_server.start();
@@ -373,41 +382,42 @@ int run(const brokerd::config::BrokerConfig& cfg) {
   });
   // And whatever was published between the load and the hook.
   boost::asio::co_spawn(reactors.executor(0), partitions.reconcile(metadata.image()), boost::asio::detached);
-  // Leaders ask the controller for ISR changes from a thread of their own (a forwarded call
-  // waits for the controller; it must not hold the blocking pool's fsyncs), and hand the
-  // answer back to the partition's core on its home shard.
+  // Leaders ask the controller for ISR changes from a thread of their own, many in one
+  // request, and the answers go back to each partition's core on its home shard.
   auto& isr_shrinks = registry.counter("brokerd_isr_shrinks_total", "ISR changes this node's leaders made that removed replicas.");
   auto& isr_expands = registry.counter("brokerd_isr_expands_total", "ISR changes this node's leaders made that added replicas.");
-  net::SerialWorker isr_changes("isr-changes");
-  partitions.on_alter_partition([&partitions, &metadata, &isr_changes, &isr_shrinks, &isr_expands](
-                                    const cluster::TopicPartition& tp, const protocol::Uuid& topic_id,
-                                    replication::AlterPartitionRequest request) {
+  cluster::IsrChangeBatcher isr_changes(metadata, [&partitions, &isr_shrinks, &isr_expands](
+                                                      const cluster::IsrChangeBatcher::Change& change,
+                                                      const cluster::AlterPartitionAnswer& answer) {
+    boost::asio::post(partitions.executor_of(change.tp), [&partitions, &isr_shrinks, &isr_expands, change, answer] {
+      const auto& tp = change.tp;
+      const auto& request = change.item.request;
+      cluster::Partition* p = partitions.local(tp);
+      if (!p || p->topic_id() != change.item.topic_id) return;
+      replication::PartitionState s = p->replica().state();
+      if (answer.error != protocol::ErrorCode::none) {
+        module_logger("replication")->info("{}: ISR change to {} refused: {}", tp.dir_name(),
+                                           fmt::join(request.new_isr, ","), protocol::error_name(answer.error));
+      } else {
+        if (answer.assignment.isr.size() < change.isr_before) isr_shrinks.add();
+        if (answer.assignment.isr.size() > change.isr_before) isr_expands.add();
+      }
+      s.leader = answer.assignment.leader;
+      s.leader_epoch = answer.assignment.leader_epoch;
+      s.partition_epoch = answer.assignment.partition_epoch;
+      s.isr = answer.assignment.isr;
+      p->replica().handle_alter_partition(request, answer.error, s, wall_clock_ms());
+      partitions.after_replica_input(tp, *p);
+    });
+  });
+  partitions.on_alter_partition([&partitions, &isr_changes](const cluster::TopicPartition& tp,
+                                                            const protocol::Uuid& topic_id,
+                                                            replication::AlterPartitionRequest request) {
     // The ISR the change starts from, read now on the home shard: by the time the answer
     // comes back, the committed change may already have reached the core through the image.
     cluster::Partition* proposer = partitions.local(tp);
     const size_t isr_before = proposer ? proposer->replica().state().isr.size() : 0;
-    isr_changes.post([&partitions, &metadata, &isr_shrinks, &isr_expands, tp, topic_id, request, isr_before] {
-      auto answer = metadata.alter_partition(topic_id, tp.partition, request);
-      boost::asio::post(partitions.executor_of(tp), [&partitions, &isr_shrinks, &isr_expands, tp, topic_id, answer,
-                                                     request, isr_before] {
-        cluster::Partition* p = partitions.local(tp);
-        if (!p || p->topic_id() != topic_id) return;
-        replication::PartitionState s = p->replica().state();
-        if (answer.error != protocol::ErrorCode::none) {
-          module_logger("replication")->info("{}: ISR change to {} refused: {}", tp.dir_name(),
-                                             fmt::join(request.new_isr, ","), protocol::error_name(answer.error));
-        } else {
-          if (answer.assignment.isr.size() < isr_before) isr_shrinks.add();
-          if (answer.assignment.isr.size() > isr_before) isr_expands.add();
-        }
-        s.leader = answer.assignment.leader;
-        s.leader_epoch = answer.assignment.leader_epoch;
-        s.partition_epoch = answer.assignment.partition_epoch;
-        s.isr = answer.assignment.isr;
-        p->replica().handle_alter_partition(request, answer.error, s, wall_clock_ms());
-        partitions.after_replica_input(tp, *p);
-      });
-    });
+    isr_changes.submit({tp, {topic_id, tp.partition, std::move(request)}, isr_before});
   });
   group::GroupCoordinator groups(group_settings, partitions, blocking);
   // Followers fetch from leaders once the partitions know their roles.

@@ -588,54 +588,91 @@ MetadataStore::ReassignmentAnswer MetadataStore::reassign_partitions(const std::
   return answer;
 }
 
-AlterPartitionAnswer MetadataStore::alter_partition(const protocol::Uuid& topic_id, int32_t partition,
-                                                    const replication::AlterPartitionRequest& request) {
+std::vector<AlterPartitionAnswer> MetadataStore::alter_partitions(const std::vector<AlterPartitionItem>& items) {
   if (channel_ && !leads()) {
-    auto answer = channel_->alter_partition(topic_id, partition, request);
-    if (answer.error == ErrorCode::none) {
-      wait_for_image([&](const MetadataImage& img) {
-        const TopicMetadata* t = img.topic(topic_id);
-        const PartitionAssignment* a = t ? t->partition(partition) : nullptr;
-        return !a || a->partition_epoch >= answer.assignment.partition_epoch;
-      });
-    }
-    return answer;
+    auto answers = channel_->alter_partitions(items);
+    // Answered once this node's image shows the accepted changes.
+    wait_for_image([&](const MetadataImage& img) {
+      for (size_t i = 0; i < items.size(); ++i) {
+        if (answers[i].error != ErrorCode::none) continue;
+        const TopicMetadata* t = img.topic(items[i].topic_id);
+        const PartitionAssignment* a = t ? t->partition(items[i].partition) : nullptr;
+        if (a && a->partition_epoch < answers[i].assignment.partition_epoch) return false;
+      }
+      return true;
+    });
+    return answers;
   }
   std::lock_guard lock(write_mutex_);
   auto current = image();
-  const TopicMetadata* t = current->topic(topic_id);
-  const PartitionAssignment* a = t ? t->partition(partition) : nullptr;
-  if (!a) return {ErrorCode::unknown_topic_or_partition, {}};
-  replication::PartitionState state;
-  state.leader = a->leader;
-  state.leader_epoch = a->leader_epoch;
-  state.partition_epoch = a->partition_epoch;
-  state.replicas = a->replicas;
-  state.isr = a->isr;
   replication::BrokerLiveness live;
   for (const auto& b : current->brokers) {
     if (!b.fenced) live.live.push_back(b.node_id);
     live.epochs.emplace_back(b.node_id, b.epoch);
   }
-  const auto result = replication::apply_alter_partition(state, request, live, 1);
-  if (result.error != ErrorCode::none) return {result.error, *a};
-  PartitionAssignment next = *a;
-  next.isr = result.state.isr;
-  // The ISR now holding every target replica completes a reassignment, in the same change.
-  const auto completed = complete_reassignment(next, *current);
-  if (completed) next = *completed;
+  std::vector<AlterPartitionAnswer> answers(items.size());
+  struct Accepted {
+    size_t item;
+    const TopicMetadata* topic;
+    PartitionAssignment before;
+    bool completed;
+  };
+  std::vector<Accepted> accepted;
+  std::vector<Bytes> records;
+  // A partition named twice: the second item is checked against the first's result.
+  std::map<std::pair<protocol::Uuid, int32_t>, PartitionAssignment> proposed;
+  for (size_t i = 0; i < items.size(); ++i) {
+    const auto& item = items[i];
+    const TopicMetadata* t = current->topic(item.topic_id);
+    const PartitionAssignment* a = t ? t->partition(item.partition) : nullptr;
+    if (!a) {
+      answers[i] = {ErrorCode::unknown_topic_or_partition, {}};
+      continue;
+    }
+    const auto key = std::make_pair(item.topic_id, item.partition);
+    if (auto it = proposed.find(key); it != proposed.end()) a = &it->second;
+    replication::PartitionState state;
+    state.leader = a->leader;
+    state.leader_epoch = a->leader_epoch;
+    state.partition_epoch = a->partition_epoch;
+    state.replicas = a->replicas;
+    state.isr = a->isr;
+    const auto result = replication::apply_alter_partition(state, item.request, live, 1);
+    if (result.error != ErrorCode::none) {
+      answers[i] = {result.error, *a};
+      continue;
+    }
+    PartitionAssignment next = *a;
+    next.isr = result.state.isr;
+    // The ISR now holding every target replica completes a reassignment, in the same change.
+    const auto completed = complete_reassignment(next, *current);
+    if (completed) next = *completed;
+    records.push_back(partition_change_record(item.topic_id, item.partition, change_between(*a, next)));
+    accepted.push_back({i, t, *a, completed.has_value()});
+    ++next.partition_epoch;
+    if (next.leader != a->leader) ++next.leader_epoch;
+    answers[i] = {ErrorCode::none, next};
+    proposed[key] = std::move(next);
+  }
+  if (records.empty()) return answers;
   std::string why;
-  if (ErrorCode e = commit({partition_change_record(topic_id, partition, change_between(*a, next))}, &why);
-      e != ErrorCode::none)
-    return {e, *a};
-  ++next.partition_epoch;
-  if (next.leader != a->leader) ++next.leader_epoch;
-  module_logger("cluster")->info("{}-{}: ISR {} -> {} (leader {}, epoch {})", t->name, partition, fmt::join(a->isr, ","),
-                                 fmt::join(next.isr, ","), next.leader, next.leader_epoch);
-  if (completed)
-    module_logger("cluster")->info("{}-{}: reassignment complete, replicas {}", t->name, partition,
-                                   fmt::join(next.replicas, ","));
-  return {ErrorCode::none, next};
+  if (ErrorCode e = commit(records, &why); e != ErrorCode::none) {
+    for (const auto& acc : accepted) answers[acc.item] = {e, acc.before};
+    return answers;
+  }
+  for (const auto& acc : accepted) {
+    const auto& next = answers[acc.item].assignment;
+    const int32_t partition = items[acc.item].partition;
+    // A replica leaving the ISR is news to an operator; one catching up again is routine
+    // (after a node returns, every partition it holds expands).
+    module_logger("cluster")->log(next.isr.size() < acc.before.isr.size() ? spdlog::level::info : spdlog::level::debug,
+                                  "{}-{}: ISR {} -> {} (leader {}, epoch {})", acc.topic->name, partition,
+                                  fmt::join(acc.before.isr, ","), fmt::join(next.isr, ","), next.leader, next.leader_epoch);
+    if (acc.completed)
+      module_logger("cluster")->info("{}-{}: reassignment complete, replicas {}", acc.topic->name, partition,
+                                     fmt::join(next.replicas, ","));
+  }
+  return answers;
 }
 
 ProducerIdBlock MetadataStore::allocate_producer_ids(int32_t broker_id, int64_t broker_epoch) {

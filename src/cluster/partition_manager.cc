@@ -103,6 +103,11 @@ struct PartitionManager::Shard {
   std::unordered_map<TopicPartition, OfflinePartition> offline;
   std::unordered_map<TopicPartition, CleanerState> cleaner;
   std::shared_ptr<const MetadataImage> image;  // the last one reconciled
+  // The newest image handed over, applied by the reconciliation loop while `reconciling`;
+  // callers waiting for an image at an offset (the first) are woken through the timer.
+  std::shared_ptr<const MetadataImage> wanted;
+  bool reconciling = false;
+  std::vector<std::pair<int64_t, std::shared_ptr<boost::asio::steady_timer>>> waiters;
   std::vector<LeadershipListener> listeners;
   // High watermarks the checkpoints recorded, taken by the partitions as they open.
   std::unordered_map<TopicPartition, int64_t> hw_at_start;
@@ -278,7 +283,7 @@ void PartitionManager::load(std::shared_ptr<const MetadataImage> image) {
   // Then every topic as new: creates what the disks do not have (a log dir was replaced, say)
   // and sets each partition's leadership.
   release_idle_files_of_every_shard();
-  for (auto& shard : shards_) reconcile_shard(*shard, image);
+  for (auto& shard : shards_) reconcile_now(*shard, image);
   storage::set_thread_evictor({});
 }
 
@@ -393,7 +398,9 @@ Partition* PartitionManager::try_open(Shard& shard, const TopicPartition& tp, co
 bool PartitionManager::offline(const TopicPartition& tp) const { return shards_[shard_of(tp)]->offline.contains(tp); }
 
 void PartitionManager::retry_offline(Shard& shard, int64_t now_ms) {
-  if (shard.offline.empty() || !shard.image) return;
+  // Mid-reconciliation the shard's image is behind some of its partitions: the loop's next
+  // pass retries them instead.
+  if (shard.offline.empty() || !shard.image || shard.reconciling) return;
   std::vector<std::string> due;
   for (const auto& [tp, o] : shard.offline)
     if (o.retry_at_ms <= now_ms) due.push_back(tp.topic);
@@ -494,22 +501,81 @@ void PartitionManager::reconcile_topic(Shard& shard, const TopicPtr& before, con
   }
 }
 
-void PartitionManager::reconcile_shard(Shard& shard, const std::shared_ptr<const MetadataImage>& image) {
-  if (shard.image && image->offset < shard.image->offset) return;
+std::vector<PartitionManager::TopicStep> PartitionManager::plan_reconcile(Shard& shard, const MetadataImage& image) {
   auto defaults = current_defaults();
   // defaults_ is replaced only by a different set, so a new pointer is a change.
   const bool defaults_changed = shard.defaults && shard.defaults != defaults;
   shard.defaults = std::move(defaults);
+  std::vector<TopicStep> steps;
+  std::set<std::string> changed;
   static const MetadataImage kEmpty;
-  image->for_each_changed_topic(shard.image ? *shard.image : kEmpty,
-                                [&](const TopicPtr& before, const TopicPtr& after) { reconcile_topic(shard, before, after); });
-  shard.image = image;
-  if (!defaults_changed) return;
-  // Every partition of the shard takes the new defaults, topic by topic.
-  std::set<std::string> topics;
-  for (const auto& [tp, p] : shard.partitions) topics.insert(tp.topic);
-  for (const auto& name : topics)
-    if (auto t = image->topic_ptr(name)) reconcile_topic(shard, t, t, true);
+  image.for_each_changed_topic(shard.image ? *shard.image : kEmpty, [&](const TopicPtr& before, const TopicPtr& after) {
+    steps.push_back({before, after, defaults_changed});
+    if (defaults_changed && after) changed.insert(after->name);
+  });
+  if (!defaults_changed) return steps;
+  // Every other partition of the shard takes the new defaults, topic by topic.
+  std::set<std::string> hosted;
+  for (const auto& [tp, p] : shard.partitions)
+    if (!changed.contains(tp.topic)) hosted.insert(tp.topic);
+  for (const auto& name : hosted)
+    if (auto t = image.topic_ptr(name)) steps.push_back({t, t, true});
+  return steps;
+}
+
+void PartitionManager::reconcile_now(Shard& shard, const std::shared_ptr<const MetadataImage>& image) {
+  if (shard.image && image->offset < shard.image->offset) return;
+  for (const auto& s : plan_reconcile(shard, *image)) reconcile_topic(shard, s.before, s.after, s.defaults_changed);
+  shard.image = shard.wanted = image;
+}
+
+void PartitionManager::hand_over(size_t index, const std::shared_ptr<const MetadataImage>& image) {
+  Shard& shard = *shards_[index];
+  const auto& newest = shard.wanted ? shard.wanted : shard.image;
+  if (newest && image->offset < newest->offset) return;
+  shard.wanted = image;
+  if (shard.reconciling) return;
+  shard.reconciling = true;
+  boost::asio::co_spawn(reactors_.executor(index), reconcile_loop(index), boost::asio::detached);
+}
+
+boost::asio::awaitable<void> PartitionManager::reconcile_loop(size_t index) {
+  // A slice: the reactor serves its connections between slices.
+  constexpr auto kSlice = std::chrono::milliseconds(5);
+  Shard& shard = *shards_[index];
+  try {
+    while (shard.wanted != shard.image) {
+      auto target = shard.wanted;
+      auto slice_end = std::chrono::steady_clock::now() + kSlice;
+      for (const auto& s : plan_reconcile(shard, *target)) {
+        reconcile_topic(shard, s.before, s.after, s.defaults_changed);
+        if (std::chrono::steady_clock::now() < slice_end) continue;
+        co_await boost::asio::post(reactors_.executor(index), boost::asio::use_awaitable);
+        slice_end = std::chrono::steady_clock::now() + kSlice;
+      }
+      shard.image = target;
+      std::erase_if(shard.waiters, [&](const auto& w) {
+        if (w.first > target->offset) return false;
+        w.second->cancel();
+        return true;
+      });
+    }
+  } catch (const std::exception& e) {
+    module_logger("cluster")->error("reconciling shard {} with the metadata failed: {}", index, e.what());
+    shard.wanted = shard.image;
+  }
+  shard.reconciling = false;
+  for (auto& w : shard.waiters) w.second->cancel();
+  shard.waiters.clear();
+}
+
+boost::asio::awaitable<void> PartitionManager::reconciled(size_t index, int64_t offset) {
+  Shard& shard = *shards_[index];
+  if (!shard.reconciling || (shard.image && shard.image->offset >= offset)) co_return;
+  auto timer = std::make_shared<boost::asio::steady_timer>(reactors_.executor(index),
+                                                           boost::asio::steady_timer::time_point::max());
+  shard.waiters.emplace_back(offset, timer);
+  co_await timer->async_wait(boost::asio::as_tuple(boost::asio::use_awaitable));
 }
 
 void PartitionManager::take_dynamic_configs(const MetadataImage& image) {
@@ -542,11 +608,16 @@ boost::asio::awaitable<void> PartitionManager::reconcile(std::shared_ptr<const M
   std::vector<FanOutTask<bool>> tasks;
   for (size_t i = 0; i < shards_.size(); ++i) {
     tasks.push_back({reactors_.executor(i), [this, i, image] {
-                       reconcile_shard(*shards_[i], image);
+                       hand_over(i, image);
                        return true;
                      }});
   }
   co_await fan_out(std::move(tasks));
+  // Every shard works on it now; waiting for one after the other costs no time.
+  for (size_t i = 0; i < shards_.size(); ++i) {
+    auto wait = [this, i, offset = image->offset] { return reconciled(i, offset); };
+    co_await net::run_on(reactors_.executor(i), std::move(wait));
+  }
 }
 
 void PartitionManager::set_followed(const TopicPartition& tp, int32_t leader) {

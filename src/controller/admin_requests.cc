@@ -167,11 +167,14 @@ protocol::AlterPartitionResponse serve_alter_partition(cluster::MetadataStore& s
     resp.error_code = protocol::code(ErrorCode::not_controller);
     return resp;
   }
+  // Every partition of the request in one change of the metadata log.
+  std::vector<cluster::AlterPartitionItem> items;
   for (const auto& t : req.topics) {
-    auto& tr = resp.topics.emplace_back();
-    tr.topic_id = t.topic_id;
     for (const auto& p : t.partitions) {
-      replication::AlterPartitionRequest r;
+      auto& item = items.emplace_back();
+      item.topic_id = t.topic_id;
+      item.partition = p.partition_index;
+      auto& r = item.request;
       r.leader = req.broker_id;
       r.leader_epoch = p.leader_epoch;
       r.partition_epoch = p.partition_epoch;
@@ -183,7 +186,15 @@ protocol::AlterPartitionResponse serve_alter_partition(cluster::MetadataStore& s
       } else {
         r.new_isr = p.new_isr;
       }
-      auto answer = store.alter_partition(t.topic_id, p.partition_index, r);
+    }
+  }
+  const auto answers = store.alter_partitions(items);
+  size_t next = 0;
+  for (const auto& t : req.topics) {
+    auto& tr = resp.topics.emplace_back();
+    tr.topic_id = t.topic_id;
+    for (const auto& p : t.partitions) {
+      const auto& answer = answers[next++];
       auto& pr = tr.partitions.emplace_back();
       pr.partition_index = p.partition_index;
       pr.error_code = protocol::code(answer.error);

@@ -81,7 +81,8 @@ protocol::BrokerRegistrationResponse BrokerRegistry::registration(const protocol
   return resp;
 }
 
-protocol::BrokerHeartbeatResponse BrokerRegistry::heartbeat(const protocol::BrokerHeartbeatRequest& req) {
+std::optional<protocol::BrokerHeartbeatResponse> BrokerRegistry::answer_at_once(
+    const protocol::BrokerHeartbeatRequest& req) {
   protocol::BrokerHeartbeatResponse resp;
   resp.is_fenced = true;
   if (!metadata_.leads()) {
@@ -104,6 +105,25 @@ protocol::BrokerHeartbeatResponse BrokerRegistry::heartbeat(const protocol::Brok
     sessions_[req.broker_id] = Session{b->epoch, b->incarnation, steady_clock_ms()};
   }
   // Caught up once it has replayed its own registration.
+  resp.is_caught_up = req.current_metadata_offset >= b->epoch;
+  const bool fence = req.want_shut_down || req.want_fence;
+  if ((fence && !b->fenced) || (!fence && b->fenced && resp.is_caught_up)) return std::nullopt;
+  resp.is_fenced = b->fenced;
+  resp.should_shut_down = req.want_shut_down;
+  return resp;
+}
+
+protocol::BrokerHeartbeatResponse BrokerRegistry::heartbeat(const protocol::BrokerHeartbeatRequest& req) {
+  if (auto resp = answer_at_once(req)) return *resp;
+  // A fence or an unfence to commit. The image is read again: it may have moved meanwhile.
+  protocol::BrokerHeartbeatResponse resp;
+  resp.is_fenced = true;
+  auto image = metadata_.image();
+  const cluster::BrokerInfo* b = image->broker(req.broker_id);
+  if (!b || b->epoch != req.broker_epoch) {
+    resp.error_code = protocol::code(b ? ErrorCode::stale_broker_epoch : ErrorCode::broker_id_not_registered);
+    return resp;
+  }
   resp.is_caught_up = req.current_metadata_offset >= b->epoch;
   bool fenced = b->fenced;
   if (req.want_shut_down || req.want_fence) {

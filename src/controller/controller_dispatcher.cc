@@ -237,8 +237,15 @@ boost::asio::awaitable<net::Response> ControllerDispatcher::dispatch(net::Reques
           req, body, [this](const auto& r) { return brokers_.registration(r); });
     }
     if (req.api_key == kBrokerHeartbeat) {
-      co_return co_await on_blocking_pool<protocol::BrokerHeartbeatRequest>(
-          req, body, [this](const auto& r) { return brokers_.heartbeat(r); });
+      // Most heartbeats only renew a session: answered here, never queued behind the blocking
+      // pool's fsyncs (a late answer would cost the broker its session).
+      protocol::BrokerHeartbeatRequest hb;
+      hb.decode(body, req.api_version);
+      if (auto resp = brokers_.answer_at_once(hb))
+        co_return net::Response{protocol::encode_response(req.api_key, req.api_version, req.correlation_id, *resp)};
+      auto work = [this, hb = std::move(hb)] { return brokers_.heartbeat(hb); };
+      auto resp = co_await blocking_.run(std::move(work));
+      co_return net::Response{protocol::encode_response(req.api_key, req.api_version, req.correlation_id, resp)};
     }
     switch (req.api_key) {
       case kCreateTopics:

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <map>
 #include <thread>
 
 #include "brokerd/common/clock.h"
@@ -251,45 +252,60 @@ std::optional<cluster::ProducerIdBlock> ForwardingChannel::allocate_producer_ids
   return block;
 }
 
-cluster::AlterPartitionAnswer ForwardingChannel::alter_partition(const protocol::Uuid& topic_id, int32_t partition,
-                                                                 const replication::AlterPartitionRequest& request) {
+std::vector<cluster::AlterPartitionAnswer> ForwardingChannel::alter_partitions(
+    const std::vector<cluster::AlterPartitionItem>& items) {
+  // One topic entry per topic id, in order of first appearance; where each item went.
   protocol::AlterPartitionRequest req;
-  req.broker_id = request.leader;
-  auto& t = req.topics.emplace_back();
-  t.topic_id = topic_id;
-  auto& p = t.partitions.emplace_back();
-  p.partition_index = partition;
-  p.leader_epoch = request.leader_epoch;
-  p.partition_epoch = request.partition_epoch;
-  for (size_t i = 0; i < request.new_isr.size(); ++i) {
-    auto& b = p.new_isr_with_epochs.emplace_back();
-    b.broker_id = request.new_isr[i];
-    b.broker_epoch = i < request.broker_epochs.size() ? request.broker_epochs[i] : replication::kNoBrokerEpoch;
+  std::vector<std::pair<size_t, size_t>> slots;
+  std::map<protocol::Uuid, size_t> topic_slot;
+  for (const auto& item : items) {
+    const auto& request = item.request;
+    req.broker_id = request.leader;
+    auto [it, added] = topic_slot.emplace(item.topic_id, req.topics.size());
+    if (added) req.topics.emplace_back().topic_id = item.topic_id;
+    auto& t = req.topics[it->second];
+    slots.emplace_back(it->second, t.partitions.size());
+    auto& p = t.partitions.emplace_back();
+    p.partition_index = item.partition;
+    p.leader_epoch = request.leader_epoch;
+    p.partition_epoch = request.partition_epoch;
+    for (size_t i = 0; i < request.new_isr.size(); ++i) {
+      auto& b = p.new_isr_with_epochs.emplace_back();
+      b.broker_id = request.new_isr[i];
+      b.broker_epoch = i < request.broker_epochs.size() ? request.broker_epochs[i] : replication::kNoBrokerEpoch;
+    }
   }
-  auto decode = [](protocol::Reader& r) {
+  using Answers = std::vector<cluster::AlterPartitionAnswer>;
+  auto all = [&](protocol::ErrorCode e) {
+    Answers out(items.size());
+    for (auto& a : out) a.error = e;
+    return out;
+  };
+  auto decode = [&](protocol::Reader& r) {
     protocol::AlterPartitionResponse resp;
     resp.decode(r, kAlterPartitionSendVersion);
-    cluster::AlterPartitionAnswer a;
-    a.error = static_cast<protocol::ErrorCode>(resp.error_code);
-    if (a.error == protocol::ErrorCode::none) {
-      if (resp.topics.size() != 1 || resp.topics[0].partitions.size() != 1) {
-        a.error = protocol::ErrorCode::unknown_server_error;
-        return a;
+    if (resp.error_code != 0) return all(static_cast<protocol::ErrorCode>(resp.error_code));
+    Answers out(items.size());
+    for (size_t i = 0; i < items.size(); ++i) {
+      const auto [ts, ps] = slots[i];
+      if (ts >= resp.topics.size() || ps >= resp.topics[ts].partitions.size() ||
+          resp.topics[ts].partitions[ps].partition_index != items[i].partition) {
+        out[i].error = protocol::ErrorCode::unknown_server_error;
+        continue;
       }
-      const auto& pr = resp.topics[0].partitions[0];
-      a.error = static_cast<protocol::ErrorCode>(pr.error_code);
-      a.assignment.leader = pr.leader_id;
-      a.assignment.leader_epoch = pr.leader_epoch;
-      a.assignment.isr = pr.isr;
-      a.assignment.partition_epoch = pr.partition_epoch;
+      const auto& pr = resp.topics[ts].partitions[ps];
+      out[i].error = static_cast<protocol::ErrorCode>(pr.error_code);
+      out[i].assignment.leader = pr.leader_id;
+      out[i].assignment.leader_epoch = pr.leader_epoch;
+      out[i].assignment.isr = pr.isr;
+      out[i].assignment.partition_epoch = pr.partition_epoch;
     }
-    return a;
+    return out;
   };
-  auto retry = [](const cluster::AlterPartitionAnswer& a) { return a.error == protocol::ErrorCode::not_controller; };
-  cluster::AlterPartitionAnswer timed_out;
-  timed_out.error = protocol::ErrorCode::request_timed_out;
-  // Short: the leader asks again, and a stop waits for this call.
-  return call(kAlterPartition, kAlterPartitionSendVersion, req, decode, retry, timed_out, kAlterPartitionTimeoutMs);
+  auto retry = [](const Answers& a) { return !a.empty() && a.front().error == protocol::ErrorCode::not_controller; };
+  // Short: the leaders ask again, and a stop waits for this call.
+  return call(kAlterPartition, kAlterPartitionSendVersion, req, decode, retry, all(protocol::ErrorCode::request_timed_out),
+              kAlterPartitionTimeoutMs);
 }
 
 std::optional<Bytes> ForwardingChannel::forward(int16_t api_key, int16_t version, const Bytes& body) {

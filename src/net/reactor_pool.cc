@@ -31,9 +31,13 @@ struct ReactorPool::Impl {
   std::mutex mu;
   std::condition_variable cv;
   size_t running = 0;
+  std::string name;
+  bool shards = true;
 };
 
-ReactorPool::ReactorPool(size_t threads) : impl_(std::make_unique<Impl>()) {
+ReactorPool::ReactorPool(size_t threads, std::string name, bool shards) : impl_(std::make_unique<Impl>()) {
+  impl_->name = std::move(name);
+  impl_->shards = shards;
   if (threads == 0) threads = std::max(1u, std::thread::hardware_concurrency());
   for (size_t i = 0; i < threads; ++i) {
     // Concurrency hint 1: each context is only ever run by its own thread.
@@ -58,9 +62,9 @@ void ReactorPool::start() {
   impl_->running = impl_->contexts.size();
   for (size_t i = 0; i < impl_->contexts.size(); ++i) {
     impl_->threads.emplace_back([this, i] {
-      tls_shard = static_cast<int>(i);
+      if (impl_->shards) tls_shard = static_cast<int>(i);
       // "reactor-N" in top -H, perf and /proc/PID/task/*/comm.
-      const std::string name = "reactor-" + std::to_string(i);
+      const std::string name = impl_->name + "-" + std::to_string(i);
       pthread_setname_np(pthread_self(), name.substr(0, 15).c_str());
       // sendfile() to a peer that has gone raises SIGPIPE (it has no MSG_NOSIGNAL); blocked
       // here, the call fails with EPIPE instead and the process lives on.
@@ -75,7 +79,7 @@ void ReactorPool::start() {
           break;
         } catch (const std::exception& e) {
           // A handler let an exception escape: keep the shard alive, it serves others too.
-          module_logger("net")->error("reactor {}: unhandled exception: {}", i, e.what());
+          module_logger("net")->error("{}-{}: unhandled exception: {}", impl_->name, i, e.what());
         }
       }
       tls_shard = -1;

@@ -48,6 +48,13 @@ struct AlterPartitionAnswer {
   PartitionAssignment assignment;
 };
 
+// A leader's ISR change of one partition.
+struct AlterPartitionItem {
+  protocol::Uuid topic_id;
+  int32_t partition = 0;
+  replication::AlterPartitionRequest request;
+};
+
 class ControllerChannel {
  public:
   virtual ~ControllerChannel() = default;
@@ -62,8 +69,8 @@ class ControllerChannel {
   virtual ForwardedAnswer set_broker_configs(const std::string& resource,
                                              const std::map<std::string, std::string>& configs) = 0;
   virtual std::optional<ProducerIdBlock> allocate_producer_ids(int32_t broker_id, int64_t broker_epoch) = 0;
-  virtual AlterPartitionAnswer alter_partition(const protocol::Uuid& topic_id, int32_t partition,
-                                               const replication::AlterPartitionRequest& request) = 0;
+  // One AlterPartition request for all the items; one answer per item, in order.
+  virtual std::vector<AlterPartitionAnswer> alter_partitions(const std::vector<AlterPartitionItem>& items) = 0;
   // Any request the controller listener serves (DescribeQuorum from a tool), sent to the
   // quorum's leader as is; its response body, or nullopt when no leader answered in time.
   virtual std::optional<Bytes> forward(int16_t api_key, int16_t version, const Bytes& body) = 0;

@@ -204,10 +204,10 @@ class MetadataStore final : public quorum::QuorumListener {
   // Kafka's AllocateProducerIds: the next block of producer ids for `broker_id`, committed by
   // a ProducerIdsRecord before it is returned, so blocks never overlap across restarts.
   // Blocks; throws std::runtime_error when the quorum does not commit it.
-  // A leader's ISR change (AlterPartition), checked by replication's rules against the
-  // partition as it stands; forwarded to the controller from other nodes.
-  AlterPartitionAnswer alter_partition(const protocol::Uuid& topic_id, int32_t partition,
-                                       const replication::AlterPartitionRequest& request);
+  // Leaders' ISR changes (AlterPartition), each checked by replication's rules against the
+  // partition as it stands, the accepted ones committed together in one change; forwarded to
+  // the controller from other nodes. One answer per item, in order.
+  std::vector<AlterPartitionAnswer> alter_partitions(const std::vector<AlterPartitionItem>& items);
   ProducerIdBlock allocate_producer_ids(int32_t broker_id, int64_t broker_epoch);
   // This node's producer-id manager, fed by allocate_producer_ids.
   ProducerIdManager& producer_ids() { return *producer_ids_; }

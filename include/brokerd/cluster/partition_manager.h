@@ -127,8 +127,10 @@ class PartitionManager {
 
   // Brings the hosted partitions in line with `image` (create, delete, reconfigure, take or
   // give up leadership) on every shard; returns once all shards have. Each shard visits only
-  // the topics that changed since the image it applied last. Older images than one already
-  // applied are ignored, so concurrent callers cannot undo each other.
+  // the topics that changed since the image it applied last, in slices of a few milliseconds
+  // between which it serves its connections (a change of thousands of partitions never stalls
+  // a reactor). Older images than one already applied are ignored, so concurrent callers
+  // cannot undo each other.
   boost::asio::awaitable<void> reconcile(std::shared_ptr<const MetadataImage> image);
 
   // Calls fn(tp, leads) on tp's home shard whenever this node starts or stops leading one of
@@ -193,7 +195,22 @@ class PartitionManager {
 
  private:
   struct Shard;
-  void reconcile_shard(Shard& shard, const std::shared_ptr<const MetadataImage>& image);
+  // One topic's part of a reconciliation.
+  struct TopicStep {
+    TopicPtr before, after;
+    bool defaults_changed = false;
+  };
+  // The steps that bring the shard from the image it applied last to `image`; the shard takes
+  // the current topic defaults (when they changed, every hosted topic is a step).
+  std::vector<TopicStep> plan_reconcile(Shard& shard, const MetadataImage& image);
+  // All steps at once (at load, before the reactors run).
+  void reconcile_now(Shard& shard, const std::shared_ptr<const MetadataImage>& image);
+  // On the shard: hands `image` to its reconciliation loop, starting the loop if idle. The loop
+  // applies the newest image handed over, slice by slice, until none is newer.
+  void hand_over(size_t shard, const std::shared_ptr<const MetadataImage>& image);
+  boost::asio::awaitable<void> reconcile_loop(size_t shard);
+  // On the shard: returns once it has applied an image at `offset` or later.
+  boost::asio::awaitable<void> reconciled(size_t shard, int64_t offset);
   // `defaults_changed`: the topic defaults moved, so every partition takes its settings anew.
   void reconcile_topic(Shard& shard, const TopicPtr& before, const TopicPtr& after, bool defaults_changed = false);
   // Closes a hosted partition and deletes its directory (in the background).

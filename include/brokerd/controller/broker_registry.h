@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 
@@ -45,6 +46,9 @@ class BrokerRegistry {
   // Both block until what they change is committed: call them off the reactors.
   protocol::BrokerRegistrationResponse registration(const protocol::BrokerRegistrationRequest& req);
   protocol::BrokerHeartbeatResponse heartbeat(const protocol::BrokerHeartbeatRequest& req);
+  // A heartbeat's answer when it needs no commit (the session is renewed either way), without
+  // blocking; nullopt when the broker is to be fenced or unfenced: then heartbeat().
+  std::optional<protocol::BrokerHeartbeatResponse> answer_at_once(const protocol::BrokerHeartbeatRequest& req);
 
  private:
   struct Session {

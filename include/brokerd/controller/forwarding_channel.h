@@ -28,8 +28,7 @@ class ForwardingChannel final : public cluster::ControllerChannel {
   cluster::ForwardedAnswer set_broker_configs(const std::string& resource,
                                               const std::map<std::string, std::string>& configs) override;
   std::optional<cluster::ProducerIdBlock> allocate_producer_ids(int32_t broker_id, int64_t broker_epoch) override;
-  cluster::AlterPartitionAnswer alter_partition(const protocol::Uuid& topic_id, int32_t partition,
-                                                const replication::AlterPartitionRequest& request) override;
+  std::vector<cluster::AlterPartitionAnswer> alter_partitions(const std::vector<cluster::AlterPartitionItem>& items) override;
   std::optional<Bytes> forward(int16_t api_key, int16_t version, const Bytes& body) override;
 
  private:

@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cstddef>
 #include <memory>
+#include <string>
 
 namespace brokerd::net {
 
@@ -14,8 +15,10 @@ int current_shard();
 
 class ReactorPool {
  public:
-  // threads == 0 means one per hardware core.
-  explicit ReactorPool(size_t threads = 0);
+  // threads == 0 means one per hardware core. The threads are named `name`-N; only the
+  // threads of a pool of `shards` are shards (current_shard() is their index), so a pool kept
+  // apart for one job (the controller listener) never passes for a data-path shard.
+  explicit ReactorPool(size_t threads = 0, std::string name = "reactor", bool shards = true);
   ~ReactorPool();  // stops and joins
   ReactorPool(const ReactorPool&) = delete;
   ReactorPool& operator=(const ReactorPool&) = delete;

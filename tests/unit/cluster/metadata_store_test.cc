@@ -347,3 +347,45 @@ TEST(NodeIdentity, CreatesThenChecks) {
   EXPECT_THROW(ensure_node_identity({dir}, 4), std::runtime_error);
   fs::remove_all(dir);
 }
+
+// Leaders' ISR changes sent together: each is checked on its own, and the accepted ones are one
+// change of the metadata log.
+TEST_F(MetadataStoreTest, IsrChangesOfManyPartitionsCommitTogether) {
+  auto store = open();
+  for (int32_t id : {2, 3}) {
+    auto [err, epoch] = store->register_broker(BrokerInfo{id, "127.0.0.1", 9092 + id, ""}, "PLAINTEXT");
+    ASSERT_EQ(err, ErrorCode::none);
+    ASSERT_EQ(store->set_broker_fenced(id, epoch, false), ErrorCode::none);
+  }
+  auto c = store->create_topic("isr", 3, 3, {}, false);
+  ASSERT_EQ(c.error, ErrorCode::none) << c.message;
+  const auto before = store->image();
+  const TopicMetadata* t = before->topic("isr");
+  ASSERT_NE(t, nullptr);
+  // Each partition's ISR drops its last replica (never the leader).
+  auto shrink = [&](int32_t p, int32_t partition_epoch_delta) {
+    const PartitionAssignment& a = *t->partition(p);
+    AlterPartitionItem item{t->id, p, {}};
+    item.request.leader = a.leader;
+    item.request.leader_epoch = a.leader_epoch;
+    item.request.partition_epoch = a.partition_epoch + partition_epoch_delta;
+    for (int32_t r : a.isr)
+      if (r == a.leader || item.request.new_isr.size() + 1 < a.isr.size()) item.request.new_isr.push_back(r);
+    return item;
+  };
+  const std::vector<AlterPartitionItem> items = {shrink(0, 0), shrink(1, -1), shrink(2, 0), shrink(0, 0)};
+  const auto answers = store->alter_partitions(items);
+  ASSERT_EQ(answers.size(), 4u);
+  EXPECT_EQ(answers[0].error, ErrorCode::none);
+  EXPECT_EQ(answers[1].error, ErrorCode::invalid_update_version);  // a stale partition epoch
+  EXPECT_EQ(answers[2].error, ErrorCode::none);
+  EXPECT_EQ(answers[3].error, ErrorCode::invalid_update_version);  // partition 0 moved on already
+  EXPECT_EQ(answers[0].assignment.isr.size(), 2u);
+  EXPECT_EQ(answers[0].assignment.partition_epoch, t->partition(0)->partition_epoch + 1);
+  const auto after = store->image();
+  EXPECT_EQ(after->offset, before->offset + 1) << "one entry for both accepted changes";
+  const TopicMetadata* now = after->topic("isr");
+  EXPECT_EQ(now->partition(0)->isr, answers[0].assignment.isr);
+  EXPECT_EQ(now->partition(1)->isr, t->partition(1)->isr);
+  EXPECT_EQ(now->partition(2)->isr, answers[2].assignment.isr);
+}
