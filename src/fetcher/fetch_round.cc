@@ -2,7 +2,6 @@
 
 #include <boost/asio/post.hpp>
 
-#include <future>
 #include <map>
 #include <memory>
 #include <optional>
@@ -12,6 +11,7 @@
 #include "brokerd/cluster/partition_manager.h"
 #include "brokerd/common/clock.h"
 #include "brokerd/common/logger.h"
+#include "brokerd/fetcher/fetch_session.h"
 #include "brokerd/metrics/registry.h"
 #include "brokerd/protocol/messages/fetch_request.h"
 #include "brokerd/protocol/messages/fetch_response.h"
@@ -30,11 +30,6 @@ using protocol::ErrorCode;
 
 constexpr int16_t kFetch = 1, kFetchVersion = 12;
 constexpr int16_t kEpochEnd = 23, kEpochEndVersion = 4;
-
-template <typename Fn>
-auto on_shard(PartitionManager& pm, const TopicPartition& tp, Fn fn) {
-  return cluster::call_on_partition(pm, tp, std::move(fn));
-}
 
 template <typename T>
 struct Ask {
@@ -55,17 +50,24 @@ std::vector<replication::Batch> split_batches(std::span<const std::byte> bytes) 
   return out;
 }
 
+// The partitions of `asks`, in order.
+template <typename T>
+std::vector<TopicPartition> partitions_of(const std::vector<Ask<T>>& asks) {
+  std::vector<TopicPartition> tps;
+  tps.reserve(asks.size());
+  for (const auto& a : asks) tps.push_back(a.tp);
+  return tps;
+}
+
 // Tells every asked core that its request got no answer.
 template <typename T>
 void fail_all(PartitionManager& pm, const std::vector<Ask<T>>& asks) {
-  std::vector<std::future<std::optional<bool>>> done;
   const int64_t now = wall_clock_ms();
-  for (const auto& a : asks)
-    done.push_back(on_shard(pm, a.tp, [now](Partition& p) {
-      p.replica().request_failed(now);
-      return true;
-    }));
-  for (auto& f : done) f.wait();
+  const auto tps = partitions_of(asks);
+  cluster::call_on_partitions(pm, tps, [now](size_t, Partition& p) {
+    p.replica().request_failed(now);
+    return true;
+  }).wait();
 }
 
 // A new entry for tp in a request's per-topic list (topics in the order first named).
@@ -118,65 +120,102 @@ bool ask_epoch_ends(const FetcherOptions& options, PartitionManager& pm, const q
   std::unordered_map<TopicPartition, protocol::OffsetForLeaderEpochResponse::EpochEndOffset> answers;
   for (const auto& t : resp->topics)
     for (const auto& p : t.partitions) answers[{t.topic, p.partition}] = p;
-  std::vector<std::future<std::optional<bool>>> done;
-  const int64_t now = wall_clock_ms();
-  for (const auto& a : asks) {
-    auto it = answers.find(a.tp);
-    replication::EpochEndResponse r;
-    r.current_leader_epoch = a.request.current_leader_epoch;
+  std::vector<replication::EpochEndResponse> replies(asks.size());
+  for (size_t i = 0; i < asks.size(); ++i) {
+    auto it = answers.find(asks[i].tp);
+    auto& r = replies[i];
+    r.current_leader_epoch = asks[i].request.current_leader_epoch;
     r.error = it == answers.end() ? ErrorCode::unknown_server_error : static_cast<ErrorCode>(it->second.error_code);
     if (it != answers.end()) {
       r.leader_epoch = it->second.leader_epoch;
       r.end_offset = it->second.end_offset;
     }
-    done.push_back(on_shard(pm, a.tp, [r, now](Partition& p) {
-      p.replica().handle_epoch_end_response(r, now);
-      return true;
-    }));
   }
-  for (auto& f : done) f.wait();
+  const int64_t now = wall_clock_ms();
+  const auto tps = partitions_of(asks);
+  cluster::call_on_partitions(pm, tps, [&replies, now](size_t i, Partition& p) {
+    p.replica().handle_epoch_end_response(replies[i], now);
+    return true;
+  }).wait();
   return true;
 }
 
-bool fetch(const FetcherOptions& options, PartitionManager& pm, const quorum::Voter& leader,
-           const std::vector<Ask<replication::FetchRequest>>& asks, controller::ControllerClient& client) {
+// The request `plan` makes: every partition it names in full, and those it forgets.
+protocol::FetchRequest fetch_request(const FetcherOptions& options, const FollowerFetchSession::Plan& plan) {
   protocol::FetchRequest req;
   req.replica_id = options.node_id;
   req.max_wait_ms = options.wait_max_ms;
   req.min_bytes = 1;
   req.max_bytes = options.response_max_bytes;
-  req.session_epoch = -1;
+  req.session_id = plan.session_id;
+  req.session_epoch = plan.epoch;
   std::map<std::string, size_t> topic_index;
-  for (const auto& a : asks) {
-    auto& p = partition_entry(req.topics, topic_index, a.tp);
-    p.current_leader_epoch = a.request.current_leader_epoch;
-    p.fetch_offset = a.request.fetch_offset;
-    p.log_start_offset = a.request.log_start_offset;
-    p.partition_max_bytes = options.partition_max_bytes;
+  for (const auto& w : plan.send) {
+    auto& p = partition_entry(req.topics, topic_index, w.tp);
+    p.current_leader_epoch = w.position.current_leader_epoch;
+    p.fetch_offset = w.position.fetch_offset;
+    p.log_start_offset = w.position.log_start_offset;
+    p.partition_max_bytes = w.position.max_bytes;
   }
-  auto resp = call<protocol::FetchResponse>(client, leader, kFetch, kFetchVersion, req);
+  std::map<std::string, size_t> forgotten_index;
+  for (const auto& tp : plan.forget) {
+    auto [it, fresh] = forgotten_index.try_emplace(tp.topic, req.forgotten_topics_data.size());
+    if (fresh) req.forgotten_topics_data.emplace_back().topic = tp.topic;
+    req.forgotten_topics_data[it->second].partitions.push_back(tp.partition);
+  }
+  return req;
+}
+
+bool fetch(const FetcherOptions& options, PartitionManager& pm, const quorum::Voter& leader,
+           const std::vector<Ask<replication::FetchRequest>>& asks, FollowerFetchSession& session,
+           controller::ControllerClient& client) {
+  std::vector<FetchWant> wanted;
+  wanted.reserve(asks.size());
+  for (const auto& a : asks)
+    wanted.push_back({a.tp, {a.request.current_leader_epoch, a.request.fetch_offset, a.request.log_start_offset,
+                             options.partition_max_bytes}});
+  const auto plan = session.plan(wanted);
+  auto resp = call<protocol::FetchResponse>(client, leader, kFetch, kFetchVersion, fetch_request(options, plan));
   if (!resp || resp->error_code != 0) {
+    const auto error = resp ? static_cast<ErrorCode>(resp->error_code) : ErrorCode::network_exception;
+    if (resp && !plan.full())
+      module_logger("replication")->debug("leader {} refused fetch session {} epoch {}: {}", leader.id, plan.session_id,
+                                          plan.epoch, protocol::error_name(error));
+    session.failed(error);
     fail_all(pm, asks);
     return false;
   }
+  session.answered(plan, resp->session_id);
   std::unordered_map<TopicPartition, const protocol::FetchResponse::PartitionData*> answers;
   for (const auto& t : resp->responses)
-    for (const auto& p : t.partitions) answers[{t.topic, p.partition_index}] = &p;
-  std::vector<std::future<std::optional<bool>>> done;
-  const int64_t now = wall_clock_ms();
+    for (const auto& p : t.partitions) {
+      answers[{t.topic, p.partition_index}] = &p;
+      session.answered_partition({t.topic, p.partition_index}, p.high_watermark, p.log_start_offset);
+    }
+  // What each asked core hears. Left out of an incremental answer: nothing new, the high
+  // watermark and log start as last told.
+  std::vector<replication::FetchResponse> replies(asks.size());
+  std::vector<SharedBytes> records(asks.size());  // the batches, still in the response buffer
   bool any_error = false;
-  for (const auto& a : asks) {
-    auto it = answers.find(a.tp);
-    SharedBytes bytes;  // the batches, still in the response buffer
-    replication::FetchResponse r;
+  for (size_t i = 0; i < asks.size(); ++i) {
+    const auto& a = asks[i];
+    auto& r = replies[i];
     r.leader_epoch = a.request.current_leader_epoch;
+    auto it = answers.find(a.tp);
     if (it == answers.end()) {
-      r.error = ErrorCode::unknown_server_error;
+      const auto last = plan.full() ? std::nullopt : session.last_answer(a.tp);
+      if (last) {
+        r.high_watermark = last->high_watermark;
+        r.log_start_offset = last->log_start_offset;
+      } else {
+        r.error = ErrorCode::unknown_server_error;
+      }
     } else {
       const auto& pd = *it->second;
       r.error = static_cast<ErrorCode>(pd.error_code);
       r.high_watermark = pd.high_watermark;
       r.log_start_offset = pd.log_start_offset;
+      auto& bytes = records[i];
       if (pd.records.parts.size() == 1 && std::holds_alternative<SharedBytes>(pd.records.parts[0])) {
         bytes = std::get<SharedBytes>(pd.records.parts[0]);
       } else if (!pd.records.is_null && pd.records.size() > 0) {
@@ -185,45 +224,49 @@ bool fetch(const FetcherOptions& options, PartitionManager& pm, const quorum::Vo
       if (options.bytes_replicated && bytes.size() > 0) options.bytes_replicated->add(bytes.size());
     }
     any_error = any_error || r.error != ErrorCode::none;
-    done.push_back(on_shard(pm, a.tp, [&pm, self = options.node_id, r = std::move(r), bytes, now](Partition& p) mutable {
-      if (p.follower_throttled && !p.in_isr(self)) pm.follower_quota().record(bytes.size(), now);
-      r.batches = split_batches(bytes.data);
-      p.replica().handle_fetch_response(r, now);
-      return true;
-    }));
   }
-  for (auto& f : done) f.wait();
+  const int64_t now = wall_clock_ms();
+  const auto tps = partitions_of(asks);
+  cluster::call_on_partitions(pm, tps, [&pm, self = options.node_id, &replies, &records, now](size_t i, Partition& p) {
+    const auto& bytes = records[i];
+    if (p.follower_throttled && !p.in_isr(self)) pm.follower_quota().record(bytes.size(), now);
+    replies[i].batches = split_batches(bytes.data);
+    p.replica().handle_fetch_response(replies[i], now);
+    return true;
+  }).wait();
   return !any_error;
 }
 
 }  // namespace
 
 RoundResult fetch_round(const FetcherOptions& options, PartitionManager& pm, const quorum::Voter& leader,
-                        const std::vector<TopicPartition>& followed, controller::ControllerClient& client) {
+                        const std::vector<TopicPartition>& followed, FollowerFetchSession& session,
+                        controller::ControllerClient& client) {
   const int64_t now = wall_clock_ms();
-  std::vector<std::pair<TopicPartition, std::future<std::optional<std::optional<replication::FollowerRequest>>>>> wanted;
   const int32_t self = options.node_id;
   const int64_t backoff_ms = options.backoff_ms;
-  for (const auto& tp : followed)
-    wanted.emplace_back(tp, on_shard(pm, tp, [&pm, now, self, backoff_ms](Partition& p) -> std::optional<replication::FollowerRequest> {
-      // A throttled copy (cluster/replication_throttle.h) waits while the rate is spent.
-      if (p.follower_throttled && !p.in_isr(self) && pm.follower_quota().exceeded(now)) return std::nullopt;
-      // A copy that could not write what it fetched (a full disk) does not fetch it again at once.
-      if (now - p.replica_write_failed_ms() < backoff_ms) return std::nullopt;
-      return p.replica().next_request(now);
-    }));
+  auto wanted = cluster::call_on_partitions(
+                    pm, followed,
+                    [&pm, now, self, backoff_ms](size_t, Partition& p) -> std::optional<replication::FollowerRequest> {
+                      // A throttled copy (cluster/replication_throttle.h) waits while the rate is spent.
+                      if (p.follower_throttled && !p.in_isr(self) && pm.follower_quota().exceeded(now)) return std::nullopt;
+                      // A copy that could not write what it fetched (a full disk) does not fetch it again at once.
+                      if (now - p.replica_write_failed_ms() < backoff_ms) return std::nullopt;
+                      return p.replica().next_request(now);
+                    })
+                    .get();
   std::vector<Ask<replication::EpochEndRequest>> epoch_asks;
   std::vector<Ask<replication::FetchRequest>> fetches;
-  for (auto& [tp, f] : wanted) {
-    auto r = f.get();
+  for (size_t i = 0; i < wanted.size(); ++i) {
+    const auto& r = wanted[i];
     if (!r || !*r) continue;
-    if (auto* e = std::get_if<replication::EpochEndRequest>(&**r)) epoch_asks.push_back({tp, *e});
-    else fetches.push_back({tp, std::get<replication::FetchRequest>(**r)});
+    if (const auto* e = std::get_if<replication::EpochEndRequest>(&**r)) epoch_asks.push_back({followed[i], *e});
+    else fetches.push_back({followed[i], std::get<replication::FetchRequest>(**r)});
   }
   if (epoch_asks.empty() && fetches.empty()) return RoundResult::idle;
   bool ok = true;
   if (!epoch_asks.empty()) ok = ask_epoch_ends(options, pm, leader, epoch_asks, client) && ok;
-  if (!fetches.empty()) ok = fetch(options, pm, leader, fetches, client) && ok;
+  if (!fetches.empty()) ok = fetch(options, pm, leader, fetches, session, client) && ok;
   return ok ? RoundResult::ok : RoundResult::failed;
 }
 

@@ -1,10 +1,12 @@
 #pragma once
-// One round of a replica fetcher against one leader: ask the cores, send, hand back.
+// One round of a replica fetcher against one leader: ask the cores, send, hand back. Fetches
+// go through the fetcher's incremental session with that leader.
 #include <cstdint>
 #include <vector>
 
 #include "brokerd/cluster/topic_partition.h"
 #include "brokerd/controller/controller_client.h"
+#include "brokerd/fetcher/fetch_session.h"
 #include "brokerd/fetcher/replica_fetchers.h"
 
 namespace brokerd::fetcher {
@@ -14,6 +16,6 @@ namespace brokerd::fetcher {
 enum class RoundResult { ok, idle, failed };
 RoundResult fetch_round(const FetcherOptions& options, cluster::PartitionManager& partitions,
                         const quorum::Voter& leader, const std::vector<cluster::TopicPartition>& followed,
-                        controller::ControllerClient& client);
+                        FollowerFetchSession& session, controller::ControllerClient& client);
 
 }  // namespace brokerd::fetcher

@@ -51,6 +51,7 @@ void ReplicaFetchers::run(int32_t leader, int32_t index) {
   auto log = module_logger("replication");
   controller::ControllerClient client("brokerd-" + std::to_string(options_.node_id) + "-replica-fetcher",
                                       options_.wait_max_ms + 5000, options_.credentials);
+  FollowerFetchSession session;
   bool failing = false;
   while (!stopping_) {
     auto followed = partitions_.followed_by_leader();
@@ -67,7 +68,7 @@ void ReplicaFetchers::run(int32_t leader, int32_t index) {
       continue;
     }
     const quorum::Voter to{leader, b->host, static_cast<uint16_t>(b->port)};
-    const RoundResult result = fetch_round(options_, partitions_, to, mine, client);
+    const RoundResult result = fetch_round(options_, partitions_, to, mine, session, client);
     if (result == RoundResult::idle) {
       pause(20);
     } else if (result == RoundResult::failed) {

@@ -151,6 +151,29 @@ def metrics(cluster, node):
     return scrape(port)[0]
 
 
+def test_followers_fetch_through_incremental_sessions(cluster):
+    """Each follower keeps one fetch session (KIP-227) with each leader, holding every
+    partition it follows from there: a leader's sessions hold each partition it leads twice."""
+    create(cluster, "sessions", 12)
+    writer = KeyedWriter(cluster.bootstrap(), "sessions").start()
+    time.sleep(2)
+
+    def in_step():
+        for node in (1, 2, 3):
+            m = metrics(cluster, node)
+            led = value(m, "brokerd_leader_partitions")
+            if led == 0 or value(m, "brokerd_fetch_session_partitions") != 2 * led:
+                return False
+            if value(m, "brokerd_fetch_sessions") != 2:
+                return False
+        return True
+
+    assert eventually(in_step, 20), [(n, value(metrics(cluster, n), "brokerd_leader_partitions"),
+                                      value(metrics(cluster, n), "brokerd_fetch_session_partitions"))
+                                     for n in (1, 2, 3)]
+    run_and_check(cluster, writer, 12, "through fetch sessions")
+
+
 def test_with_two_of_three_nodes_down_writes_are_refused_then_resume(cluster):
     view = create(cluster, "quorumless", 1)
     leader = view[0][0]

@@ -106,6 +106,7 @@ class PartitionManager {
   // as cleanly shut down.
   void shutdown();
 
+  size_t shards() const { return shards_.size(); }
   size_t shard_of(const TopicPartition& tp) const;
   boost::asio::any_io_executor executor_of(const TopicPartition& tp) const;
   // The partition on its home shard, or nullptr if this node does not host it.

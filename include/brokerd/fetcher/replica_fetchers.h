@@ -4,7 +4,9 @@
 // carrying many partitions per request. A round asks each partition's replication core (on
 // its home shard) what to send — OffsetForLeaderEpoch while it looks for the point where its
 // log agrees with the leader's, then Fetch — sends one request of each kind, and hands the
-// answers back to the cores, which append the leader's batches or truncate.
+// answers back to the cores, which append the leader's batches or truncate. Each fetcher
+// keeps an incremental fetch session with its leader (fetcher/fetch_session.h): a round
+// names only partitions whose fetch moved, and the answer only partitions with news.
 #include <atomic>
 #include <condition_variable>
 #include <cstdint>
