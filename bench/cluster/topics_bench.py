@@ -1,7 +1,8 @@
 #!/usr/bin/python3
 """Many topics through the metadata quorum: creates N topics in batches of CreateTopics, then
 reports the time to create them, the metadata log and snapshot sizes, each node's RSS, a full
-Metadata request's latency, and how long a restarted node takes to serve again.
+Metadata request's latency, how long a restarted node takes to serve again, and (three nodes)
+the ISR shrinks and expands the leaders made while the topics were created.
 
     bench/cluster/topics_bench.py --brokerd build/src/app/brokerd [--topics 10000] [--batch 100]
         [--nodes 1|3] [--partitions 1] [--rf 1] [--snapshot-bytes N]
@@ -32,6 +33,13 @@ def rss_mib(pid):
     return 0.0
 
 
+def cpu_seconds(pid):
+    """User and system CPU time the process has used."""
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def log_bytes(path):
     """Bytes of the metadata log's segments (index files are preallocated, so not counted)."""
     return sum(p.stat().st_size for p in Path(path).glob("*.log"))
@@ -49,7 +57,7 @@ def main():
                     help="metadata.log.max.record.bytes.between.snapshots (default: the broker's)")
     args = ap.parse_args()
     os.environ["BROKERD_BIN"] = str(Path(args.brokerd).resolve())
-    from brokerd_harness import Broker
+    from brokerd_harness import Broker, free_port
     from cluster_harness import QuorumCluster
 
     work = Path(tempfile.mkdtemp(prefix="brokerd-topics-bench-"))
@@ -60,7 +68,8 @@ def main():
         nodes = {1: Broker(work / "node1", overrides=overrides).start()}
         controller = nodes[1]
     else:
-        racks = {i: {"broker.rack": f"zone-{'abc'[i - 1]}"} for i in (1, 2, 3)}
+        racks = {i: {"broker.rack": f"zone-{'abc'[i - 1]}", "metrics.listener": f"127.0.0.1:{free_port()}"}
+                 for i in (1, 2, 3)}
         cluster = QuorumCluster(work, overrides=overrides, per_node=racks)
         nodes = cluster.nodes
     try:
@@ -79,6 +88,10 @@ def main():
                 f.result(timeout=120)
             for i, n in nodes.items():
                 peak[i] = max(peak[i], rss_mib(n.pid))
+            done = at + args.batch
+            if done % max(args.topics // 10, args.batch) < args.batch:
+                print(f"  {done} topics after {time.monotonic() - t0:.1f} s, RSS "
+                      + ", ".join(f"{rss_mib(n.pid):.0f}" for n in nodes.values()) + " MiB", flush=True)
         created = time.monotonic() - t0
         print(f"created {args.topics} topics of {args.partitions} partition(s), RF {args.rf}, in batches of "
               f"{args.batch}: {created:.1f} s ({args.topics / created:.0f} topics/s)")
@@ -88,6 +101,18 @@ def main():
             snap = f"{snaps[-1].stat().st_size / 1e6:.2f} MB" if snaps else "none"
             print(f"node {i}: RSS {rss_mib(n.pid):.0f} MiB (peak while creating {peak[i]:.0f} MiB), "
                   f"metadata log {log_bytes(meta) / 1e6:.2f} MB, latest snapshot {snap}")
+        # What the nodes cost while nothing happens: heartbeats, fetch sessions, shard ticks.
+        before = {i: cpu_seconds(n.pid) for i, n in nodes.items()}
+        time.sleep(10)
+        print("idle CPU over 10 s: " + ", ".join(f"node {i} {(cpu_seconds(n.pid) - before[i]) / 10 * 100:.0f}%"
+                                                 for i, n in nodes.items()))
+        if args.nodes == 3:
+            from prometheus_text import scrape, value
+            for i, n in nodes.items():
+                m = scrape(int(n.overrides["metrics.listener"].rsplit(":", 1)[1]))[0]
+                print(f"node {i}: ISR shrinks {value(m, 'brokerd_isr_shrinks_total'):.0f}, expands "
+                      f"{value(m, 'brokerd_isr_expands_total'):.0f}, fetch session partitions "
+                      f"{value(m, 'brokerd_fetch_session_partitions'):.0f}")
         lat = []
         for _ in range(10):
             t = time.monotonic()

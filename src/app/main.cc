@@ -63,12 +63,16 @@ constexpr int64_t kReactorDrainMs = 5000;
 // included), as long as Kafka clients wait for an admin request by default.
 constexpr int64_t kForwardTimeoutMs = 30000;
 
+// The defect of the metadata log inject.bug may name beside the replication ones.
+constexpr const char* kMetadataLogNoFsync = "metadata-log-no-fsync";
+
 // The replication defects inject.bug names (replication::Bug). The setting exists only in
 // test builds (BROKERD_INJECT_BUGS), where the fault campaign proves it catches them.
 uint32_t injected_bugs(const brokerd::config::BrokerConfig& cfg) {
 #ifdef BROKERD_INJECT_BUGS
   uint32_t bugs = 0;
   for (const auto& name : cfg.list("inject.bug")) {
+    if (name == kMetadataLogNoFsync) continue;  // metadata_log_test_switches()
     auto bug = brokerd::replication::bug_named(name);
     if (!bug) throw std::runtime_error(fmt::format("inject.bug: unknown bug '{}'", name));
     bugs |= static_cast<uint32_t>(*bug);
@@ -78,6 +82,23 @@ uint32_t injected_bugs(const brokerd::config::BrokerConfig& cfg) {
 #else
   (void)cfg;
   return 0;
+#endif
+}
+
+// Test builds keep the metadata log ready for a simulated power loss (raft/disk_log.h) and
+// may inject its missing fsync.
+void metadata_log_test_switches(const brokerd::config::BrokerConfig& cfg, brokerd::raft::DiskRaftLogOptions& log) {
+#ifdef BROKERD_INJECT_BUGS
+  log.track_durable_end = true;
+  for (const auto& name : cfg.list("inject.bug")) {
+    if (name != kMetadataLogNoFsync) continue;
+    log.skip_fsync = true;
+    brokerd::module_logger("main")->warn("this test build injects the bug '{}': the metadata log is never synced",
+                                         name);
+  }
+#else
+  (void)cfg;
+  (void)log;
 #endif
 }
 
@@ -240,6 +261,7 @@ int run(const brokerd::config::BrokerConfig& cfg) {
   const auto dir_locks = storage::lock_dirs(data_dirs);
   const auto cluster_id = cluster::ensure_node_identity(log_dirs, node_id, quorum::cluster_id_from(cfg));
   quorum_options.cluster_id = cluster_id;
+  metadata_log_test_switches(cfg, quorum_options.log);
   cluster::BrokerInfo self{node_id, advertised.host, advertised.port, cfg.raw("broker.rack"), -1, {}, true};
   self.listener = advertised.listener;
   if (broker_role) self.endpoints = client_endpoints(cfg);

@@ -114,6 +114,9 @@ struct PartitionManager::Shard {
   // Segment descriptors held by this shard's periodic syncs, queued or running: they cannot
   // be released until the sync is done.
   int64_t descriptors_syncing = 0;
+  // When the cleaner next looks over the shard's partitions (no partition is due sooner
+  // than log.cleaner.backoff.ms; a shard of 60,000 partitions is not walked every tick).
+  int64_t next_clean_check_ms = 0;
 
   void leadership_changed(const TopicPartition& tp, bool leads) const {
     for (const auto& fn : listeners) fn(tp, leads);
@@ -622,15 +625,40 @@ boost::asio::awaitable<void> PartitionManager::reconcile(std::shared_ptr<const M
 
 void PartitionManager::set_followed(const TopicPartition& tp, int32_t leader) {
   std::lock_guard lock(followed_mu_);
-  if (leader < 0) followed_.erase(tp);
-  else followed_[tp] = leader;
+  auto it = followed_.find(tp);
+  const int32_t before = it == followed_.end() ? -1 : it->second;
+  if (before == leader) return;
+  if (before >= 0) {
+    auto& set = followed_by_[before];
+    set.erase(tp);
+    if (set.empty()) followed_by_.erase(before);
+    followed_lists_.erase(before);
+  }
+  if (leader < 0) {
+    if (it != followed_.end()) followed_.erase(it);
+    return;
+  }
+  followed_[tp] = leader;
+  followed_by_[leader].insert(tp);
+  followed_lists_.erase(leader);
 }
 
-std::map<int32_t, std::vector<TopicPartition>> PartitionManager::followed_by_leader() const {
-  std::map<int32_t, std::vector<TopicPartition>> out;
+std::vector<int32_t> PartitionManager::followed_leaders() const {
   std::lock_guard lock(followed_mu_);
-  for (const auto& [tp, leader] : followed_) out[leader].push_back(tp);
+  std::vector<int32_t> out;
+  for (const auto& [leader, _] : followed_by_) out.push_back(leader);
   return out;
+}
+
+std::shared_ptr<const std::vector<TopicPartition>> PartitionManager::followed_from(int32_t leader) const {
+  std::lock_guard lock(followed_mu_);
+  auto& list = followed_lists_[leader];
+  if (!list) {
+    auto it = followed_by_.find(leader);
+    list = it == followed_by_.end() ? std::make_shared<const std::vector<TopicPartition>>()
+                                    : std::make_shared<const std::vector<TopicPartition>>(it->second.begin(), it->second.end());
+  }
+  return list;
 }
 
 void PartitionManager::on_alter_partition(AlterPartitionSender fn) { alter_sender_ = std::move(fn); }
@@ -751,7 +779,8 @@ bool PartitionManager::cleaning(size_t shard, const TopicPartition& tp) const {
 
 void PartitionManager::clean_due(Shard& shard, size_t index, int64_t now_ms) {
   const auto& settings = options_.cleaner;
-  if (!settings.enable) return;
+  if (!settings.enable || now_ms < shard.next_clean_check_ms) return;
+  shard.next_clean_check_ms = now_ms + std::min<int64_t>(settings.backoff_ms, 1000);
   std::erase_if(shard.cleaner, [&](const auto& kv) { return !kv.second.in_progress && !shard.partitions.contains(kv.first); });
   for (auto& [tp, p] : shard.partitions) {
     storage::Log& log = p->log();

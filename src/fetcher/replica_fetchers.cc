@@ -36,7 +36,7 @@ void ReplicaFetchers::pause(int64_t ms) {
 
 void ReplicaFetchers::supervise() {
   while (!stopping_) {
-    for (const auto& [leader, _] : partitions_.followed_by_leader()) {
+    for (int32_t leader : partitions_.followed_leaders()) {
       for (int32_t i = 0; i < options_.fetchers_per_leader; ++i) {
         auto key = std::make_pair(leader, i);
         if (workers_.contains(key)) continue;
@@ -53,13 +53,18 @@ void ReplicaFetchers::run(int32_t leader, int32_t index) {
                                       options_.wait_max_ms + 5000, options_.credentials);
   FollowerFetchSession session;
   bool failing = false;
+  std::shared_ptr<const std::vector<cluster::TopicPartition>> followed;
+  std::vector<cluster::TopicPartition> mine;
   while (!stopping_) {
-    auto followed = partitions_.followed_by_leader();
-    std::vector<cluster::TopicPartition> mine;
-    for (const auto& tp : followed[leader])
-      if (std::hash<cluster::TopicPartition>{}(tp) % static_cast<size_t>(options_.fetchers_per_leader) ==
-          static_cast<size_t>(index))
-        mine.push_back(tp);
+    // This fetcher's share of the partitions followed from the leader, picked again after a change.
+    if (auto now_followed = partitions_.followed_from(leader); now_followed != followed) {
+      followed = std::move(now_followed);
+      mine.clear();
+      for (const auto& tp : *followed)
+        if (std::hash<cluster::TopicPartition>{}(tp) % static_cast<size_t>(options_.fetchers_per_leader) ==
+            static_cast<size_t>(index))
+          mine.push_back(tp);
+    }
     const cluster::BrokerInfo* b = nullptr;
     auto image = metadata_.image();
     if (!mine.empty()) b = image->broker(leader);

@@ -287,8 +287,10 @@ void QuorumDriver::start() {
   auto& s = *impl_;
   std::vector<raft::ReplicaId> ids;
   for (const auto& v : options_.voters) ids.push_back(v.id);
-  raft::DiskRaftLogOptions log_options;
-  s.log = raft::DiskRaftLog::open(options_.dir, log_options);
+  s.log = raft::DiskRaftLog::open(options_.dir, options_.log);
+  if (const auto& lost = s.log->power_loss())
+    module_logger("quorum")->warn("simulated power loss: the metadata log ends at {} (its last fsync), not {}",
+                                  lost->end_after, lost->end_before);
   s.quorum_state = std::make_unique<raft::DiskQuorumStateStore>(options_.dir, ids, options_.cluster_id);
   s.snapshots = std::make_unique<raft::DiskSnapshotStore>(options_.dir);
   raft::RaftConfig cfg;

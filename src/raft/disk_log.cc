@@ -6,6 +6,7 @@
 #include <array>
 #include <cerrno>
 #include <chrono>
+#include <fstream>
 #include <sstream>
 #include <stdexcept>
 #include <system_error>
@@ -115,6 +116,29 @@ void DiskRaftLog::load() {
     throw std::runtime_error(dir_.string() + ": segments below the raft log start are missing");
   }
   rebuild_epoch_cache();
+  if (options_.track_durable_end) lose_unsynced_tail();
+}
+
+void DiskRaftLog::note_durable_end(Offset end) {
+  if (!options_.track_durable_end || end == durable_end_) return;
+  durable_end_ = end;
+  std::ofstream(dir_ / kDurableEndFile, std::ios::trunc) << end << "\n";
+}
+
+void DiskRaftLog::lose_unsynced_tail() {
+  if (auto text = read_whole_file(dir_ / kDurableEndFile)) {
+    std::istringstream in(*text);
+    Offset end = -1;
+    if (in >> end) durable_end_ = end;
+  }
+  if (!fs::exists(dir_ / kPowerLossFile)) return;
+  // What no real fsync covered is gone; with no record at all, nothing past the log start is.
+  const Offset before = end_offset();
+  if (durable_end_ < before) truncate_to(std::max(durable_end_, start_));
+  power_loss_ = PowerLoss{before, end_offset()};
+  fs::remove(dir_ / kPowerLossFile);
+  fsync_dir(dir_);
+  note_durable_end(std::min(std::max(durable_end_, start_), end_offset()));
 }
 
 void DiskRaftLog::write_start_file(OffsetAndEpoch start, bool resetting) {
@@ -289,6 +313,7 @@ void DiskRaftLog::truncate_to(Offset end) {
     finish_pending_truncation();
   }
   std::erase_if(epochs_, [&](const EpochStart& e) { return e.start_offset >= end; });
+  if (options_.track_durable_end && durable_end_ > end) note_durable_end(end);
 }
 
 void DiskRaftLog::finish_pending_truncation() {
@@ -319,6 +344,7 @@ void DiskRaftLog::finish_pending_truncation() {
   }
   fs::remove(dir_ / kPendingFile);
   fsync_dir(dir_);
+  note_durable_end(flushed_end_offset());
 }
 
 void DiskRaftLog::truncate_prefix(OffsetAndEpoch id) {
@@ -354,16 +380,29 @@ void DiskRaftLog::reset(OffsetAndEpoch id) {
   start_ = id.offset;
   base_epoch_ = id.epoch;
   epochs_.clear();
+  note_durable_end(id.offset);
 }
 
 void DiskRaftLog::flush(Offset up_to) {
-  if (std::min(up_to, end_offset()) <= flushed_end_offset()) return;
+  if (std::min(up_to, end_offset()) <= flushed_end_offset()) {
+    // Synced already (a segment roll, an earlier flush): true only when syncs are real.
+    if (!options_.skip_fsync) note_durable_end(flushed_end_offset());
+    return;
+  }
+  if (options_.skip_fsync) {
+    log_->mark_flushed(end_offset());
+    return;
+  }
   if (log_->flush() != storage::ErrorCode::none)
     throw std::runtime_error(dir_.string() + ": raft log flush failed");
+  note_durable_end(flushed_end_offset());
 }
 
 void DiskRaftLog::close() {
-  if (log_) log_->close();
+  if (!log_) return;
+  const Offset end = end_offset();
+  log_->close();
+  if (!options_.skip_fsync) note_durable_end(end);  // close() syncs what the bug did not claim
 }
 
 }  // namespace brokerd::raft

@@ -77,6 +77,18 @@ def main(argv=None):
     return 1
 
 
+def bounded(what, fn, seconds, log):
+    """Runs fn() in a thread of its own for at most `seconds`. A client library can hang in its
+    own shutdown (librdkafka 2.0.2 waiting forever on a broker thread once the cluster forgot
+    the topic it wrote to): the campaign logs it, leaves that client behind and goes on."""
+    import threading
+    t = threading.Thread(target=fn, name=f"stop-{what}", daemon=True)
+    t.start()
+    t.join(seconds)
+    if t.is_alive():
+        log(f"{what} did not stop within {seconds:.0f}s; left behind")
+
+
 def run(args):
     os.environ["BROKERD_BIN"] = str(Path(args.brokerd).resolve())
     from cluster_harness import QuorumCluster  # reads BROKERD_BIN
@@ -140,6 +152,9 @@ def run(args):
             while time.monotonic() < deadline:
                 if in_sync(bootstrap, args.partitions, 3):
                     return time.monotonic() - t0
+                if time.monotonic() - t0 > 15 and topic_exists(bootstrap) is False:
+                    log(f"topic {TOPIC} no longer exists")
+                    return time.monotonic() - t0
                 time.sleep(0.25)
             log(f"not every replica back in sync within {timeout}s")
             return time.monotonic() - t0
@@ -169,13 +184,13 @@ def run(args):
         log(f"settled after {settled:.1f}s; letting writes run 3s more")
         time.sleep(3.0)
         for w in writers:
-            w.stop(flush_timeout=60.0)
-        tailer.stop()
+            bounded(f"writer {w.name}", lambda w=w: w.stop(flush_timeout=60.0), 90, log)
+        bounded("tailer", tailer.stop, 30, log)
         if group:
-            group.stop()
+            bounded("group", group.stop, 150, log)
             recorder.record({"type": "group-committed", "offsets": group.committed()})
         if admin:
-            admin.stop()
+            bounded("admin", admin.stop, 60, log)
         final = read_back(bootstrap, args.partitions, log)
         admin_final = describe_admin_topics(bootstrap) if admin else {}
         recorder.close()
@@ -278,13 +293,27 @@ def in_sync(bootstrap, partitions, rf):
     return len(parts) == partitions and all(m.leader >= 0 and len(m.isrs) == rf for m in parts.values())
 
 
+def topic_exists(bootstrap):
+    """Whether the cluster still names the campaign's topic (None: no answer)."""
+    from confluent_kafka.admin import AdminClient
+    try:
+        md = AdminClient({"bootstrap.servers": bootstrap}).list_topics(timeout=10)
+    except Exception:
+        return None
+    return TOPIC in md.topics
+
+
 def read_back(bootstrap, partitions, log):
     """Each partition's records in offset order, one per offset. A position the broker calls
     out of range fails the read (a reset to the earliest offset would hand every record
     again, which looks like duplicates). A client handed an offset twice otherwise re-fetched
     it: that is the reader's repeat, not a record written twice, and is logged. One offset
-    with two values fails the campaign."""
+    with two values fails the campaign. A topic the cluster no longer knows (its creation
+    lost from the metadata) reads as empty: every record acknowledged in it is lost."""
     import clients
+    if topic_exists(bootstrap) is False:
+        log(f"topic {TOPIC} no longer exists: its records are read as none")
+        return {p: [] for p in range(partitions)}
     got = clients.read_all(bootstrap, TOPIC, partitions, timeout=120, auto_offset_reset="error")
     out = {}
     for p, msgs in got.items():
@@ -305,4 +334,8 @@ def read_back(bootstrap, partitions, log):
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    code = main()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    # Without the interpreter's teardown: a client left behind by bounded() would hang it.
+    os._exit(code if isinstance(code, int) else 1)

@@ -7,6 +7,11 @@ min.insync.replicas=2 promises that nothing acknowledged is lost.
                    partition), restarted a few seconds later
   pause            SIGSTOP, then SIGCONT: shorter or longer than the session timeout
   restart-all      every node at once, cleanly (SIGTERM) or not (kill -9), then all started
+  power-loss       every node killed at once (kill -9) and started again as after a power cut:
+                   each node's metadata log keeps only what a real fsync covered (test builds,
+                   BROKERD_INJECT_BUGS; a broker without that option keeps everything). The
+                   partitions keep what they wrote: on a power loss of every replica their
+                   durability is flush.ms, a stated window, not a promise the checker holds
   rolling-restart  each node in turn, cleanly, waiting for its return
   lagging-kill     two faults at once: a follower of a partition is paused until it has left
                    the ISR (replica.lag.time.max.ms), then the partition's leader is killed
@@ -31,9 +36,13 @@ import random
 import signal
 import time
 
-NEMESES = ("kill", "pause", "restart-all", "rolling-restart", "partition", "lagging-kill", "stranded-leader",
-           "full-disk")
+NEMESES = ("kill", "pause", "restart-all", "power-loss", "rolling-restart", "partition", "lagging-kill",
+           "stranded-leader", "full-disk")
 BALLAST = ".nemesis-ballast"
+# Asks a test build's metadata log to drop what was never synced at its next open
+# (raft/disk_log.h).
+POWER_LOSS_MARKER = "raft-power-loss"
+METADATA_LOG_DIR = "__cluster_metadata-0"
 
 
 def fill(directory, keep):
@@ -226,6 +235,26 @@ class Nemesis:
                     n.proc.wait(timeout=30)
                 except Exception:
                     n.kill()
+        for n in self.cluster.nodes.values():
+            n.start(wait=False)
+        for n in self.cluster.nodes.values():
+            n.wait_until_serving(self.cluster.START_TIMEOUT_S)
+        self._healed(event)
+
+    def power_loss(self):
+        event = self._fault("power-loss", "all")
+        for n in self.cluster.nodes.values():
+            if n.running():
+                n.proc.send_signal(signal.SIGKILL)
+        for n in self.cluster.nodes.values():
+            if n.proc is not None:
+                n.proc.wait(timeout=30)
+        for n in self.cluster.nodes.values():
+            meta = os.path.join(str(n.data_dir), METADATA_LOG_DIR)
+            if os.path.isdir(meta):
+                with open(os.path.join(meta, POWER_LOSS_MARKER), "w") as f:
+                    f.write("\n")
+        time.sleep(self.rng.uniform(1.0, 3.0))
         for n in self.cluster.nodes.values():
             n.start(wait=False)
         for n in self.cluster.nodes.values():

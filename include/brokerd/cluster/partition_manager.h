@@ -169,8 +169,11 @@ class PartitionManager {
   // are unflushed, so that the produce that reached the count is answered once they are
   // durable. KAFKA_STORAGE_ERROR when the sync failed. Callable from any executor.
   boost::asio::awaitable<protocol::ErrorCode> flush_if_due(const TopicPartition& tp);
-  // The partitions this node follows, by leader (for the replica fetchers; any thread).
-  std::map<int32_t, std::vector<TopicPartition>> followed_by_leader() const;
+  // The leaders this node follows partitions of, and the partitions it follows from one (for
+  // the replica fetchers; any thread). The list is shared until the next change, so that a
+  // fetcher asking every round copies nothing while nothing moves.
+  std::vector<int32_t> followed_leaders() const;
+  std::shared_ptr<const std::vector<TopicPartition>> followed_from(int32_t leader) const;
 
   // The replication throttle's rates, for the replicas the topics list (replication_throttle.h).
   ReplicationQuota& leader_quota() { return leader_quota_; }
@@ -289,6 +292,8 @@ class PartitionManager {
   AlterPartitionSender alter_sender_;
   mutable std::mutex followed_mu_;
   std::unordered_map<TopicPartition, int32_t> followed_;  // partition -> its leader
+  std::unordered_map<int32_t, std::unordered_set<TopicPartition>> followed_by_;  // leader -> partitions
+  mutable std::unordered_map<int32_t, std::shared_ptr<const std::vector<TopicPartition>>> followed_lists_;
 };
 
 // Whether every log dir holds the marker of a clean shutdown (before load() removes it).

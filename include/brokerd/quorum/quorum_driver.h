@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "brokerd/quorum/voters.h"
+#include "brokerd/raft/disk_log.h"
 #include "brokerd/raft/messages.h"
 #include "brokerd/raft/persistence.h"
 #include "brokerd/raft/types.h"
@@ -59,6 +60,9 @@ struct QuorumOptions {
   // What this node presents to the controller listener of the others (quorum peers,
   // registration, forwarded changes): none unless that listener is SASL_*.
   security::ClientCredentials credentials;
+  // The metadata log's test-build switches (raft/disk_log.h): power-loss simulation and the
+  // injected missing fsync. Left alone outside test builds.
+  raft::DiskRaftLogOptions log;
 };
 
 // What the driver knows right now (thread-safe copy, refreshed after every step).

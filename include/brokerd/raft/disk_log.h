@@ -12,10 +12,17 @@
 // The leader-epoch cache (first offset of each epoch) is rebuilt from the batch headers at
 // open, so it can never disagree with the log.
 //
+// Test builds can simulate a power loss (track_durable_end): `raft-durable-end` then holds
+// the end offset the last real fsync made durable (written without a sync of its own: it
+// stands for what the disk has, and survives the kill -9 that the simulation pairs it with),
+// and when the file `raft-power-loss` is present at open, the log is cut back to that end
+// (and the marker removed), as a machine that lost power would find it.
+//
 // Threading: one thread at a time; flush() fsyncs on the calling thread.
 #include <cstdint>
 #include <filesystem>
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "brokerd/raft/persistence.h"
@@ -30,12 +37,17 @@ struct DiskRaftLogOptions {
   int64_t segment_bytes = 64LL << 20;
   int32_t max_batch_bytes = 1 << 20;  // entries of one epoch are grouped up to this size
   int32_t max_entry_bytes = 8 << 20;  // a larger payload is refused
+  // Test builds only (BROKERD_INJECT_BUGS); both false otherwise.
+  bool track_durable_end = false;  // keep raft-durable-end and honour raft-power-loss
+  bool skip_fsync = false;         // the injected bug: flush() claims a sync it never made
 };
 
 class DiskRaftLog final : public RaftLog {
  public:
   static constexpr const char* kStartFile = "raft-log-start";
   static constexpr const char* kPendingFile = "raft-truncate.pending";
+  static constexpr const char* kDurableEndFile = "raft-durable-end";
+  static constexpr const char* kPowerLossFile = "raft-power-loss";
 
   struct EpochStart {
     Epoch epoch = 0;
@@ -70,6 +82,12 @@ class DiskRaftLog final : public RaftLog {
   const std::filesystem::path& dir() const { return dir_; }
   const std::vector<EpochStart>& epoch_cache() const { return epochs_; }
   const storage::Log& storage_log() const { return *log_; }
+  // A simulated power loss at open (track_durable_end): the end before and after the cut.
+  struct PowerLoss {
+    Offset end_before = 0;
+    Offset end_after = 0;
+  };
+  const std::optional<PowerLoss>& power_loss() const { return power_loss_; }
 
  private:
   DiskRaftLog(std::filesystem::path dir, DiskRaftLogOptions options);
@@ -83,6 +101,11 @@ class DiskRaftLog final : public RaftLog {
   // Appends one batch of entries sharing an epoch and kind.
   void append_batch(const Entry* first, size_t count);
   std::vector<Entry> read_batches(Offset from, size_t max_entries, bool include_below_start) const;
+  // track_durable_end: records that everything below `end` is on the disk (or, after a cut,
+  // that nothing past it is).
+  void note_durable_end(Offset end);
+  // track_durable_end: a simulated power loss asked for at open.
+  void lose_unsynced_tail();
 
   std::filesystem::path dir_;
   DiskRaftLogOptions options_;
@@ -90,6 +113,8 @@ class DiskRaftLog final : public RaftLog {
   Offset start_ = 0;
   Epoch base_epoch_ = 0;
   std::vector<EpochStart> epochs_;
+  Offset durable_end_ = -1;  // track_durable_end: as raft-durable-end says
+  std::optional<PowerLoss> power_loss_;
 };
 
 }  // namespace brokerd::raft

@@ -122,6 +122,63 @@ TEST(DiskRaftLog, FlushBarrierTracksAppendsAndTruncation) {
   EXPECT_EQ(disk->flushed_end_offset(), 1);
 }
 
+// Test builds simulate a power loss: the next open keeps only what a real fsync covered.
+void lose_power(const fs::path& dir) { std::ofstream(dir / DiskRaftLog::kPowerLossFile) << "\n"; }
+
+TEST(DiskRaftLog, ASimulatedPowerLossKeepsOnlyWhatWasSynced) {
+  TempDir dir;
+  DiskRaftLogOptions o;
+  o.track_durable_end = true;
+  {
+    auto disk = DiskRaftLog::open(dir.path(), o);
+    disk->append(make_entries(0, {1, 1, 1}));
+    disk->flush(3);
+    disk->append(make_entries(3, {2, 2}));  // written, never synced
+  }
+  lose_power(dir.path());
+  {
+    auto disk = DiskRaftLog::open(dir.path(), o);
+    EXPECT_EQ(disk->end_offset(), 3);
+    EXPECT_EQ(disk->last_epoch(), 1);
+    EXPECT_FALSE(fs::exists(dir.path() / DiskRaftLog::kPowerLossFile));
+    // A truncation lowers what is on the disk; entries appended after it are not synced.
+    disk->truncate_to(2);
+    disk->append(make_entries(2, {3, 3}));
+  }
+  lose_power(dir.path());
+  auto disk = DiskRaftLog::open(dir.path(), o);
+  EXPECT_EQ(disk->end_offset(), 2);
+  EXPECT_EQ(disk->last_epoch(), 1);
+}
+
+TEST(DiskRaftLog, WithoutAPowerLossAKillLosesNothing) {
+  TempDir dir;
+  DiskRaftLogOptions o;
+  o.track_durable_end = true;
+  {
+    auto disk = DiskRaftLog::open(dir.path(), o);
+    disk->append(make_entries(0, {1, 1, 1}));
+  }
+  auto disk = DiskRaftLog::open(dir.path(), o);
+  EXPECT_EQ(disk->end_offset(), 3);
+}
+
+TEST(DiskRaftLog, TheInjectedMissingFsyncLosesFlushedEntriesToAPowerLoss) {
+  TempDir dir;
+  DiskRaftLogOptions o;
+  o.track_durable_end = true;
+  o.skip_fsync = true;
+  {
+    auto disk = DiskRaftLog::open(dir.path(), o);
+    disk->append(make_entries(0, {1, 1, 1}));
+    disk->flush(3);
+    EXPECT_EQ(disk->flushed_end_offset(), 3);  // the lie the bug tells
+  }
+  lose_power(dir.path());
+  auto disk = DiskRaftLog::open(dir.path(), o);
+  EXPECT_EQ(disk->end_offset(), 0);
+}
+
 TEST(DiskRaftLog, TruncateAtBatchBoundariesAndInsideBatches) {
   TempDir dir;
   MemoryRaftLog ref;
