@@ -1,4 +1,5 @@
 #include "brokerd/cluster/partition_manager.h"
+#include "brokerd/cluster/visit_slice.h"
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
@@ -722,26 +723,38 @@ void PartitionManager::stop() {
   purgatory_.stop();
 }
 
-void PartitionManager::flush_due(Shard& shard, size_t index, int64_t now_ms) {
+namespace {
+
+// Calls fn(tp, partition) for the partitions in buckets [from, to) of `partitions`.
+template <typename Map, typename Fn>
+void for_each_in_buckets(Map& partitions, size_t from, size_t to, Fn&& fn) {
+  to = std::min(to, partitions.bucket_count());
+  for (size_t b = from; b < to; ++b)
+    for (auto it = partitions.begin(b); it != partitions.end(b); ++it) fn(it->first, it->second);
+}
+
+}  // namespace
+
+void PartitionManager::flush_due(Shard& shard, size_t index, int64_t now_ms, size_t from, size_t to) {
   // Syncs pin their segments' descriptors until they are done. With an open files budget,
   // at most half of the shard's share is pinned at once, so that reads and appends can still
-  // open segments; the partitions left over are synced at a later tick.
+  // open segments; the partitions left over are synced at a later visit.
   const int64_t budget = storage::open_files_budget();
   const int64_t max_pinned = budget > 0 ? std::max<int64_t>(1, storage::open_files_share_limit(index) / 2) : INT64_MAX;
-  for (auto& [tp, p] : shard.partitions) {
-    if (p->flush_in_progress) continue;
+  for_each_in_buckets(shard.partitions, from, to, [&](const TopicPartition& tp, std::unique_ptr<Partition>& p) {
+    if (p->flush_in_progress) return;
     // flush.messages: a leader's produce syncs what it wrote before answering
     // (flush_if_due); a follower's appends are synced here.
-    if (now_ms - p->last_flush_ms < p->flush_ms && (p->is_leader() || !p->flush_messages_due())) continue;
+    if (now_ms - p->last_flush_ms < p->flush_ms && (p->is_leader() || !p->flush_messages_due())) return;
     auto target = p->log().flush_target();
     p->last_flush_ms = now_ms;
     // Nothing new to sync, unless the directory is: a roll that added no data (retention,
     // DeleteRecords) still created a segment whose entry must become durable.
-    if (target.offset <= p->log().recovery_point() && target.dir_version == 0) continue;
+    if (target.offset <= p->log().recovery_point() && target.dir_version == 0) return;
     const auto pinned = static_cast<int64_t>(target.files.size());
     if (shard.descriptors_syncing > 0 && shard.descriptors_syncing + pinned > max_pinned) {
-      p->last_flush_ms = now_ms - p->flush_ms;  // still due: the next tick tries again
-      continue;
+      p->last_flush_ms = now_ms - p->flush_ms;  // still due: the next visit tries again
+      return;
     }
     shard.descriptors_syncing += pinned;
     p->flush_in_progress = true;
@@ -758,7 +771,7 @@ void PartitionManager::flush_due(Shard& shard, size_t index, int64_t now_ms) {
         part->flush_in_progress = false;
       });
     });
-  }
+  });
 }
 
 PartitionManager::Options::Cleaner PartitionManager::cleaner_settings_from(const config::BrokerConfig& cfg) {
@@ -861,19 +874,34 @@ boost::asio::awaitable<void> PartitionManager::background_loop(size_t index) {
   Shard& shard = *shards_[index];
   boost::asio::steady_timer timer(co_await boost::asio::this_coro::executor);
   int64_t next_retention = wall_clock_ms() + options_.retention_check_interval_ms;
+  size_t cursor = 0;            // the first bucket of the next slice
+  size_t retention_ticks = 0;   // slices left in the pass that enforces retention
   while (!stopping_) {
     timer.expires_after(std::chrono::milliseconds(100));
     [[maybe_unused]] auto [ec] = co_await timer.async_wait(boost::asio::as_tuple(boost::asio::use_awaitable));
     if (stopping_) break;
     int64_t now = wall_clock_ms();
-    flush_due(shard, index, now);
+    // This tick's slice of the buckets (a rehash between ticks may skip or repeat a few
+    // partitions for one pass).
+    // A partition is visited well within its lag and lease periods: the replication core
+    // takes a longer gap between its ticks for a stall of its own.
+    const size_t max_ticks = std::clamp<size_t>(
+        static_cast<size_t>(std::min(options_.replica_lag_time_max_ms, options_.session_timeout_ms) / 400), 1,
+        kMaxTicksPerPass);
+    const auto [from, to, ticks_per_pass] =
+        next_visit_slice(shard.partitions.bucket_count(), shard.partitions.size(), kVisitsPerTick, max_ticks, cursor);
+    flush_due(shard, index, now, from, to);
     clean_due(shard, index, now);
     retry_offline(shard, now);
     if (storage::over_open_files_budget(index)) release_idle_files(shard);
-    bool retention_due = now >= next_retention;
-    if (retention_due) next_retention = now + options_.retention_check_interval_ms;
+    if (now >= next_retention) {
+      next_retention = now + options_.retention_check_interval_ms;
+      retention_ticks = ticks_per_pass;
+    }
+    const bool retention_due = retention_ticks > 0;
+    if (retention_ticks > 0) --retention_ticks;
     const bool metadata_current = !options_.metadata_current || options_.metadata_current();
-    for (auto& [tp, p] : shard.partitions) {
+    for_each_in_buckets(shard.partitions, from, to, [&](const TopicPartition& tp, std::unique_ptr<Partition>& p) {
       const bool had_lease = !p->replica().lease_lost();
       p->replica().check_lease(metadata_current, options_.session_timeout_ms, now);
       if (had_lease && p->replica().lease_lost())
@@ -888,7 +916,7 @@ boost::asio::awaitable<void> PartitionManager::background_loop(size_t index) {
       } catch (const std::exception& e) {
         module_logger("cluster")->error("retention on {} failed: {}", tp.dir_name(), e.what());
       }
-    }
+    });
   }
 }
 
