@@ -125,10 +125,16 @@ TEST(DiskRaftLog, FlushBarrierTracksAppendsAndTruncation) {
 // Test builds simulate a power loss: the next open keeps only what a real fsync covered.
 void lose_power(const fs::path& dir) { std::ofstream(dir / DiskRaftLog::kPowerLossFile) << "\n"; }
 
-TEST(DiskRaftLog, ASimulatedPowerLossKeepsOnlyWhatWasSynced) {
-  TempDir dir;
+DiskRaftLogOptions tracking(bool skip_fsync = false) {
   DiskRaftLogOptions o;
   o.track_durable_end = true;
+  o.skip_fsync = skip_fsync;
+  return o;
+}
+
+TEST(DiskRaftLog, ASimulatedPowerLossKeepsOnlyWhatWasSynced) {
+  TempDir dir;
+  const auto o = tracking();
   {
     auto disk = DiskRaftLog::open(dir.path(), o);
     disk->append(make_entries(0, {1, 1, 1}));
@@ -153,8 +159,7 @@ TEST(DiskRaftLog, ASimulatedPowerLossKeepsOnlyWhatWasSynced) {
 
 TEST(DiskRaftLog, WithoutAPowerLossAKillLosesNothing) {
   TempDir dir;
-  DiskRaftLogOptions o;
-  o.track_durable_end = true;
+  const auto o = tracking();
   {
     auto disk = DiskRaftLog::open(dir.path(), o);
     disk->append(make_entries(0, {1, 1, 1}));
@@ -165,9 +170,7 @@ TEST(DiskRaftLog, WithoutAPowerLossAKillLosesNothing) {
 
 TEST(DiskRaftLog, TheInjectedMissingFsyncLosesFlushedEntriesToAPowerLoss) {
   TempDir dir;
-  DiskRaftLogOptions o;
-  o.track_durable_end = true;
-  o.skip_fsync = true;
+  const auto o = tracking(/*skip_fsync=*/true);
   {
     auto disk = DiskRaftLog::open(dir.path(), o);
     disk->append(make_entries(0, {1, 1, 1}));
