@@ -1,5 +1,4 @@
 #include "brokerd/cluster/partition_manager.h"
-#include "brokerd/cluster/visit_slice.h"
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
@@ -21,6 +20,7 @@
 #include <unordered_set>
 
 #include "brokerd/cluster/fan_out.h"
+#include "brokerd/cluster/visit_slice.h"
 #include "brokerd/common/clock.h"
 #include "brokerd/common/logger.h"
 #include "brokerd/config/broker_config.h"
@@ -882,9 +882,8 @@ boost::asio::awaitable<void> PartitionManager::background_loop(size_t index) {
     if (stopping_) break;
     int64_t now = wall_clock_ms();
     // This tick's slice of the buckets (a rehash between ticks may skip or repeat a few
-    // partitions for one pass).
-    // A partition is visited well within its lag and lease periods: the replication core
-    // takes a longer gap between its ticks for a stall of its own.
+    // partitions for one pass). A partition is visited well within its lag and lease
+    // periods: the replication core takes a longer gap between its ticks for a stall of its own.
     const size_t max_ticks = std::clamp<size_t>(
         static_cast<size_t>(std::min(options_.replica_lag_time_max_ms, options_.session_timeout_ms) / 400), 1,
         kMaxTicksPerPass);

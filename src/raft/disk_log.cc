@@ -313,7 +313,7 @@ void DiskRaftLog::truncate_to(Offset end) {
     finish_pending_truncation();
   }
   std::erase_if(epochs_, [&](const EpochStart& e) { return e.start_offset >= end; });
-  if (options_.track_durable_end && durable_end_ > end) note_durable_end(end);
+  if (durable_end_ > end) note_durable_end(end);
 }
 
 void DiskRaftLog::finish_pending_truncation() {
@@ -402,7 +402,9 @@ void DiskRaftLog::close() {
   if (!log_) return;
   const Offset end = end_offset();
   log_->close();
-  if (!options_.skip_fsync) note_durable_end(end);  // close() syncs what the bug did not claim
+  // The storage log's close syncs only past its recovery point, which the bug moves without
+  // a sync: then nothing more is known to be on the disk.
+  if (!options_.skip_fsync) note_durable_end(end);
 }
 
 }  // namespace brokerd::raft
