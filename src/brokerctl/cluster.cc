@@ -1,6 +1,7 @@
 // cluster describe, cluster quorum
 #include <algorithm>
 #include <chrono>
+#include <optional>
 #include <tuple>
 
 #include "brokerd/protocol/messages/describe_quorum_request.h"
@@ -18,6 +19,30 @@ struct BrokerInfo {
   std::optional<std::string> rack;
   bool fenced = false;  // known from DescribeCluster v2 only; older answers list unfenced brokers
 };
+
+const char* kMetadataTopic = "__cluster_metadata";
+
+proto::DescribeQuorumRequest metadata_quorum_request() {
+  proto::DescribeQuorumRequest req;
+  auto& t = req.topics.emplace_back();
+  t.topic_name = kMetadataTopic;
+  t.partitions.emplace_back().partition_index = 0;
+  return req;
+}
+
+// The leader of the metadata quorum as `conn` reports it; nullopt when it does not answer
+// DescribeQuorum or knows no leader.
+std::optional<int32_t> quorum_leader(Connection& conn) {
+  if (!conn.supports(proto::DescribeQuorumRequest::api_key)) return std::nullopt;
+  try {
+    auto resp = conn.call<proto::DescribeQuorumResponse>(metadata_quorum_request());
+    if (resp.error_code != 0 || resp.topics.size() != 1 || resp.topics[0].partitions.size() != 1) return std::nullopt;
+    const int32_t leader = resp.topics[0].partitions[0].leader_id;
+    return leader >= 0 ? std::optional<int32_t>(leader) : std::nullopt;
+  } catch (const CommandError&) {
+    return std::nullopt;  // e.g. not authorized to describe the quorum
+  }
+}
 
 void describe(Context& ctx) {
   auto& conn = ctx.client().any();
@@ -56,6 +81,10 @@ void describe(Context& ctx) {
   auto by_name = [](const Degraded& a, const Degraded& b) { return std::tie(a.topic, a.partition) < std::tie(b.topic, b.partition); };
   std::sort(offline.begin(), offline.end(), by_name);
   std::sort(under_replicated.begin(), under_replicated.end(), by_name);
+  // Brokers name themselves or another live broker as the controller, as Kafka's do (they
+  // forward what clients send it); the quorum's leader is the real one. Asked last: a broker
+  // that cannot reach the quorum answers only when its forward times out.
+  if (auto leader = quorum_leader(conn)) controller = *leader;
   auto ids = [](const std::vector<int32_t>& v) {
     std::string out;
     for (int32_t id : v) out += (out.empty() ? "" : ",") + std::to_string(id);
@@ -105,16 +134,11 @@ void describe(Context& ctx) {
   print_text(text);
 }
 
-const char* kMetadataTopic = "__cluster_metadata";
-
 // DescribeQuorum of the metadata partition, from a controller listener.
 void quorum(Context& ctx) {
   auto at = ctx.args.get("bootstrap-controller");
   if (!at) throw UsageError("cluster quorum needs --bootstrap-controller HOST:PORT (a controller listener)");
-  proto::DescribeQuorumRequest req;
-  auto& t = req.topics.emplace_back();
-  t.topic_name = kMetadataTopic;
-  t.partitions.emplace_back().partition_index = 0;
+  const auto req = metadata_quorum_request();
   auto ask = [&](const Endpoint& e) {
     Connection conn(e, ctx.timeout_ms, ctx.security);
     auto resp = conn.call<proto::DescribeQuorumResponse>(req);

@@ -123,9 +123,12 @@ int32_t MetadataStore::controller_id() const { return quorum_ ? quorum_->status(
 
 int32_t MetadataStore::controller_for_clients() const {
   auto img = image();
-  const int32_t leader = controller_id();
-  if (img->live(leader)) return leader;
-  return img->live(self_id_) ? self_id_ : -1;
+  if (img->live(self_id_)) return self_id_;
+  if (const int32_t leader = controller_id(); img->live(leader)) return leader;
+  for (const auto& b : img->brokers) {
+    if (!b.fenced) return b.node_id;
+  }
+  return -1;
 }
 
 int64_t MetadataStore::image_age_ms() const {

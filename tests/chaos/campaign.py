@@ -174,7 +174,7 @@ def run(args):
             return (m.leader, list(m.replicas), list(m.isrs)) if m is not None else (None, [], [])
 
         nemesis = Nemesis(cluster, recorder, kinds, args.seed, SESSION_TIMEOUT_MS / 1000.0, leader_of,
-                          lambda: controller(bootstrap), settle, log,
+                          lambda: controller(cluster), settle, log,
                           racks={i: props["broker.rack"] for i, props in per_node.items()},
                           replicas_of=replicas_of, lag_s=int(overrides.get("replica.lag.time.max.ms", 10000)) / 1000.0)
         nemesis.run(time.monotonic() + args.duration)
@@ -276,12 +276,23 @@ def describe(bootstrap):
         return {}
 
 
-def controller(bootstrap):
-    from confluent_kafka.admin import AdminClient
-    try:
-        return AdminClient({"bootstrap.servers": bootstrap}).list_topics(timeout=5).controller_id
-    except Exception:
-        return None
+def controller(cluster):
+    """The metadata quorum's leader as DescribeQuorum reports it (asked of a running node's
+    client listener; brokers forward it), or None. Metadata's controller_id names a live
+    broker, not the controller."""
+    from brokerd_harness import brokerctl_binary
+    for node in cluster.nodes.values():
+        if not node.running():
+            continue
+        try:
+            proc = subprocess.run([brokerctl_binary(), "cluster", "quorum", "--bootstrap-controller", node.bootstrap,
+                                   "--output", "json", "--timeout-ms", "2000"],
+                                  capture_output=True, text=True, timeout=10)
+            if proc.returncode == 0 and json.loads(proc.stdout)["leader"] >= 0:
+                return json.loads(proc.stdout)["leader"]
+        except (subprocess.SubprocessError, ValueError, KeyError):
+            pass
+    return None
 
 
 def leaders(bootstrap):

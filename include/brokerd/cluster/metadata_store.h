@@ -56,9 +56,12 @@ class MetadataStore final : public quorum::QuorumListener {
   std::shared_ptr<const MetadataImage> image() const { return image_.load(); }
   // The node leading the metadata quorum (the controller), -1 while unknown.
   int32_t controller_id() const;
-  // The controller id clients are told (Metadata, DescribeCluster): the quorum's leader when
-  // it is a live broker, else this node, which forwards what clients send the controller
-  // (dedicated controllers are unreachable for clients). -1 when neither serves.
+  // The controller id clients are told (Metadata, DescribeCluster), as Kafka's KRaft brokers
+  // do: a live broker, not the quorum's leader, since every broker forwards what clients send
+  // the controller. This node when it is live (the client reached it), else the quorum's
+  // leader if it is a live broker, else the first live broker; -1 when none serves. Naming
+  // the quorum's leader made librdkafka's admin clients wait for it after it died, until
+  // their requests timed out. DescribeQuorum names the real controller.
   int32_t controller_for_clients() const;
   // This node is the controller and has replayed everything before its epoch.
   bool leads() const;
