@@ -31,10 +31,19 @@ using protocol::ErrorCode;
 constexpr int16_t kFetch = 1, kFetchVersion = 12;
 constexpr int16_t kEpochEnd = 23, kEpochEndVersion = 4;
 
+// Requests of one kind for the leader, and their partitions (kept apart: the partitions go
+// to call_on_partitions as they are).
 template <typename T>
-struct Ask {
-  TopicPartition tp;
-  T request;
+struct Asks {
+  std::vector<TopicPartition> tps;
+  std::vector<T> requests;
+
+  void add(const TopicPartition& tp, T request) {
+    tps.push_back(tp);
+    requests.push_back(std::move(request));
+  }
+  size_t size() const { return tps.size(); }
+  bool empty() const { return tps.empty(); }
 };
 
 // The batches of a fetch answer, whole ones only (the last may be cut by max_bytes).
@@ -50,21 +59,11 @@ std::vector<replication::Batch> split_batches(std::span<const std::byte> bytes) 
   return out;
 }
 
-// The partitions of `asks`, in order.
-template <typename T>
-std::vector<TopicPartition> partitions_of(const std::vector<Ask<T>>& asks) {
-  std::vector<TopicPartition> tps;
-  tps.reserve(asks.size());
-  for (const auto& a : asks) tps.push_back(a.tp);
-  return tps;
-}
-
 // Tells every asked core that its request got no answer.
 template <typename T>
-void fail_all(PartitionManager& pm, const std::vector<Ask<T>>& asks) {
+void fail_all(PartitionManager& pm, const Asks<T>& asks) {
   const int64_t now = wall_clock_ms();
-  const auto tps = partitions_of(asks);
-  cluster::call_on_partitions(pm, tps, [now](size_t, Partition& p) {
+  cluster::call_on_partitions(pm, asks.tps, [now](size_t, Partition& p) {
     p.replica().request_failed(now);
     return true;
   }).wait();
@@ -103,14 +102,14 @@ std::optional<Msg> call(controller::ControllerClient& client, const quorum::Vote
 }
 
 bool ask_epoch_ends(const FetcherOptions& options, PartitionManager& pm, const quorum::Voter& leader,
-                    const std::vector<Ask<replication::EpochEndRequest>>& asks, controller::ControllerClient& client) {
+                    const Asks<replication::EpochEndRequest>& asks, controller::ControllerClient& client) {
   protocol::OffsetForLeaderEpochRequest req;
   req.replica_id = options.node_id;
   std::map<std::string, size_t> topic_index;
-  for (const auto& a : asks) {
-    auto& p = partition_entry(req.topics, topic_index, a.tp);
-    p.current_leader_epoch = a.request.current_leader_epoch;
-    p.leader_epoch = a.request.leader_epoch;
+  for (size_t i = 0; i < asks.size(); ++i) {
+    auto& p = partition_entry(req.topics, topic_index, asks.tps[i]);
+    p.current_leader_epoch = asks.requests[i].current_leader_epoch;
+    p.leader_epoch = asks.requests[i].leader_epoch;
   }
   auto resp = call<protocol::OffsetForLeaderEpochResponse>(client, leader, kEpochEnd, kEpochEndVersion, req);
   if (!resp) {
@@ -122,9 +121,9 @@ bool ask_epoch_ends(const FetcherOptions& options, PartitionManager& pm, const q
     for (const auto& p : t.partitions) answers[{t.topic, p.partition}] = p;
   std::vector<replication::EpochEndResponse> replies(asks.size());
   for (size_t i = 0; i < asks.size(); ++i) {
-    auto it = answers.find(asks[i].tp);
+    auto it = answers.find(asks.tps[i]);
     auto& r = replies[i];
-    r.current_leader_epoch = asks[i].request.current_leader_epoch;
+    r.current_leader_epoch = asks.requests[i].current_leader_epoch;
     r.error = it == answers.end() ? ErrorCode::unknown_server_error : static_cast<ErrorCode>(it->second.error_code);
     if (it != answers.end()) {
       r.leader_epoch = it->second.leader_epoch;
@@ -132,8 +131,7 @@ bool ask_epoch_ends(const FetcherOptions& options, PartitionManager& pm, const q
     }
   }
   const int64_t now = wall_clock_ms();
-  const auto tps = partitions_of(asks);
-  cluster::call_on_partitions(pm, tps, [&replies, now](size_t i, Partition& p) {
+  cluster::call_on_partitions(pm, asks.tps, [&replies, now](size_t i, Partition& p) {
     p.replica().handle_epoch_end_response(replies[i], now);
     return true;
   }).wait();
@@ -167,13 +165,14 @@ protocol::FetchRequest fetch_request(const FetcherOptions& options, const Follow
 }
 
 bool fetch(const FetcherOptions& options, PartitionManager& pm, const quorum::Voter& leader,
-           const std::vector<Ask<replication::FetchRequest>>& asks, FollowerFetchSession& session,
+           const Asks<replication::FetchRequest>& asks, FollowerFetchSession& session,
            controller::ControllerClient& client) {
   std::vector<FetchWant> wanted;
   wanted.reserve(asks.size());
-  for (const auto& a : asks)
-    wanted.push_back({a.tp, {a.request.current_leader_epoch, a.request.fetch_offset, a.request.log_start_offset,
-                             options.partition_max_bytes}});
+  for (size_t i = 0; i < asks.size(); ++i) {
+    const auto& a = asks.requests[i];
+    wanted.push_back({asks.tps[i], {a.current_leader_epoch, a.fetch_offset, a.log_start_offset, options.partition_max_bytes}});
+  }
   const auto plan = session.plan(wanted);
   auto resp = call<protocol::FetchResponse>(client, leader, kFetch, kFetchVersion, fetch_request(options, plan));
   if (!resp || resp->error_code != 0) {
@@ -198,12 +197,12 @@ bool fetch(const FetcherOptions& options, PartitionManager& pm, const quorum::Vo
   std::vector<SharedBytes> records(asks.size());  // the batches, still in the response buffer
   bool any_error = false;
   for (size_t i = 0; i < asks.size(); ++i) {
-    const auto& a = asks[i];
+    const auto& tp = asks.tps[i];
     auto& r = replies[i];
-    r.leader_epoch = a.request.current_leader_epoch;
-    auto it = answers.find(a.tp);
+    r.leader_epoch = asks.requests[i].current_leader_epoch;
+    auto it = answers.find(tp);
     if (it == answers.end()) {
-      const auto last = plan.full() ? std::nullopt : session.last_answer(a.tp);
+      const auto last = plan.full() ? std::nullopt : session.last_answer(tp);
       if (last) {
         r.high_watermark = last->high_watermark;
         r.log_start_offset = last->log_start_offset;
@@ -226,8 +225,7 @@ bool fetch(const FetcherOptions& options, PartitionManager& pm, const quorum::Vo
     any_error = any_error || r.error != ErrorCode::none;
   }
   const int64_t now = wall_clock_ms();
-  const auto tps = partitions_of(asks);
-  cluster::call_on_partitions(pm, tps, [&pm, self = options.node_id, &replies, &records, now](size_t i, Partition& p) {
+  cluster::call_on_partitions(pm, asks.tps, [&pm, self = options.node_id, &replies, &records, now](size_t i, Partition& p) {
     const auto& bytes = records[i];
     if (p.follower_throttled && !p.in_isr(self)) pm.follower_quota().record(bytes.size(), now);
     replies[i].batches = split_batches(bytes.data);
@@ -255,13 +253,13 @@ RoundResult fetch_round(const FetcherOptions& options, PartitionManager& pm, con
                       return p.replica().next_request(now);
                     })
                     .get();
-  std::vector<Ask<replication::EpochEndRequest>> epoch_asks;
-  std::vector<Ask<replication::FetchRequest>> fetches;
+  Asks<replication::EpochEndRequest> epoch_asks;
+  Asks<replication::FetchRequest> fetches;
   for (size_t i = 0; i < wanted.size(); ++i) {
     const auto& r = wanted[i];
     if (!r || !*r) continue;
-    if (const auto* e = std::get_if<replication::EpochEndRequest>(&**r)) epoch_asks.push_back({followed[i], *e});
-    else fetches.push_back({followed[i], std::get<replication::FetchRequest>(**r)});
+    if (const auto* e = std::get_if<replication::EpochEndRequest>(&**r)) epoch_asks.add(followed[i], *e);
+    else fetches.add(followed[i], std::get<replication::FetchRequest>(**r));
   }
   if (epoch_asks.empty() && fetches.empty()) return RoundResult::idle;
   bool ok = true;
