@@ -69,7 +69,7 @@ bool BrokerLifecycle::call(int16_t api_key, int16_t version, const Bytes& body, 
     if (v.id != status.leader_id) continue;
     auto got = client_.call(v, api_key, version, body);
     if (!got) return false;
-    response = std::move(*got);
+    response.assign(got->data.begin(), got->data.end());
     return true;
   }
   return false;

@@ -1,7 +1,9 @@
 #include "brokerd/controller/controller_client.h"
 
-
 #include <fmt/format.h>
+
+#include <algorithm>
+#include <atomic>
 
 #include "brokerd/common/clock.h"
 #include "brokerd/common/logger.h"
@@ -27,7 +29,8 @@ bool ControllerClient::connect(const quorum::Voter& to) {
   connected_to_ = to.id;
   if (!credentials_.enabled()) return true;
   auto refused = security::authenticate(credentials_, [this](int16_t api_key, int16_t version, const Bytes& body) {
-    return exchange(api_key, version, body);
+    auto got = exchange(api_key, version, body);
+    return got ? std::optional<Bytes>(std::in_place, got->data.begin(), got->data.end()) : std::nullopt;
   });
   if (!refused) return true;
   note_refusal(fmt::format("authentication to {}:{} failed: {}", to.host, to.port, *refused),
@@ -47,14 +50,29 @@ void ControllerClient::note_refusal(std::string why, const std::string& log_line
   }
 }
 
-std::optional<Bytes> ControllerClient::call(const quorum::Voter& to, int16_t api_key, int16_t version,
-                                            const Bytes& body) {
+std::optional<SharedBytes> ControllerClient::call(const quorum::Voter& to, int16_t api_key, int16_t version,
+                                                  const Bytes& body) {
   refusal_.clear();
   if (!connect(to)) return std::nullopt;
   return exchange(api_key, version, body);
 }
 
-std::optional<Bytes> ControllerClient::exchange(int16_t api_key, int16_t version, const Bytes& body) {
+std::shared_ptr<ControllerClient::Buffer> ControllerClient::buffer_for(size_t size) {
+  if (spare_ && spare_.use_count() == 1) {
+    // Pairs with the release in the last holder's decrement: its reads happen before our writes.
+    std::atomic_thread_fence(std::memory_order_acquire);
+    if (spare_->capacity >= size) return spare_;
+  }
+  // Some slack, so that answers of slightly varying sizes reuse one buffer.
+  const size_t capacity = std::max<size_t>((size + size / 8 + 4095) & ~size_t{4095}, 16 * 1024);
+  auto fresh = std::make_shared<Buffer>();
+  fresh->data = std::make_unique_for_overwrite<std::byte[]>(capacity);
+  fresh->capacity = capacity;
+  if (capacity <= kMaxKeptBuffer) spare_ = fresh;
+  return fresh;
+}
+
+std::optional<SharedBytes> ControllerClient::exchange(int16_t api_key, int16_t version, const Bytes& body) {
   const int32_t correlation = ++correlation_;
   protocol::Writer w;
   protocol::encode_request_header(w, api_key, version, correlation, client_id_);
@@ -74,18 +92,19 @@ std::optional<Bytes> ControllerClient::exchange(int16_t api_key, int16_t version
     close();
     return std::nullopt;
   }
-  Bytes frame(size);
-  if (!stream_->read_exact(frame.data(), size)) {
+  auto buffer = buffer_for(size);
+  if (!stream_->read_exact(buffer->data.get(), size)) {
     close();
     return std::nullopt;
   }
+  const std::span<const std::byte> frame(buffer->data.get(), size);
   try {
     protocol::Reader r(frame);
     if (protocol::decode_response_header(r, api_key, version) != correlation) {
       close();
       return std::nullopt;
     }
-    return Bytes(frame.end() - static_cast<ptrdiff_t>(r.remaining()), frame.end());
+    return SharedBytes{std::move(buffer), frame.subspan(r.position())};
   } catch (const protocol::DecodeError&) {
     close();
     return std::nullopt;

@@ -73,7 +73,7 @@ T ForwardingChannel::call(int16_t api_key, int16_t version, const Req& req, Deco
     if (to) {
       if (auto resp = client_.call(*to, api_key, version, body)) {
         try {
-          protocol::Reader r(*resp);
+          protocol::Reader r(resp->data);
           T got = answer(r);
           if (!retry(got)) return got;
         } catch (const protocol::DecodeError& e) {
@@ -107,7 +107,7 @@ bool ForwardingChannel::leader_takes_envelopes() {
   auto body = client_.call(*to, kApiVersions, 0, Bytes{});
   if (!body) return true;  // no answer: the call that follows retries as any forwarded change does
   try {
-    protocol::Reader r(*body);
+    protocol::Reader r(body->data);
     protocol::ApiVersionsResponse resp;
     resp.decode(r, 0);
     known.served = std::any_of(resp.api_keys.begin(), resp.api_keys.end(),

@@ -88,9 +88,8 @@ std::optional<Msg> call(controller::ControllerClient& client, const quorum::Vote
   req.encode(w, version);
   auto got = client.call(leader, api, version, std::move(w).finish_bytes());
   if (!got) return std::nullopt;
-  auto resp = std::make_shared<const Bytes>(std::move(*got));
   try {
-    protocol::Reader r(*resp, resp);
+    protocol::Reader r(got->data, got->owner);
     Msg m;
     m.decode(r, version);
     return m;

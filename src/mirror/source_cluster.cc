@@ -43,8 +43,8 @@ SourceCluster::SourceCluster(const std::string& bootstrap, std::string client_id
       timeout_ms_(timeout_ms),
       credentials_(std::move(credentials)) {}
 
-std::optional<Bytes> SourceCluster::send(const quorum::Voter& to, int16_t api, int16_t version, const Bytes& body,
-                                         std::string& error) {
+std::optional<SharedBytes> SourceCluster::send(const quorum::Voter& to, int16_t api, int16_t version, const Bytes& body,
+                                               std::string& error) {
   auto& ch = channels_[to.id];
   if (!ch.client || !(ch.endpoint == to)) {
     ch.endpoint = to;

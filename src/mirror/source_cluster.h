@@ -52,8 +52,7 @@ class SourceCluster {
     if (!body) return std::nullopt;
     try {
       // Records in the answer alias its buffer rather than being copied out of it.
-      auto owner = std::make_shared<const Bytes>(std::move(*body));
-      protocol::Reader r(*owner, owner);
+      protocol::Reader r(body->data, body->owner);
       Resp resp;
       resp.decode(r, version);
       return resp;
@@ -65,7 +64,8 @@ class SourceCluster {
   }
 
  private:
-  std::optional<Bytes> send(const quorum::Voter& to, int16_t api, int16_t version, const Bytes& body, std::string& error);
+  std::optional<SharedBytes> send(const quorum::Voter& to, int16_t api, int16_t version, const Bytes& body,
+                                  std::string& error);
   void drop(const quorum::Voter& to);
 
   std::vector<quorum::Voter> bootstrap_;

@@ -24,19 +24,30 @@ class ControllerClient {
   ControllerClient& operator=(const ControllerClient&) = delete;
 
   // Sends a request body to `to` and returns the response body (after its header), or
-  // nullopt when the call failed (the connection is then closed).
-  std::optional<Bytes> call(const quorum::Voter& to, int16_t api_key, int16_t version, const Bytes& body);
+  // nullopt when the call failed (the connection is then closed). The body is a view of a
+  // buffer that the next call reuses once nobody holds it any more (a fetch answer's batches
+  // are appended straight from it, then let go).
+  std::optional<SharedBytes> call(const quorum::Voter& to, int16_t api_key, int16_t version, const Bytes& body);
   void close();
   // Why the last call failed when the node refused it ("authentication to host:port failed:
   // <the listener's message>", or the TLS handshake's failure); empty otherwise.
   const std::string& refusal() const { return refusal_; }
 
  private:
+  struct Buffer {
+    std::unique_ptr<std::byte[]> data;  // not zeroed: every answer is read over it
+    size_t capacity = 0;
+  };
+  // Answers up to this size keep their buffer for the next call.
+  static constexpr size_t kMaxKeptBuffer = 8u << 20;
+
   bool connect(const quorum::Voter& to);
+  // The kept buffer when it is free and large enough, else a new one (kept if not too large).
+  std::shared_ptr<Buffer> buffer_for(size_t size);
   // Keeps `why` for refusal() and logs `log_line` (the same one at most once a minute).
   void note_refusal(std::string why, const std::string& log_line);
   // One request and its answer on the open connection; nullopt (and closed) on failure.
-  std::optional<Bytes> exchange(int16_t api_key, int16_t version, const Bytes& body);
+  std::optional<SharedBytes> exchange(int16_t api_key, int16_t version, const Bytes& body);
 
   std::string client_id_;
   int timeout_ms_;
@@ -47,6 +58,7 @@ class ControllerClient {
   std::unique_ptr<net::ClientStream> stream_;
   int32_t connected_to_ = -1;
   int32_t correlation_ = 0;
+  std::shared_ptr<Buffer> spare_;
 };
 
 }  // namespace brokerd::controller
