@@ -63,41 +63,43 @@ constexpr int64_t kReactorDrainMs = 5000;
 // included), as long as Kafka clients wait for an admin request by default.
 constexpr int64_t kForwardTimeoutMs = 30000;
 
-// The defect of the metadata log inject.bug may name beside the replication ones.
-constexpr const char* kMetadataLogNoFsync = "metadata-log-no-fsync";
+// What inject.bug names: replication defects (replication::Bug) and the metadata log's
+// missing fsync. The setting exists only in test builds (BROKERD_INJECT_BUGS), where the
+// fault campaign proves it catches them.
+struct InjectedBugs {
+  uint32_t replication = 0;
+  bool metadata_log_no_fsync = false;
+};
 
-// The replication defects inject.bug names (replication::Bug). The setting exists only in
-// test builds (BROKERD_INJECT_BUGS), where the fault campaign proves it catches them.
-uint32_t injected_bugs(const brokerd::config::BrokerConfig& cfg) {
+InjectedBugs injected_bugs(const brokerd::config::BrokerConfig& cfg) {
+  InjectedBugs bugs;
 #ifdef BROKERD_INJECT_BUGS
-  uint32_t bugs = 0;
   for (const auto& name : cfg.list("inject.bug")) {
-    if (name == kMetadataLogNoFsync) continue;  // metadata_log_test_switches()
+    if (name == "metadata-log-no-fsync") {
+      bugs.metadata_log_no_fsync = true;
+      brokerd::module_logger("main")->warn("this test build injects the bug '{}': the metadata log is never synced",
+                                           name);
+      continue;
+    }
     auto bug = brokerd::replication::bug_named(name);
     if (!bug) throw std::runtime_error(fmt::format("inject.bug: unknown bug '{}'", name));
-    bugs |= static_cast<uint32_t>(*bug);
+    bugs.replication |= static_cast<uint32_t>(*bug);
     brokerd::module_logger("main")->warn("this test build injects the replication bug '{}'", name);
   }
-  return bugs;
 #else
   (void)cfg;
-  return 0;
 #endif
+  return bugs;
 }
 
 // Test builds keep the metadata log ready for a simulated power loss (raft/disk_log.h) and
-// may inject its missing fsync.
-void metadata_log_test_switches(const brokerd::config::BrokerConfig& cfg, brokerd::raft::DiskRaftLogOptions& log) {
+// may leave out its fsync.
+void metadata_log_test_switches(const InjectedBugs& bugs, brokerd::raft::DiskRaftLogOptions& log) {
 #ifdef BROKERD_INJECT_BUGS
   log.track_durable_end = true;
-  for (const auto& name : cfg.list("inject.bug")) {
-    if (name != kMetadataLogNoFsync) continue;
-    log.skip_fsync = true;
-    brokerd::module_logger("main")->warn("this test build injects the bug '{}': the metadata log is never synced",
-                                         name);
-  }
+  log.skip_fsync = bugs.metadata_log_no_fsync;
 #else
-  (void)cfg;
+  (void)bugs;
   (void)log;
 #endif
 }
@@ -261,7 +263,8 @@ int run(const brokerd::config::BrokerConfig& cfg) {
   const auto dir_locks = storage::lock_dirs(data_dirs);
   const auto cluster_id = cluster::ensure_node_identity(log_dirs, node_id, quorum::cluster_id_from(cfg));
   quorum_options.cluster_id = cluster_id;
-  metadata_log_test_switches(cfg, quorum_options.log);
+  const InjectedBugs bugs = injected_bugs(cfg);
+  metadata_log_test_switches(bugs, quorum_options.log);
   cluster::BrokerInfo self{node_id, advertised.host, advertised.port, cfg.raw("broker.rack"), -1, {}, true};
   self.listener = advertised.listener;
   if (broker_role) self.endpoints = client_endpoints(cfg);
@@ -300,8 +303,7 @@ int run(const brokerd::config::BrokerConfig& cfg) {
   if (quorum::networked(quorum_options)) metadata.forward_to(&forwarding);
   metadata.set_default_min_isr(static_cast<int32_t>(cfg.integer("min.insync.replicas")));
   metadata.set_password_secret(cfg.raw("password.encoder.secret"));
-  const uint32_t bugs = injected_bugs(cfg);
-  metadata.set_injected_bugs(bugs);
+  metadata.set_injected_bugs(bugs.replication);
   controller::BrokerRegistry broker_registry(metadata, quorum_driver, cfg.integer("broker.session.timeout.ms"));
   controller::ControllerDispatcher controller_dispatcher(quorum_driver, metadata, broker_registry, blocking,
                                                          sasl_listeners, authorization);
@@ -383,7 +385,7 @@ int run(const brokerd::config::BrokerConfig& cfg) {
       reactors, blocking,
       {node_id, log_dirs, cfg.topic_defaults(), cfg.integer("log.retention.check.interval.ms"),
        cluster::PartitionManager::cleaner_settings_from(cfg), cfg.integer("replica.lag.time.max.ms"),
-       bugs,
+       bugs.replication,
        [&metadata, session = cfg.integer("broker.session.timeout.ms")] { return metadata.image_current(session); },
        cfg.integer("broker.session.timeout.ms"), cfg.integer("replica.high.watermark.checkpoint.interval.ms"),
        cfg.integer("leader.replication.throttled.rate"), cfg.integer("follower.replication.throttled.rate")});
