@@ -516,6 +516,7 @@ int run(const brokerd::config::BrokerConfig& cfg) {
   auto shut_down = [&] {
     if (http) http->set_ready(false);
     lifecycle.stop(true);  // fenced first: clients stop being sent here
+    forwarding.stop();     // changes in flight give up rather than wait for a quorum that may be stopping too
     fetchers.stop();       // its rounds wait on the shards: before the reactors stop
     mirrors.stop();        // the same
     isr_changes.stop();    // its answers go to the shards too

@@ -65,7 +65,7 @@ T ForwardingChannel::call(int16_t api_key, int16_t version, const Req& req, Deco
   const Bytes body = std::move(w).finish_bytes();
   std::lock_guard lock(mu_);
   const int64_t deadline = steady_clock_ms() + (timeout_ms > 0 ? std::min(timeout_ms, timeout_ms_) : timeout_ms_);
-  while (steady_clock_ms() < deadline) {
+  while (!stopping_ && steady_clock_ms() < deadline) {
     const int32_t leader = quorum_.status().leader_id;
     const quorum::Voter* to = nullptr;
     for (const auto& v : quorum_.options().voters)

@@ -251,6 +251,29 @@ def test_an_admin_client_keeps_creating_topics_when_the_controller_it_knew_dies(
     assert took < 20
 
 
+def test_a_node_stops_at_once_while_a_forwarded_change_waits_for_a_lost_quorum(cluster):
+    # Every node stopping at once leaves no quorum: a change forwarded to the controller
+    # (here a CreateTopics; in a campaign an ISR change) waits up to the forwarding timeout
+    # (30 s) for one. The stop must not wait with it.
+    from confluent_kafka.admin import AdminClient, NewTopic
+    leader, _ = cluster.wait_for_leader()
+    node = next(i for i in cluster.nodes if i != leader)
+    for i in cluster.nodes:
+        if i != node:
+            cluster.nodes[i].kill()
+    admin = AdminClient({"bootstrap.servers": cluster.nodes[node].bootstrap})
+    pending = admin.create_topics([NewTopic("never", num_partitions=1, replication_factor=1)],
+                                  operation_timeout=60, request_timeout=60)
+    time.sleep(1.5)  # the request is being forwarded, and retried, by now
+    t0 = time.monotonic()
+    cluster.nodes[node].stop(timeout=20)
+    took = time.monotonic() - t0
+    print(f"stopped {took:.2f}s after SIGTERM with a forwarded change waiting")
+    assert took < 10
+    with pytest.raises(Exception):
+        pending["never"].result(timeout=30)
+
+
 def test_a_broker_only_node_joins_and_a_duplicate_id_is_refused(cluster, tmp_path):
     cluster.wait_for_leader()
     observer = Broker(tmp_path / "observer", overrides={"node.id": "4", "process.roles": "broker",

@@ -3,6 +3,7 @@
 // current leader on its controller listener, and retries with the next leader while the
 // answer is NOT_CONTROLLER or the call fails, until `timeout_ms` has passed (then
 // REQUEST_TIMED_OUT). Calls are serialised (admin changes are rare) and block.
+#include <atomic>
 #include <map>
 #include <mutex>
 
@@ -30,6 +31,11 @@ class ForwardingChannel final : public cluster::ControllerChannel {
   std::optional<cluster::ProducerIdBlock> allocate_producer_ids(int32_t broker_id, int64_t broker_epoch) override;
   std::vector<cluster::AlterPartitionAnswer> alter_partitions(const std::vector<cluster::AlterPartitionItem>& items) override;
   std::optional<Bytes> forward(int16_t api_key, int16_t version, const Bytes& body) override;
+  // From now on no call waits for a controller: each gives up at its next retry (a change
+  // waiting then gets REQUEST_TIMED_OUT). At shutdown, when the other nodes may be stopping
+  // too and no quorum is left, an ISR change or an admin request in flight would otherwise
+  // hold the stop for the whole forwarding timeout.
+  void stop() { stopping_ = true; }
 
  private:
   // AlterConfigs of one resource: its whole set of configs.
@@ -50,6 +56,7 @@ class ForwardingChannel final : public cluster::ControllerChannel {
 
   quorum::QuorumDriver& quorum_;
   const int64_t timeout_ms_;
+  std::atomic<bool> stopping_{false};
   std::mutex mu_;
   ControllerClient client_;
   struct EnvelopeSupport {
