@@ -55,12 +55,10 @@ void describe(Context& ctx) {
     auto resp = conn.call<proto::DescribeClusterResponse>(req);
     check_error(resp.error_code, "describing the cluster", resp.error_message);
     cluster_id = resp.cluster_id;
-    controller = resp.controller_id;
     for (const auto& b : resp.brokers) brokers.push_back({b.broker_id, b.host, b.port, b.rack, b.is_fenced});
   } else {
     auto md = ctx.client().metadata(std::vector<std::string>{});
     cluster_id = md.cluster_id.value_or("");
-    controller = md.controller_id;
     for (const auto& b : md.brokers) brokers.push_back({b.node_id, b.host, b.port, b.rack});
   }
   std::sort(brokers.begin(), brokers.end(), [](const auto& a, const auto& b) { return a.id < b.id; });
@@ -81,9 +79,10 @@ void describe(Context& ctx) {
   auto by_name = [](const Degraded& a, const Degraded& b) { return std::tie(a.topic, a.partition) < std::tie(b.topic, b.partition); };
   std::sort(offline.begin(), offline.end(), by_name);
   std::sort(under_replicated.begin(), under_replicated.end(), by_name);
-  // Brokers name themselves or another live broker as the controller, as Kafka's do (they
-  // forward what clients send it); the quorum's leader is the real one. Asked last: a broker
-  // that cannot reach the quorum answers only when its forward times out.
+  // The quorum's leader. Brokers name themselves or another live broker as controller in
+  // DescribeCluster and Metadata, as Kafka's do (they forward what clients send it), so those
+  // answers are not used; -1 when no leader is known. Asked last: a broker that cannot reach
+  // the quorum answers only when its forward times out.
   if (auto leader = quorum_leader(conn)) controller = *leader;
   auto ids = [](const std::vector<int32_t>& v) {
     std::string out;

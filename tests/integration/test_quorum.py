@@ -240,6 +240,10 @@ def test_an_admin_client_keeps_creating_topics_when_the_controller_it_knew_dies(
     from confluent_kafka.admin import AdminClient, NewTopic
     leader, _ = cluster.wait_for_leader()
     admin = AdminClient({"bootstrap.servers": cluster.nodes[leader].bootstrap})
+    # Once the leader's broker is unfenced, it names itself (before, another live broker).
+    deadline = time.monotonic() + 15
+    while admin.list_topics(timeout=10).controller_id != leader and time.monotonic() < deadline:
+        time.sleep(0.1)
     assert admin.list_topics(timeout=10).controller_id == leader
     cluster.nodes[leader].kill()
     t0 = time.monotonic()
@@ -270,8 +274,7 @@ def test_a_node_stops_at_once_while_a_forwarded_change_waits_for_a_lost_quorum(c
     took = time.monotonic() - t0
     print(f"stopped {took:.2f}s after SIGTERM with a forwarded change waiting")
     assert took < 10
-    with pytest.raises(Exception):
-        pending["never"].result(timeout=30)
+    assert not pending["never"].done() or pending["never"].exception() is not None  # never created
 
 
 def test_a_broker_only_node_joins_and_a_duplicate_id_is_refused(cluster, tmp_path):
