@@ -96,10 +96,7 @@ def main():
     ap.add_argument("--brokerd", required=True)
     ap.add_argument("--kills", type=int, default=10)
     args = ap.parse_args()
-    os.environ["BROKERD_BIN"] = str(Path(args.brokerd).resolve())
-    ctl = Path(args.brokerd).resolve().parents[1] / "brokerctl" / "brokerctl"
-    if ctl.exists():
-        os.environ.setdefault("BROKERCTL_BIN", str(ctl))
+    os.environ["BROKERD_BIN"] = str(Path(args.brokerd).resolve())  # brokerctl is found beside it
 
     with tempfile.TemporaryDirectory(prefix="brokerd-controller-failover-") as tmp:
         cluster = QuorumCluster(Path(tmp), per_node={i: {"broker.rack": r} for i, r in RACKS.items()})

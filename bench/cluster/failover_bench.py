@@ -51,10 +51,7 @@ def main():
     ap.add_argument("--partitions", type=int, default=3)
     ap.add_argument("--settle", type=float, default=2.0, help="seconds of steady writes before each kill")
     args = ap.parse_args()
-    os.environ["BROKERD_BIN"] = str(Path(args.brokerd).resolve())
-    ctl = Path(args.brokerd).resolve().parents[1] / "brokerctl" / "brokerctl"
-    if ctl.exists():
-        os.environ.setdefault("BROKERCTL_BIN", str(ctl))
+    os.environ["BROKERD_BIN"] = str(Path(args.brokerd).resolve())  # brokerctl is found beside it
 
     with tempfile.TemporaryDirectory(prefix="brokerd-failover-") as tmp:
         cluster = QuorumCluster(Path(tmp), overrides={"min.insync.replicas": "2"},
