@@ -280,18 +280,16 @@ def controller(cluster):
     """The metadata quorum's leader as DescribeQuorum reports it (asked of a running node's
     client listener; brokers forward it), or None. Metadata's controller_id names a live
     broker, not the controller."""
-    from brokerd_harness import brokerctl_binary
+    from cluster_harness import describe_quorum
     for node in cluster.nodes.values():
         if not node.running():
             continue
         try:
-            proc = subprocess.run([brokerctl_binary(), "cluster", "quorum", "--bootstrap-controller", node.bootstrap,
-                                   "--output", "json", "--timeout-ms", "2000"],
-                                  capture_output=True, text=True, timeout=10)
-            if proc.returncode == 0 and json.loads(proc.stdout)["leader"] >= 0:
-                return json.loads(proc.stdout)["leader"]
-        except (subprocess.SubprocessError, ValueError, KeyError):
-            pass
+            q = describe_quorum(node.bootstrap, timeout_ms=2000, wait_s=10)
+        except (subprocess.SubprocessError, ValueError):
+            continue
+        if q and q.get("leader", -1) >= 0:
+            return q["leader"]
     return None
 
 

@@ -10,6 +10,18 @@ import kafka_wire
 from brokerd_harness import Broker, brokerctl_binary, free_port
 
 
+def describe_quorum(address, timeout_ms=1000, brokerctl_args=(), wait_s=30):
+    """DescribeQuorum through brokerctl, asked of `address` (a controller listener, or a broker
+    listener, which forwards it; brokerctl follows a follower's answer to the leader), as a
+    dict; None when it fails. brokerctl itself is given `wait_s` seconds."""
+    proc = subprocess.run([brokerctl_binary(), "cluster", "quorum", "--bootstrap-controller", address,
+                           "--output", "json", "--timeout-ms", str(timeout_ms), *brokerctl_args],
+                          capture_output=True, text=True, timeout=wait_s)
+    if proc.returncode != 0:
+        return None
+    return json.loads(proc.stdout)
+
+
 class QuorumCluster:
     brokerctl_args = ()  # extra brokerctl arguments, e.g. --command-config for a SASL controller listener
 
@@ -98,15 +110,8 @@ class QuorumCluster:
         return f"127.0.0.1:{self.controller_ports[node_id]}"
 
     def quorum(self, node_id, timeout_ms=1000):
-        """DescribeQuorum through brokerctl, asked of one node's controller listener (brokerctl
-        follows a follower's answer to the leader); None when it fails."""
-        proc = subprocess.run([brokerctl_binary(), "cluster", "quorum", "--bootstrap-controller",
-                               self.controller(node_id), "--output", "json", "--timeout-ms", str(timeout_ms),
-                               *self.brokerctl_args],
-                              capture_output=True, text=True, timeout=30)
-        if proc.returncode != 0:
-            return None
-        return json.loads(proc.stdout)
+        """DescribeQuorum asked of one node's controller listener; None when it fails."""
+        return describe_quorum(self.controller(node_id), timeout_ms, self.brokerctl_args)
 
     def wait_for_leader(self, among=None, excluding=(), timeout=20.0):
         """(leader id, epoch) once a live node reports a leader that is not excluded."""
