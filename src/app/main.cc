@@ -304,7 +304,8 @@ int run(const brokerd::config::BrokerConfig& cfg) {
   metadata.set_default_min_isr(static_cast<int32_t>(cfg.integer("min.insync.replicas")));
   metadata.set_password_secret(cfg.raw("password.encoder.secret"));
   metadata.set_injected_bugs(bugs.replication);
-  controller::BrokerRegistry broker_registry(metadata, quorum_driver, cfg.integer("broker.session.timeout.ms"));
+  controller::BrokerRegistry broker_registry(metadata, quorum_driver, cfg.integer("broker.session.timeout.ms"),
+                                             cfg.integer("broker.heartbeat.interval.ms"));
   controller::ControllerDispatcher controller_dispatcher(quorum_driver, metadata, broker_registry, blocking,
                                                          sasl_listeners, authorization);
   net::Server controller_server(controller_reactor, blocking, controller_dispatcher, controller_listeners, server_cfg);

@@ -19,10 +19,37 @@ constexpr int64_t kCheckPeriodMs = 100;  // how often sessions are checked
 constexpr int64_t kStallMs = 500;        // a longer gap between checks is a stall of this node
 }  // namespace
 
-BrokerRegistry::BrokerRegistry(cluster::MetadataStore& metadata, quorum::QuorumDriver& quorum, int64_t session_timeout_ms)
-    : metadata_(metadata), quorum_(quorum), session_timeout_ms_(session_timeout_ms) {}
+class BrokerRegistry::ConnectionWatch : public net::SessionState {
+ public:
+  ConnectionWatch(std::weak_ptr<ClosedConnections> to, int32_t broker_id) : to_(std::move(to)), broker_id_(broker_id) {}
+  ~ConnectionWatch() override {
+    auto to = to_.lock();
+    if (!to) return;
+    std::lock_guard lock(to->mu);
+    to->closed.emplace_back(broker_id_, steady_clock_ms());
+  }
+
+ private:
+  std::weak_ptr<ClosedConnections> to_;
+  int32_t broker_id_;
+};
+
+BrokerRegistry::BrokerRegistry(cluster::MetadataStore& metadata, quorum::QuorumDriver& quorum, int64_t session_timeout_ms,
+                               int64_t heartbeat_interval_ms)
+    : metadata_(metadata),
+      quorum_(quorum),
+      session_timeout_ms_(session_timeout_ms),
+      grace_ms_(std::min(session_timeout_ms, 2 * heartbeat_interval_ms)) {}
 
 BrokerRegistry::~BrokerRegistry() { stop(); }
+
+std::unique_ptr<net::SessionState> BrokerRegistry::watch_connection(int32_t broker_id) {
+  return std::make_unique<ConnectionWatch>(closed_, broker_id);
+}
+
+void BrokerRegistry::cut_session(Session& s, int64_t from) const {
+  if (s.last_heartbeat_ms <= from) s.last_heartbeat_ms = std::min(s.last_heartbeat_ms, from + grace_ms_ - session_timeout_ms_);
+}
 
 void BrokerRegistry::take_over_if_new_epoch() {
   const auto epoch = quorum_.status().epoch;
@@ -32,6 +59,13 @@ void BrokerRegistry::take_over_if_new_epoch() {
   sessions_.clear();
   const int64_t now = steady_clock_ms();
   for (const auto& b : metadata_.image()->brokers) sessions_[b.node_id] = Session{b.epoch, b.incarnation, now};
+  // The node that led before this one most likely died: its broker gets the grace, not a
+  // whole session.
+  if (auto it = sessions_.find(std::exchange(last_followed_, -1)); it != sessions_.end()) {
+    cut_session(it->second, now);
+    module_logger("controller")->info("broker {} led the metadata quorum before this node: it has {} ms to heartbeat",
+                                      it->first, grace_ms_);
+  }
 }
 
 protocol::BrokerRegistrationResponse BrokerRegistry::registration(const protocol::BrokerRegistrationRequest& req) {
@@ -146,12 +180,25 @@ protocol::BrokerHeartbeatResponse BrokerRegistry::heartbeat(const protocol::Brok
 void BrokerRegistry::expire_sessions() {
   const int64_t now = steady_clock_ms();
   const int64_t stalled = stall_before(now);
-  if (!metadata_.leads()) return;
+  std::vector<std::pair<int32_t, int64_t>> closed;
+  {
+    std::lock_guard lock(closed_->mu);
+    closed.swap(closed_->closed);
+  }
+  if (!metadata_.leads()) {
+    const auto leader = quorum_.status().leader_id;
+    std::lock_guard lock(mu_);
+    if (leader >= 0 && leader != quorum_.options().node_id) last_followed_ = leader;
+    return;
+  }
   take_over_if_new_epoch();
   auto image = metadata_.image();
   std::vector<std::pair<int32_t, int64_t>> expired;
   {
     std::lock_guard lock(mu_);
+    for (const auto& [id, at] : closed) {
+      if (auto it = sessions_.find(id); it != sessions_.end()) cut_session(it->second, at);
+    }
     if (stalled > 0) {
       module_logger("controller")->warn(
           "broker sessions went unchecked for {} ms (this node was stopped or starved): every broker is credited "

@@ -241,6 +241,8 @@ boost::asio::awaitable<net::Response> ControllerDispatcher::dispatch(net::Reques
       // pool's fsyncs (a late answer would cost the broker its session).
       protocol::BrokerHeartbeatRequest hb;
       hb.decode(body, req.api_version);
+      if (req.connection && !req.connection->close_watch)
+        req.connection->close_watch = brokers_.watch_connection(hb.broker_id);
       if (auto resp = brokers_.answer_at_once(hb))
         co_return net::Response{protocol::encode_response(req.api_key, req.api_version, req.correlation_id, *resp)};
       auto work = [this, hb = std::move(hb)] { return brokers_.heartbeat(hb); };

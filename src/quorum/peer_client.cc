@@ -90,17 +90,17 @@ struct PeerClient::State : std::enable_shared_from_this<PeerClient::State> {
   std::deque<Pending> inflight;
   int64_t connect_started_ms = 0;
 
-  void fail_all() {
+  void fail_all(bool refused) {
     std::deque<Pending> failed;
     failed.swap(inflight);
     for (auto& p : outbox) failed.push_back(std::move(p));
     outbox.clear();
     for (auto& p : failed) {
-      asio::post(executor, [done = std::move(p.done)] { done(std::nullopt); });
+      asio::post(executor, [done = std::move(p.done), refused] { done(std::nullopt, refused); });
     }
   }
 
-  void disconnect(const char* why) {
+  void disconnect(const char* why, bool refused = false) {
     if (conn != Conn::idle) module_logger("quorum")->debug("connection to node {} closed: {}", peer.id, why);
     boost::system::error_code ec;
     socket.close(ec);
@@ -108,7 +108,7 @@ struct PeerClient::State : std::enable_shared_from_this<PeerClient::State> {
     conn = Conn::idle;
     writing = false;
     ++generation;
-    fail_all();
+    fail_all(refused);
   }
 
   void kick() {
@@ -135,7 +135,7 @@ struct PeerClient::State : std::enable_shared_from_this<PeerClient::State> {
     auto [ec, ep] = co_await asio::async_connect(s->socket, endpoints, asio::as_tuple(asio::use_awaitable));
     if (gen != s->generation || s->closed) co_return;
     if (ec) {
-      s->disconnect("connect failed");
+      s->disconnect("connect failed", ec == asio::error::connection_refused);
       co_return;
     }
     s->socket.set_option(tcp::no_delay(true));
@@ -285,7 +285,7 @@ struct PeerClient::State : std::enable_shared_from_this<PeerClient::State> {
           co_return;
         }
         Bytes rest(body.begin() + static_cast<ptrdiff_t>(body.size() - r.remaining()), body.end());
-        p.done(std::move(rest));
+        p.done(std::move(rest), false);
       } catch (const protocol::DecodeError&) {
         s->disconnect("malformed response header");
         co_return;
@@ -304,7 +304,7 @@ PeerClient::~PeerClient() { close(); }
 void PeerClient::send(int16_t api_key, int16_t version, Bytes body, Done done) {
   auto& s = *state_;
   if (s.closed) {
-    asio::post(s.executor, [done = std::move(done)] { done(std::nullopt); });
+    asio::post(s.executor, [done = std::move(done)] { done(std::nullopt, false); });
     return;
   }
   State::Pending p;

@@ -34,12 +34,6 @@ namespace asio = boost::asio;
 
 namespace {
 
-bool is_response(const raft::MessageBody& b) {
-  return std::holds_alternative<raft::VoteResponse>(b) || std::holds_alternative<raft::BeginQuorumEpochResponse>(b) ||
-         std::holds_alternative<raft::EndQuorumEpochResponse>(b) || std::holds_alternative<raft::FetchResponse>(b) ||
-         std::holds_alternative<raft::FetchSnapshotResponse>(b);
-}
-
 // The answer to a request the core did not answer (it always does today; this keeps an
 // inbound request from waiting forever should that change).
 raft::MessageBody unanswered(const raft::MessageBody& request) {
@@ -178,7 +172,7 @@ struct QuorumDriver::Impl : std::enable_shared_from_this<QuorumDriver::Impl> {
   }
 
   void route(raft::Message m) {
-    if (is_response(m.body)) {
+    if (raft::is_response(m.body)) {
       replies[m.correlation_id] = std::move(m.body);
       return;
     }
@@ -190,8 +184,12 @@ struct QuorumDriver::Impl : std::enable_shared_from_this<QuorumDriver::Impl> {
     const int64_t correlation = m.correlation_id;
     it->second->send(req.api_key, req.version, std::move(req.body),
                      [self, to, correlation, api = req.api_key, version = req.version,
-                      request = std::move(m.body)](std::optional<Bytes> body) {
-                       if (!body || self->stopping) return;
+                      request = std::move(m.body)](std::optional<Bytes> body, bool refused) {
+                       if (self->stopping) return;
+                       if (!body) {
+                         self->step([&] { self->node->request_failed(to, correlation, refused, steady_clock_ms()); });
+                         return;
+                       }
                        raft::Message resp;
                        resp.from = to;
                        resp.to = self->options.node_id;

@@ -1,5 +1,7 @@
 // Follower and observer duties: keep one fetch outstanding to the leader, notice when the
 // leader is gone, and (observers) find the leader by asking the voters.
+#include <algorithm>
+
 #include "brokerd/raft/node.h"
 
 namespace brokerd::raft {
@@ -27,6 +29,28 @@ void RaftNode::follower_tick(int64_t now) {
     target = config_.voters[discover_index_++ % config_.voters.size()];
   }
   send_fetch(target, now);
+}
+
+void RaftNode::request_failed(ReplicaId peer, int64_t correlation_id, bool refused, int64_t now) {
+  note_run(now);
+  if (role_ != Role::follower || peer != leader_id_) return;
+  if (correlation_id == inflight_ && inflight_ != 0) {
+    inflight_ = 0;
+    next_fetch_at_ = now + config_.fetch_backoff_ms;
+  }
+  if (refused) {
+    // Every follower learns this at about the same moment. They take turns, in voter order, a
+    // request timeout apart, so that two of them do not split the vote; and none of them holds
+    // a refused leader alive when another asks for a pre-vote.
+    leader_refused_ = true;
+    int64_t turn = 0;
+    for (ReplicaId v : config_.voters) {
+      if (v == config_.node_id) break;
+      if (v != peer) ++turn;
+    }
+    fetch_deadline_ = std::min(fetch_deadline_, now + turn * config_.request_timeout_ms);
+  }
+  follower_tick(now);
 }
 
 void RaftNode::send_fetch(ReplicaId to, int64_t now) {

@@ -29,6 +29,7 @@ void RaftNode::handle_fetch_response(const Message& m, const FetchResponse& r, i
     return;
   }
   fetch_deadline_ = now + config_.fetch_timeout_ms;
+  leader_refused_ = false;
 
   if (r.diverging_epoch) {
     // Cut our log back to where it last agreed with the leader's, then fetch again.

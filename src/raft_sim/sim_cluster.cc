@@ -29,6 +29,9 @@ SimCluster::SimCluster(uint64_t seed, SimOptions options)
   crash_after_election_ = aims[rng_.range(0, 2)];
   const int32_t fetch_sizes[] = {1, 2, 8};
   max_fetch_entries_ = fetch_sizes[rng_.range(0, 2)];
+  // Odd seeds: a crashed process's address refuses connections. Even seeds: a dead node is
+  // silent, as a host that lost power or a cut link.
+  refuse_ = seed % 2 == 1 ? 0.7 : 0.0;
   blocked_.assign(n, std::vector<bool>(n, false));
   for (size_t i = 0; i < n; ++i) {
     nodes_[i].id = static_cast<ReplicaId>(i + 1);
@@ -137,6 +140,19 @@ void SimCluster::send(const Message& m) {
     e.msg = m;
     schedule(std::move(e));
   }
+}
+
+void SimCluster::refuse(const Message& request) {
+  if (refuse_ == 0 || is_response(request.body) || !rng_.chance(refuse_)) return;
+  const auto from = static_cast<size_t>(request.from - 1);
+  if (from >= nodes_.size() || !nodes_[from].raft) return;
+  Event e;
+  e.time = now_ + rng_.range(1, delay_max_);
+  e.kind = Kind::refused;
+  e.node = from;
+  e.incarnation = nodes_[from].incarnation;
+  e.msg = request;
+  schedule(std::move(e));
 }
 
 void SimCluster::apply_output(SimNode& n, RaftOutput& out) {

@@ -22,7 +22,7 @@ class SimCluster {
   const std::deque<std::string>& trace_tail() const { return trace_; }
 
  private:
-  enum class Kind { deliver, tick, flush, crash, restart, chaos, propose };
+  enum class Kind { deliver, refused, tick, flush, crash, restart, chaos, propose };
   struct Event {
     int64_t time = 0;
     uint64_t seq = 0;
@@ -49,6 +49,9 @@ class SimCluster {
   void drain(SimNode& n);
   void apply_output(SimNode& n, RaftOutput& out);
   void send(const Message& m);
+  // A request that reached a crashed node: its sender's connection may be refused (refuse_),
+  // else the request is just lost, as when a host is gone with its kernel.
+  void refuse(const Message& request);
   void start_node(SimNode& n);
   void crash_node(SimNode& n);
   // Crashes `n` after `delay` ms and restarts it `down` ms later.
@@ -82,6 +85,7 @@ class SimCluster {
   double crash_after_vote_ = 0;
   double crash_after_election_ = 0;
   int32_t max_fetch_entries_ = 8;
+  double refuse_ = 0;  // the chance a request to a crashed node is refused rather than lost
   bool starting_ = false;  // output drained inside start_node
   bool healed_ = false;
   // Half the seeds heal with the leader of the moment left dead for good: the others must

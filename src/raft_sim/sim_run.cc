@@ -53,9 +53,18 @@ void SimCluster::step(Event& e) {
   SimNode& n = nodes_[e.node];
   switch (e.kind) {
     case Kind::deliver:
-      if (!n.raft) return;
+      if (!n.raft) {
+        refuse(e.msg);
+        return;
+      }
       if (opt_.trace) note("deliver " + describe(e.msg));
       n.raft->receive(e.msg, now_);
+      drain(n);
+      break;
+    case Kind::refused:
+      if (!n.raft || n.incarnation != e.incarnation) return;
+      if (opt_.trace) note("refused " + describe(e.msg));
+      n.raft->request_failed(e.msg.to, e.msg.correlation_id, true, now_);
       drain(n);
       break;
     case Kind::tick: {

@@ -233,6 +233,43 @@ def test_brokers_register_are_fenced_when_they_die_and_return(cluster):
     assert gone_at - t0 < 2.5
 
 
+def test_a_killed_node_is_noticed_by_its_closed_connections_before_any_timeout(tmp_path):
+    # Timeouts long enough that only the closed connections explain a quick reaction: the
+    # heartbeat connection of a killed broker, and the refused address of a killed leader.
+    slow = {"broker.session.timeout.ms": "10000", "controller.quorum.fetch.timeout.ms": "10000"}
+    c = QuorumCluster(tmp_path, overrides=slow)
+    try:
+        c.start()
+        leader, epoch = c.wait_for_leader()
+        for n in c.nodes.values():
+            wait_for_brokers(n, [1, 2, 3])
+        victim = next(i for i in c.nodes if i != leader)
+        others = [i for i in c.nodes if i != victim]
+        c.nodes[victim].kill()
+        t0 = time.monotonic()
+        fenced = wait_for_brokers(c.nodes[leader], others, timeout=20) - t0
+        print(f"broker {victim} fenced {fenced:.2f}s after kill -9")
+        assert fenced < 5, "fenced by its session timeout, not by its closed heartbeat connection"
+        c.restart(victim)
+        wait_for_brokers(c.nodes[leader], [1, 2, 3])
+
+        # The controller itself: the others see its address refuse and elect at once; the new
+        # controller gives the old one's broker only the grace.
+        c.nodes[leader].kill()
+        t0 = time.monotonic()
+        new_leader, new_epoch = c.wait_for_leader(excluding=(leader,))
+        elected = time.monotonic() - t0
+        survivors = [i for i in c.nodes if i != leader]
+        fenced = wait_for_brokers(c.nodes[new_leader], survivors, timeout=30) - t0
+        print(f"controller {leader} killed: node {new_leader} elected after {elected:.2f}s, "
+              f"broker {leader} fenced after {fenced:.2f}s")
+        assert new_epoch > epoch
+        assert elected < 5, "elected after the fetch timeout, not when the leader's address refused"
+        assert fenced < 6, "fenced after a whole new session, not after the grace"
+    finally:
+        c.tear_down()
+
+
 def test_an_admin_client_keeps_creating_topics_when_the_controller_it_knew_dies(cluster):
     # The admin client learns its controller from the quorum's leader, then that node is
     # killed. When Metadata named the quorum's leader, librdkafka waited for the dead node and

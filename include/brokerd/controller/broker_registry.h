@@ -5,18 +5,29 @@
 // registration, and is fenced again when it asks to shut down or when no heartbeat came for
 // broker.session.timeout.ms. Only the node leading the metadata quorum answers; the others
 // say NOT_CONTROLLER. Sessions live in memory: a new controller gives every registered
-// broker a fresh session. Silence counts only while the controller listens: time this node
+// broker a fresh session.
+//
+// Two signs cut a session short, to a grace of two heartbeat intervals (within which a live
+// broker heartbeats again): the connection that carried a broker's heartbeats closed (a killed
+// process's sockets close at once; a live broker reconnects), and, for a new controller, the
+// broker of the node that led the quorum before it (it lost that leadership, most often by
+// dying; alive, it heartbeats to its successor within an interval). Silence counts only while
+// the controller listens: time this node
 // itself was stopped or starved (a gap between session checks) is credited to every session,
 // so a controller resuming from a pause does not fence brokers whose heartbeats still wait
 // unread in its sockets.
 #include <condition_variable>
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
 #include <thread>
+#include <utility>
+#include <vector>
 
+#include "brokerd/net/request.h"
 #include "brokerd/protocol/messages/broker_heartbeat_request.h"
 #include "brokerd/protocol/messages/broker_heartbeat_response.h"
 #include "brokerd/protocol/messages/broker_registration_request.h"
@@ -34,7 +45,8 @@ namespace brokerd::controller {
 
 class BrokerRegistry {
  public:
-  BrokerRegistry(cluster::MetadataStore& metadata, quorum::QuorumDriver& quorum, int64_t session_timeout_ms);
+  BrokerRegistry(cluster::MetadataStore& metadata, quorum::QuorumDriver& quorum, int64_t session_timeout_ms,
+                 int64_t heartbeat_interval_ms);
   ~BrokerRegistry();  // stop()
   BrokerRegistry(const BrokerRegistry&) = delete;
   BrokerRegistry& operator=(const BrokerRegistry&) = delete;
@@ -49,6 +61,9 @@ class BrokerRegistry {
   // A heartbeat's answer when it needs no commit (the session is renewed either way), without
   // blocking; nullopt when the broker is to be fenced or unfenced: then heartbeat().
   std::optional<protocol::BrokerHeartbeatResponse> answer_at_once(const protocol::BrokerHeartbeatRequest& req);
+  // For the connection `broker_id`'s heartbeats came on to hold (net::ConnectionContext::
+  // close_watch): when the connection ends, that broker's session is cut to the grace.
+  std::unique_ptr<net::SessionState> watch_connection(int32_t broker_id);
 
  private:
   struct Session {
@@ -56,6 +71,15 @@ class BrokerRegistry {
     protocol::Uuid incarnation;
     int64_t last_heartbeat_ms = 0;
   };
+  // Connections that carried heartbeats and closed: (broker, when), for the check thread. Shared
+  // with the watches, which may outlive the registry.
+  struct ClosedConnections {
+    std::mutex mu;
+    std::vector<std::pair<int32_t, int64_t>> closed;
+  };
+  class ConnectionWatch;
+  // The session expires a grace after `from`, unless a heartbeat came after `from`.
+  void cut_session(Session& s, int64_t from) const;
   // Fresh sessions for every registered broker when this node became the controller.
   void take_over_if_new_epoch();
   void expire_sessions();
@@ -66,9 +90,12 @@ class BrokerRegistry {
   cluster::MetadataStore& metadata_;
   quorum::QuorumDriver& quorum_;
   const int64_t session_timeout_ms_;
+  const int64_t grace_ms_;  // two heartbeat intervals, at most the session timeout
   std::mutex mu_;
   std::map<int32_t, Session> sessions_;
   int32_t sessions_epoch_ = -1;  // the quorum epoch the sessions belong to
+  int32_t last_followed_ = -1;   // the other node this one last knew as the quorum's leader
+  std::shared_ptr<ClosedConnections> closed_ = std::make_shared<ClosedConnections>();
   int64_t last_check_ms_ = -1;   // when expire_sessions last ran (the check thread's)
   std::mutex stop_mu_;
   std::condition_variable stop_cv_;

@@ -50,6 +50,9 @@ struct ConnectionContext {
   // api_version kBareSaslToken.
   bool bare_sasl_tokens = false;
   std::unique_ptr<SessionState> session;
+  // Ends with the connection, for a layer that must learn it closed (the controller, of a
+  // connection that carried a broker's heartbeats).
+  std::unique_ptr<SessionState> close_watch;
   // KIP-219: a client over its quota was answered at once and told to wait; the connection
   // reads no further request before this.
   std::chrono::steady_clock::time_point throttled_until{};

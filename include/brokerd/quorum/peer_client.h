@@ -21,8 +21,9 @@ namespace brokerd::quorum {
 
 class PeerClient {
  public:
-  // The response body (after the response header), or nullopt when the request failed.
-  using Done = std::function<void(std::optional<Bytes>)>;
+  // The response body (after the response header), or nullopt when the request failed;
+  // `refused` then says the connection was refused (nothing listens at the peer's address).
+  using Done = std::function<void(std::optional<Bytes> body, bool refused)>;
 
   // With credentials, each new connection authenticates before any request goes out.
   PeerClient(boost::asio::any_io_executor ex, Voter peer, std::string client_id, int64_t request_timeout_ms,

@@ -131,6 +131,9 @@ struct Message {
   MessageBody body;
 };
 
+// Requests and responses alternate in MessageBody, each request followed by its response.
+inline bool is_response(const MessageBody& b) { return b.index() % 2 == 1; }
+
 // A one-line rendering for traces.
 std::string describe(const Message& m);
 

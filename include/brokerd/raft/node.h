@@ -1,7 +1,8 @@
 #pragma once
 // One replica of the metadata quorum as a pure state machine (KRaft semantics).
 //
-// Inputs: start(), tick(), receive(), on_log_flushed(), propose(), resign(), take_snapshot().
+// Inputs: start(), tick(), receive(), request_failed(), on_log_flushed(), propose(), resign(),
+// take_snapshot().
 // Outputs, collected with take_output(): messages to send, a flush barrier for the log,
 // committed entries to apply in order, and a snapshot to load into the state machine.
 // The caller owns the clock, the network and the disks; every time is a millisecond count it
@@ -40,6 +41,13 @@ class RaftNode {
   void start(int64_t now);
   void tick(int64_t now);
   void receive(const Message& message, int64_t now);
+  // The network gave up on the request `correlation_id` sent to `peer`: the connection broke
+  // or could not be made. A fetch that carried it is sent again after the backoff instead of
+  // waiting out its timeout. `refused` means nothing listens at the peer's address (its process
+  // is gone): a follower of that leader stops waiting for it and looks for a new one within a
+  // few request timeouts (its turn among the voters); pre-vote still asks the others, so a
+  // leader they hear from keeps its place.
+  void request_failed(ReplicaId peer, int64_t correlation_id, bool refused, int64_t now);
   // The log finished a flush requested through RaftOutput::flush_up_to.
   void on_log_flushed(int64_t now);
   // Appends a client entry on the leader; nullopt on any other replica.
@@ -174,6 +182,7 @@ class RaftNode {
 
   // Follower / observer.
   int64_t fetch_deadline_ = 0;   // the leader is presumed gone after this
+  bool leader_refused_ = false;  // its address refused a connection since it last answered
   int64_t next_fetch_at_ = 0;
   int64_t inflight_ = 0;         // correlation id of the outstanding fetch, 0 if none
   int64_t inflight_deadline_ = 0;

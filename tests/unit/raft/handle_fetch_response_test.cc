@@ -143,6 +143,63 @@ TEST_F(FollowerFixture, RetriesUnansweredFetch) {
   EXPECT_EQ(h.sent<FetchRequest>().size(), 1u);
 }
 
+TEST_F(FollowerFixture, ABrokenConnectionResendsTheFetchAfterTheBackoffOnly) {
+  h.node->request_failed(2, corr, false, h.now);
+  EXPECT_TRUE(h.node->take_output().messages.empty());
+  h.tick_until(h.now + h.config.fetch_backoff_ms + 10);
+  EXPECT_EQ(h.sent<FetchRequest>().size(), 1u);  // not the request timeout
+  EXPECT_EQ(h.node->role(), Role::follower);
+}
+
+TEST_F(FollowerFixture, ALeaderWhoseAddressRefusesConnectionsIsLeftAtOnceByTheFirstInTurn) {
+  h.node->request_failed(2, corr, true, h.now);
+  EXPECT_EQ(h.node->role(), Role::prospective);  // node 1: first of the voters but the leader
+  EXPECT_EQ(h.node->epoch(), 5);  // pre-vote first: the others may still hear the leader
+  EXPECT_FALSE(h.sent<VoteRequest>(h.node->take_output()).empty());
+}
+
+TEST(RefusedLeader, TheNextInTurnWaitsARequestTimeoutAndGrantsPreVotesMeanwhile) {
+  Harness h(3, {1, 2, 3});
+  h.start();
+  h.become_follower(1, 5);
+  const auto corr = h.sent<FetchRequest>().back().first.correlation_id;
+  h.node->request_failed(1, corr, true, h.now);
+  EXPECT_EQ(h.node->role(), Role::follower);
+  // Node 2, first in turn, asks: the refused leader does not count as alive.
+  auto& o = h.receive(2, VoteRequest{6, 2, 3, 0, 0, true});
+  auto votes = h.sent<VoteResponse>(o);
+  ASSERT_EQ(votes.size(), 1u);
+  EXPECT_TRUE(votes[0].second.vote_granted);
+  h.tick_until(h.now + h.config.request_timeout_ms + 10);
+  EXPECT_EQ(h.node->role(), Role::prospective);
+}
+
+TEST(RefusedLeader, AnAnswerFromTheLeaderUndoesTheRefusal) {
+  Harness h(3, {1, 2, 3});
+  h.start();
+  h.become_follower(1, 5);
+  h.node->request_failed(1, h.sent<FetchRequest>().back().first.correlation_id, true, h.now);
+  h.tick_until(h.now + h.config.fetch_backoff_ms + 10);
+  auto fetches = h.sent<FetchRequest>();
+  ASSERT_EQ(fetches.size(), 1u);
+  FetchResponse r;
+  r.leader_id = 1;
+  r.leader_epoch = 5;
+  h.receive(1, r, fetches[0].first.correlation_id);
+  auto& o = h.receive(2, VoteRequest{6, 2, 3, 0, 0, true});
+  auto votes = h.sent<VoteResponse>(o);
+  ASSERT_EQ(votes.size(), 1u);
+  EXPECT_FALSE(votes[0].second.vote_granted);  // the leader answers again: it is alive
+  h.tick_until(h.now + h.config.request_timeout_ms + 10);
+  EXPECT_EQ(h.node->role(), Role::follower);
+}
+
+TEST_F(FollowerFixture, ARefusalFromAnotherVoterChangesNothing) {
+  h.node->request_failed(3, 12345, true, h.now);
+  EXPECT_EQ(h.node->role(), Role::follower);
+  EXPECT_EQ(h.node->leader_id(), 2);
+}
+
 TEST(ObserverFetch, DiscoversLeaderThroughAVoter) {
   Harness h(4, {1, 2, 3});
   h.start();
