@@ -29,6 +29,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "tests" / "utils"))
 from confluent_kafka.admin import AdminClient, NewTopic  # noqa: E402
 
 from cluster_harness import QuorumCluster  # noqa: E402
+from waiting import wait_until  # noqa: E402
 
 RACKS = {1: "zone-a", 2: "zone-b", 3: "zone-c"}
 
@@ -38,15 +39,6 @@ def listed_brokers(bootstrap):
         return sorted(AdminClient({"bootstrap.servers": bootstrap}).list_topics(timeout=5).brokers)
     except Exception:  # noqa: BLE001 - a node may be starting
         return None
-
-
-def wait_until(check, timeout, what):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if check():
-            return time.monotonic()
-        time.sleep(0.02)
-    raise TimeoutError(f"{what} not within {timeout}s")
 
 
 def one_kill(cluster, round_no):
@@ -67,8 +59,8 @@ def one_kill(cluster, round_no):
         # Another node's Metadata stops listing the victim once its session timed out.
         try:
             seen["fenced"] = wait_until(lambda: listed_brokers(cluster.nodes[others[0]].bootstrap) == others, 30,
-                                        "fencing")
-        except TimeoutError:
+                                        "fencing", interval=0.02)
+        except AssertionError:
             pass
 
     cluster.nodes[leader].kill()

@@ -48,7 +48,9 @@ std::unique_ptr<net::SessionState> BrokerRegistry::watch_connection(int32_t brok
 }
 
 void BrokerRegistry::cut_session(Session& s, int64_t from) const {
-  if (s.last_heartbeat_ms <= from) s.last_heartbeat_ms = std::min(s.last_heartbeat_ms, from + grace_ms_ - session_timeout_ms_);
+  if (s.last_heartbeat_ms > from) return;
+  s.last_heartbeat_ms = std::min(s.last_heartbeat_ms, from + grace_ms_ - session_timeout_ms_);
+  s.cut = true;
 }
 
 void BrokerRegistry::take_over_if_new_epoch() {
@@ -58,7 +60,7 @@ void BrokerRegistry::take_over_if_new_epoch() {
   sessions_epoch_ = epoch;
   sessions_.clear();
   const int64_t now = steady_clock_ms();
-  for (const auto& b : metadata_.image()->brokers) sessions_[b.node_id] = Session{b.epoch, b.incarnation, now};
+  for (const auto& b : metadata_.image()->brokers) sessions_[b.node_id] = Session{b.epoch, b.incarnation, now, false};
   // The node that led before this one most likely died: its broker gets the grace, not a
   // whole session.
   if (auto it = sessions_.find(std::exchange(last_followed_, -1)); it != sessions_.end()) {
@@ -110,7 +112,7 @@ protocol::BrokerRegistrationResponse BrokerRegistry::registration(const protocol
   auto [err, epoch] = metadata_.register_broker(b, listener, req.previous_broker_epoch >= 0);
   if (err != ErrorCode::none) return refuse(err);
   std::lock_guard lock(mu_);
-  sessions_[req.broker_id] = Session{epoch, req.incarnation_id, steady_clock_ms()};
+  sessions_[req.broker_id] = Session{epoch, req.incarnation_id, steady_clock_ms(), false};
   resp.broker_epoch = epoch;
   return resp;
 }
@@ -136,7 +138,7 @@ std::optional<protocol::BrokerHeartbeatResponse> BrokerRegistry::answer_at_once(
   }
   {
     std::lock_guard lock(mu_);
-    sessions_[req.broker_id] = Session{b->epoch, b->incarnation, steady_clock_ms()};
+    sessions_[req.broker_id] = Session{b->epoch, b->incarnation, steady_clock_ms(), false};
   }
   // Caught up once it has replayed its own registration.
   resp.is_caught_up = req.current_metadata_offset >= b->epoch;
@@ -193,7 +195,12 @@ void BrokerRegistry::expire_sessions() {
   }
   take_over_if_new_epoch();
   auto image = metadata_.image();
-  std::vector<std::pair<int32_t, int64_t>> expired;
+  struct Expired {
+    int32_t id;
+    int64_t epoch;
+    bool cut;
+  };
+  std::vector<Expired> expired;
   {
     std::lock_guard lock(mu_);
     for (const auto& [id, at] : closed) {
@@ -211,15 +218,22 @@ void BrokerRegistry::expire_sessions() {
       if (b.fenced) continue;
       auto it = sessions_.find(b.node_id);
       if (it == sessions_.end()) {
-        sessions_[b.node_id] = Session{b.epoch, b.incarnation, now};
+        sessions_[b.node_id] = Session{b.epoch, b.incarnation, now, false};
       } else if (now - it->second.last_heartbeat_ms > session_timeout_ms_) {
-        expired.emplace_back(b.node_id, b.epoch);
+        expired.push_back(Expired{b.node_id, b.epoch, it->second.cut});
       }
     }
   }
-  for (const auto& [id, epoch] : expired) {
-    module_logger("controller")->warn("broker {} sent no heartbeat for {} ms: fencing it", id, session_timeout_ms_);
-    metadata_.set_broker_fenced(id, epoch, true);
+  for (const auto& e : expired) {
+    if (e.cut) {
+      module_logger("controller")->warn(
+          "broker {} sent no heartbeat within {} ms of losing its connection (or its node's lead of the quorum): "
+          "fencing it",
+          e.id, grace_ms_);
+    } else {
+      module_logger("controller")->warn("broker {} sent no heartbeat for {} ms: fencing it", e.id, session_timeout_ms_);
+    }
+    metadata_.set_broker_fenced(e.id, e.epoch, true);
   }
 }
 

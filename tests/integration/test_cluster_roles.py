@@ -14,6 +14,7 @@ from confluent_kafka.admin import NewTopic
 import clients
 from brokerd_harness import brokerctl_binary
 from cluster_harness import SplitCluster
+from waiting import wait_until
 
 
 @pytest.fixture
@@ -36,15 +37,6 @@ def create(bootstrap, name, partitions, rf, timeout=30.0):
     f = a.create_topics([NewTopic(name, num_partitions=partitions, replication_factor=rf)],
                         operation_timeout=timeout, request_timeout=timeout)
     f[name].result(timeout=timeout)
-
-
-def wait_for(check, timeout, what):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if check():
-            return time.monotonic()
-        time.sleep(0.05)
-    raise AssertionError(f"{what} within {timeout}s")
 
 
 def test_controllers_are_not_brokers_and_brokers_serve_topics(cluster):
@@ -106,7 +98,7 @@ def test_killing_the_active_controller_keeps_admin_requests_working(cluster):
     assert took < 15, f"a topic creation took {took:.1f}s across a controller failover"
     for b in (cluster.nodes[4], cluster.nodes[5]):
         # The other broker follows the new leader within its fetch timeout.
-        wait_for(lambda: {"before", "after"} <= set(clients.admin(b.bootstrap).list_topics(timeout=10).topics), 15,
+        wait_until(lambda: {"before", "after"} <= set(clients.admin(b.bootstrap).list_topics(timeout=10).topics), 15,
                  "both topics on every broker")
     cluster.restart(leader)
     q = cluster.quorum(new_leader)
@@ -117,7 +109,7 @@ def test_a_killed_broker_is_fenced_and_rejoins(cluster):
     b4, b5 = cluster.nodes[4], cluster.nodes[5]
     b5.kill()
     t0 = time.monotonic()
-    wait_for(lambda: brokers_seen(b4)[0] == [4], 15, "broker 5 fenced")
+    wait_until(lambda: brokers_seen(b4)[0] == [4], 15, "broker 5 fenced")
     fenced_after = time.monotonic() - t0
     assert fenced_after < 10, fenced_after
     # Only broker 4 is left: a topic of RF 2 cannot be placed, one of RF 1 can.
@@ -125,4 +117,4 @@ def test_a_killed_broker_is_fenced_and_rejoins(cluster):
         create(b4.bootstrap, "two-replicas", partitions=1, rf=2)
     create(b4.bootstrap, "one-replica", partitions=2, rf=1)
     b5.start(timeout=60)
-    wait_for(lambda: brokers_seen(b4)[0] == [4, 5], 30, "broker 5 back")
+    wait_until(lambda: brokers_seen(b4)[0] == [4, 5], 30, "broker 5 back")

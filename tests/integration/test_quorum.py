@@ -250,6 +250,7 @@ def test_a_killed_node_is_noticed_by_its_closed_connections_before_any_timeout(t
         fenced = wait_for_brokers(c.nodes[leader], others, timeout=20) - t0
         print(f"broker {victim} fenced {fenced:.2f}s after kill -9")
         assert fenced < 5, "fenced by its session timeout, not by its closed heartbeat connection"
+        assert f"broker {victim} sent no heartbeat within 1000 ms of losing its connection" in c.nodes[leader].all_logs()
         c.restart(victim)
         wait_for_brokers(c.nodes[leader], [1, 2, 3])
 

@@ -2,13 +2,14 @@
 import time
 
 
-def wait_until(cond, timeout, what):
-    """Polls cond() every 50 ms; raises AssertionError naming `what` after `timeout` seconds."""
+def wait_until(cond, timeout, what, interval=0.05):
+    """Polls cond() every `interval` seconds; returns the monotonic time it first held, or
+    raises AssertionError naming `what` after `timeout` seconds."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if cond():
-            return
-        time.sleep(0.05)
+            return time.monotonic()
+        time.sleep(interval)
     raise AssertionError(f"timed out after {timeout}s waiting for {what}")
 
 

@@ -70,6 +70,7 @@ class BrokerRegistry {
     int64_t epoch = -1;
     protocol::Uuid incarnation;
     int64_t last_heartbeat_ms = 0;
+    bool cut = false;  // cut to the grace (cut_session) since the last heartbeat
   };
   // Connections that carried heartbeats and closed: (broker, when), for the check thread. Shared
   // with the watches, which may outlive the registry.
