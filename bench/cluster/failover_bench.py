@@ -73,7 +73,7 @@ def main():
             whole = lambda: (v := view(cluster)) and len(v) == args.partitions and all(  # noqa: E731
                 leader >= 0 and isr == [1, 2, 3] for leader, isr in v.values())
             wait_until(whole, 60, "the topic's ISRs")
-            writer = KeyedWriter(cluster.bootstrap(), TOPIC, keys=4 * args.partitions, **({"debug": os.environ["PRODUCER_DEBUG"]} if os.environ.get("PRODUCER_DEBUG") else {})).start()
+            writer = KeyedWriter(cluster.bootstrap(), TOPIC, keys=4 * args.partitions).start()
             times = []
             for k in range(args.kills):
                 time.sleep(args.settle)

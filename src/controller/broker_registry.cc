@@ -7,6 +7,7 @@
 #include "brokerd/cluster/metadata_store.h"
 #include "brokerd/common/clock.h"
 #include "brokerd/common/logger.h"
+#include "brokerd/net/request.h"
 #include "brokerd/protocol/error_code.h"
 #include "brokerd/quorum/quorum_driver.h"
 

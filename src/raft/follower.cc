@@ -31,6 +31,11 @@ void RaftNode::follower_tick(int64_t now) {
   send_fetch(target, now);
 }
 
+void RaftNode::heard_from_leader(int64_t now) {
+  fetch_deadline_ = now + config_.fetch_timeout_ms;
+  leader_refused_ = false;
+}
+
 void RaftNode::request_failed(ReplicaId peer, int64_t correlation_id, bool refused, int64_t now) {
   note_run(now);
   if (role_ != Role::follower || peer != leader_id_) return;

@@ -28,8 +28,7 @@ void RaftNode::handle_fetch_response(const Message& m, const FetchResponse& r, i
     observe_epoch(r.leader_epoch, m.from, now);
     return;
   }
-  fetch_deadline_ = now + config_.fetch_timeout_ms;
-  leader_refused_ = false;
+  heard_from_leader(now);
 
   if (r.diverging_epoch) {
     // Cut our log back to where it last agreed with the leader's, then fetch again.

@@ -59,8 +59,7 @@ void RaftNode::handle_fetch_snapshot_response(const Message& m, const FetchSnaps
       !snapshot_fetch_ || !(snapshot_fetch_->id == r.snapshot_id) ||
       r.position != static_cast<int64_t>(snapshot_fetch_->data.size()))
     return;
-  fetch_deadline_ = now + config_.fetch_timeout_ms;
-  leader_refused_ = false;
+  heard_from_leader(now);
   snapshot_fetch_->data += r.bytes;
   next_fetch_at_ = now;
   if (static_cast<int64_t>(snapshot_fetch_->data.size()) >= r.size) {

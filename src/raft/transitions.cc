@@ -42,8 +42,7 @@ void RaftNode::become_follower(Epoch epoch, ReplicaId leader, int64_t now) {
   inflight_ = 0;
   snapshot_fetch_.reset();
   next_fetch_at_ = now;
-  fetch_deadline_ = now + config_.fetch_timeout_ms;
-  leader_refused_ = false;
+  heard_from_leader(now);
   persist_quorum_state();
   follower_tick(now);
 }

@@ -27,7 +27,6 @@
 #include <utility>
 #include <vector>
 
-#include "brokerd/net/request.h"
 #include "brokerd/protocol/messages/broker_heartbeat_request.h"
 #include "brokerd/protocol/messages/broker_heartbeat_response.h"
 #include "brokerd/protocol/messages/broker_registration_request.h"
@@ -36,6 +35,9 @@
 
 namespace brokerd::cluster {
 class MetadataStore;
+}
+namespace brokerd::net {
+struct SessionState;
 }
 namespace brokerd::quorum {
 class QuorumDriver;

@@ -127,6 +127,8 @@ class RaftNode {
   void send_begin_quorum_epoch(int64_t now);
   // Follower and observer duties (follower.cc).
   void follower_tick(int64_t now);
+  // The leader answered (or was just followed): it is alive until a fetch timeout from now.
+  void heard_from_leader(int64_t now);
   void send_fetch(ReplicaId to, int64_t now);
   // Election duties (election.cc).
   void election_tick(int64_t now);
