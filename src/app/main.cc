@@ -315,13 +315,15 @@ int run(const brokerd::config::BrokerConfig& cfg) {
   controller::LeaderBalancer leader_balancer(metadata, cfg.integer("leader.imbalance.check.interval.seconds") * 1000,
                                              static_cast<int32_t>(cfg.integer("leader.imbalance.per.broker.percentage")));
   auto stop_quorum = [&] {
+    // The session checks stop first: the heartbeat connections closing with the listener must
+    // not read as dead brokers.
+    leader_balancer.stop();
+    broker_registry.stop();
     controller_server.stop();
     if (!controller_reactor.drain(std::chrono::milliseconds(kReactorDrainMs))) {
       controller_reactor.stop();
       controller_reactor.join();
     }
-    leader_balancer.stop();
-    broker_registry.stop();
     quorum_driver.stop();
   };
   // Lets the reactors run out of work; true when they did. Otherwise they are stopped, and

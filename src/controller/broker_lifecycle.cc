@@ -67,7 +67,13 @@ bool BrokerLifecycle::call(int16_t api_key, int16_t version, const Bytes& body, 
   }
   for (const auto& v : quorum_.options().voters) {
     if (v.id != status.leader_id) continue;
+    // A kept connection the controller closed meanwhile fails at once (not by timing out): try
+    // again at once on a new one, since the controller may have cut this broker's session to a
+    // short grace when it saw the close. Registrations and heartbeats can be repeated.
+    const bool kept = client_.connected();
+    const int64_t sent_at = steady_clock_ms();
     auto got = client_.call(v, api_key, version, body);
+    if (!got && kept && steady_clock_ms() - sent_at < heartbeat_interval_ms_) got = client_.call(v, api_key, version, body);
     if (!got) return false;
     response.assign(got->data.begin(), got->data.end());
     return true;

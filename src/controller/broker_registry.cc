@@ -40,7 +40,7 @@ BrokerRegistry::BrokerRegistry(cluster::MetadataStore& metadata, quorum::QuorumD
     : metadata_(metadata),
       quorum_(quorum),
       session_timeout_ms_(session_timeout_ms),
-      grace_ms_(std::min(session_timeout_ms, 2 * heartbeat_interval_ms)) {}
+      grace_ms_(heartbeat_interval_ms > session_timeout_ms / 2 ? session_timeout_ms : 2 * heartbeat_interval_ms) {}
 
 BrokerRegistry::~BrokerRegistry() { stop(); }
 
@@ -48,26 +48,41 @@ std::unique_ptr<net::SessionState> BrokerRegistry::watch_connection(int32_t brok
   return std::make_unique<ConnectionWatch>(closed_, broker_id);
 }
 
+int64_t BrokerRegistry::grace_of(const Session& s) const {
+  // A broker whose interval is longer than this node's setting is still given two of its own.
+  return std::min(session_timeout_ms_, std::max(grace_ms_, 2 * s.gap_ms));
+}
+
 void BrokerRegistry::cut_session(Session& s, int64_t from) const {
   if (s.last_heartbeat_ms > from) return;
-  s.last_heartbeat_ms = std::min(s.last_heartbeat_ms, from + grace_ms_ - session_timeout_ms_);
+  s.last_heartbeat_ms = std::min(s.last_heartbeat_ms, from + grace_of(s) - session_timeout_ms_);
   s.cut = true;
 }
 
+void BrokerRegistry::renew(int32_t id, int64_t epoch, const protocol::Uuid& incarnation, int64_t now) {
+  auto [it, fresh] = sessions_.try_emplace(id);
+  Session& s = it->second;
+  // A cut or a stall credit moved the last heartbeat's time: then the gap is not known anew.
+  const bool measurable = !fresh && !s.cut && s.epoch == epoch && s.last_heartbeat_ms > 0;
+  const int64_t gap = measurable ? now - s.last_heartbeat_ms : s.gap_ms;
+  s = Session{epoch, incarnation, now, false, gap};
+}
+
 void BrokerRegistry::take_over_if_new_epoch() {
-  const auto epoch = quorum_.status().epoch;
+  const auto status = quorum_.status();
   std::lock_guard lock(mu_);
-  if (epoch == sessions_epoch_) return;
-  sessions_epoch_ = epoch;
+  if (status.epoch == sessions_epoch_) return;
+  sessions_epoch_ = status.epoch;
   sessions_.clear();
   const int64_t now = steady_clock_ms();
-  for (const auto& b : metadata_.image()->brokers) sessions_[b.node_id] = Session{b.epoch, b.incarnation, now, false};
-  // The node that led before this one most likely died: its broker gets the grace, not a
-  // whole session.
-  if (auto it = sessions_.find(std::exchange(last_followed_, -1)); it != sessions_.end()) {
+  for (const auto& b : metadata_.image()->brokers) sessions_[b.node_id] = Session{b.epoch, b.incarnation, now};
+  // The node that led before this one refused connections: its process most likely died, so
+  // its broker gets the grace, not a whole session.
+  if (auto it = sessions_.find(status.refused_predecessor); it != sessions_.end()) {
     cut_session(it->second, now);
-    module_logger("controller")->info("broker {} led the metadata quorum before this node: it has {} ms to heartbeat",
-                                      it->first, grace_ms_);
+    module_logger("controller")->info(
+        "broker {} led the metadata quorum before this node and refused connections: it has {} ms to heartbeat",
+        it->first, grace_of(it->second));
   }
 }
 
@@ -113,7 +128,7 @@ protocol::BrokerRegistrationResponse BrokerRegistry::registration(const protocol
   auto [err, epoch] = metadata_.register_broker(b, listener, req.previous_broker_epoch >= 0);
   if (err != ErrorCode::none) return refuse(err);
   std::lock_guard lock(mu_);
-  sessions_[req.broker_id] = Session{epoch, req.incarnation_id, steady_clock_ms(), false};
+  sessions_[req.broker_id] = Session{epoch, req.incarnation_id, steady_clock_ms()};
   resp.broker_epoch = epoch;
   return resp;
 }
@@ -139,7 +154,7 @@ std::optional<protocol::BrokerHeartbeatResponse> BrokerRegistry::answer_at_once(
   }
   {
     std::lock_guard lock(mu_);
-    sessions_[req.broker_id] = Session{b->epoch, b->incarnation, steady_clock_ms(), false};
+    renew(req.broker_id, b->epoch, b->incarnation, steady_clock_ms());
   }
   // Caught up once it has replayed its own registration.
   resp.is_caught_up = req.current_metadata_offset >= b->epoch;
@@ -188,18 +203,14 @@ void BrokerRegistry::expire_sessions() {
     std::lock_guard lock(closed_->mu);
     closed.swap(closed_->closed);
   }
-  if (!metadata_.leads()) {
-    const auto leader = quorum_.status().leader_id;
-    std::lock_guard lock(mu_);
-    if (leader >= 0 && leader != quorum_.options().node_id) last_followed_ = leader;
-    return;
-  }
+  if (!metadata_.leads()) return;
   take_over_if_new_epoch();
   auto image = metadata_.image();
   struct Expired {
     int32_t id;
     int64_t epoch;
     bool cut;
+    int64_t grace;
   };
   std::vector<Expired> expired;
   {
@@ -219,9 +230,9 @@ void BrokerRegistry::expire_sessions() {
       if (b.fenced) continue;
       auto it = sessions_.find(b.node_id);
       if (it == sessions_.end()) {
-        sessions_[b.node_id] = Session{b.epoch, b.incarnation, now, false};
+        sessions_[b.node_id] = Session{b.epoch, b.incarnation, now};
       } else if (now - it->second.last_heartbeat_ms > session_timeout_ms_) {
-        expired.push_back(Expired{b.node_id, b.epoch, it->second.cut});
+        expired.push_back(Expired{b.node_id, b.epoch, it->second.cut, grace_of(it->second)});
       }
     }
   }
@@ -230,7 +241,7 @@ void BrokerRegistry::expire_sessions() {
       module_logger("controller")->warn(
           "broker {} sent no heartbeat within {} ms of losing its connection (or its node's lead of the quorum): "
           "fencing it",
-          e.id, grace_ms_);
+          e.id, e.grace);
     } else {
       module_logger("controller")->warn("broker {} sent no heartbeat for {} ms: fencing it", e.id, session_timeout_ms_);
     }

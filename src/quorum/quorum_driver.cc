@@ -237,6 +237,7 @@ struct QuorumDriver::Impl : std::enable_shared_from_this<QuorumDriver::Impl> {
     s.role = node->role();
     s.epoch = node->epoch();
     s.leader_id = node->leader_id();
+    s.refused_predecessor = node->refused_predecessor();
     {
       std::lock_guard lock(status_mu);
       if (s.role != status.role || s.epoch != status.epoch || s.leader_id != status.leader_id) {

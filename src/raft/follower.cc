@@ -33,21 +33,21 @@ void RaftNode::follower_tick(int64_t now) {
 
 void RaftNode::heard_from_leader(int64_t now) {
   fetch_deadline_ = now + config_.fetch_timeout_ms;
-  leader_refused_ = false;
+  refused_leader_ = kNoReplica;
 }
 
 void RaftNode::request_failed(ReplicaId peer, int64_t correlation_id, bool refused, int64_t now) {
   note_run(now);
-  if (role_ != Role::follower || peer != leader_id_) return;
-  if (correlation_id == inflight_ && inflight_ != 0) {
-    inflight_ = 0;
-    next_fetch_at_ = now + config_.fetch_backoff_ms;
-  }
+  // Only the outstanding fetch to the leader counts: a failure reported late, after a newer
+  // request or leadership, says nothing about the leader now.
+  if (role_ != Role::follower || peer != leader_id_ || inflight_ == 0 || correlation_id != inflight_) return;
+  inflight_ = 0;
+  next_fetch_at_ = now + config_.fetch_backoff_ms;
   if (refused) {
     // Every follower learns this at about the same moment. They take turns, in voter order, a
     // request timeout apart, so that two of them do not split the vote; and none of them holds
     // a refused leader alive when another asks for a pre-vote.
-    leader_refused_ = true;
+    refused_leader_ = peer;
     int64_t turn = 0;
     for (ReplicaId v : config_.voters) {
       if (v == config_.node_id) break;

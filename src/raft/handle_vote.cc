@@ -15,7 +15,7 @@ void RaftNode::handle_vote_request(const Message& m, const VoteRequest& r, int64
     // A probe: no state changes. Refuse while a leader is known to be alive, so a replica
     // that was cut off cannot unseat a healthy leader when it comes back.
     const bool leader_alive =
-        role_ == Role::leader || (role_ == Role::follower && now < fetch_deadline_ && !leader_refused_);
+        role_ == Role::leader || (role_ == Role::follower && now < fetch_deadline_ && refused_leader_ == kNoReplica);
     answer(r.candidate_epoch > epoch_ && !leader_alive &&
            candidate_log_up_to_date(r.last_offset_epoch, r.last_offset));
     return;

@@ -1,6 +1,7 @@
 // Role changes. Every change of epoch, vote or known leader is written to the quorum-state
 // store before any message that depends on it leaves the node.
 #include <algorithm>
+#include <utility>
 
 #include "brokerd/raft/node.h"
 
@@ -81,6 +82,7 @@ void RaftNode::become_candidate(int64_t now) {
 }
 
 void RaftNode::become_leader(int64_t now) {
+  refused_predecessor_ = std::exchange(refused_leader_, kNoReplica);
   role_ = Role::leader;
   leader_id_ = config_.node_id;
   persist_quorum_state();

@@ -7,13 +7,15 @@
 // say NOT_CONTROLLER. Sessions live in memory: a new controller gives every registered
 // broker a fresh session.
 //
-// Two signs cut a session short, to a grace of two heartbeat intervals (within which a live
+// Two signs cut a session short, to a grace of two heartbeat intervals (the configured one or
+// the gap seen between the broker's last two heartbeats, whichever is longer; within it a live
 // broker heartbeats again): the connection that carried a broker's heartbeats closed (a killed
-// process's sockets close at once; a live broker reconnects), and, for a new controller, the
-// broker of the node that led the quorum before it (it lost that leadership, most often by
-// dying; alive, it heartbeats to its successor within an interval). Silence counts only while
-// the controller listens: time this node
-// itself was stopped or starved (a gap between session checks) is credited to every session,
+// process's sockets close at once; a live broker reconnects at once), and, for a new
+// controller, the broker of the node that led the quorum before it when that node's address
+// refused connections before the election (its process is most likely gone; alive, it
+// heartbeats to its successor within an interval). Silence counts only while the controller
+// listens: time this node itself was stopped or starved (a gap between session checks) is
+// credited to every session,
 // so a controller resuming from a pause does not fence brokers whose heartbeats still wait
 // unread in its sockets.
 #include <condition_variable>
@@ -73,6 +75,7 @@ class BrokerRegistry {
     protocol::Uuid incarnation;
     int64_t last_heartbeat_ms = 0;
     bool cut = false;  // cut to the grace (cut_session) since the last heartbeat
+    int64_t gap_ms = 0;  // between the two heartbeats before the last one, 0 if unknown
   };
   // Connections that carried heartbeats and closed: (broker, when), for the check thread. Shared
   // with the watches, which may outlive the registry.
@@ -83,6 +86,9 @@ class BrokerRegistry {
   class ConnectionWatch;
   // The session expires a grace after `from`, unless a heartbeat came after `from`.
   void cut_session(Session& s, int64_t from) const;
+  int64_t grace_of(const Session& s) const;
+  // Renews `id`'s session with a heartbeat at `now` (mu_ held).
+  void renew(int32_t id, int64_t epoch, const protocol::Uuid& incarnation, int64_t now);
   // Fresh sessions for every registered broker when this node became the controller.
   void take_over_if_new_epoch();
   void expire_sessions();
@@ -93,11 +99,10 @@ class BrokerRegistry {
   cluster::MetadataStore& metadata_;
   quorum::QuorumDriver& quorum_;
   const int64_t session_timeout_ms_;
-  const int64_t grace_ms_;  // two heartbeat intervals, at most the session timeout
+  const int64_t grace_ms_;  // two configured heartbeat intervals, at most the session timeout
   std::mutex mu_;
   std::map<int32_t, Session> sessions_;
   int32_t sessions_epoch_ = -1;  // the quorum epoch the sessions belong to
-  int32_t last_followed_ = -1;   // the other node this one last knew as the quorum's leader
   std::shared_ptr<ClosedConnections> closed_ = std::make_shared<ClosedConnections>();
   int64_t last_check_ms_ = -1;   // when expire_sessions last ran (the check thread's)
   std::mutex stop_mu_;

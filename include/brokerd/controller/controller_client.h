@@ -29,6 +29,8 @@ class ControllerClient {
   // are appended straight from it, then let go).
   std::optional<SharedBytes> call(const quorum::Voter& to, int16_t api_key, int16_t version, const Bytes& body);
   void close();
+  // Whether a connection is open (the next call reuses it).
+  bool connected() const { return stream_ != nullptr; }
   // Why the last call failed when the node refused it ("authentication to host:port failed:
   // <the listener's message>", or the TLS handshake's failure); empty otherwise.
   const std::string& refusal() const { return refusal_; }

@@ -70,6 +70,9 @@ struct QuorumStatus {
   raft::Role role = raft::Role::unattached;
   raft::Epoch epoch = 0;
   raft::ReplicaId leader_id = raft::kNoReplica;
+  // While this node leads: the leader before it, if that one's address refused connections
+  // before the election (raft::RaftNode::refused_predecessor).
+  raft::ReplicaId refused_predecessor = raft::kNoReplica;
   raft::Offset high_watermark = 0;
   raft::Offset log_end_offset = 0;
   raft::Offset applied_offset = 0;

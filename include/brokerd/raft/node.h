@@ -64,6 +64,9 @@ class RaftNode {
   Role role() const { return role_; }
   Epoch epoch() const { return epoch_; }
   ReplicaId leader_id() const { return leader_id_; }
+  // While this replica leads: the leader before it, when that one's address refused this
+  // replica's connections before the election (its process is most likely gone); else none.
+  ReplicaId refused_predecessor() const { return role_ == Role::leader ? refused_predecessor_ : kNoReplica; }
   ReplicaId voted_for() const { return voted_for_; }
   Offset high_watermark() const { return hw_; }
   Offset applied_offset() const { return applied_; }
@@ -184,7 +187,10 @@ class RaftNode {
 
   // Follower / observer.
   int64_t fetch_deadline_ = 0;   // the leader is presumed gone after this
-  bool leader_refused_ = false;  // its address refused a connection since it last answered
+  // The leader whose address refused a connection since a leader last answered; kept through
+  // the election that follows, to become refused_predecessor_ if this replica wins it.
+  ReplicaId refused_leader_ = kNoReplica;
+  ReplicaId refused_predecessor_ = kNoReplica;
   int64_t next_fetch_at_ = 0;
   int64_t inflight_ = 0;         // correlation id of the outstanding fetch, 0 if none
   int64_t inflight_deadline_ = 0;

@@ -194,6 +194,33 @@ TEST(RefusedLeader, AnAnswerFromTheLeaderUndoesTheRefusal) {
   EXPECT_EQ(h.node->role(), Role::follower);
 }
 
+TEST_F(FollowerFixture, ALateRefusalOfAnOlderRequestChangesNothing) {
+  h.node->request_failed(2, corr + 1000, true, h.now);  // not the outstanding fetch
+  EXPECT_EQ(h.node->role(), Role::follower);
+  h.tick_until(h.now + h.config.request_timeout_ms / 2);
+  EXPECT_EQ(h.node->role(), Role::follower);
+}
+
+TEST_F(FollowerFixture, AWinnerAfterARefusalNamesTheRefusedLeaderAsItsPredecessor) {
+  h.node->request_failed(2, corr, true, h.now);
+  ASSERT_EQ(h.node->role(), Role::prospective);
+  EXPECT_EQ(h.node->refused_predecessor(), kNoReplica);  // only a leader names one
+  h.receive(3, VoteResponse{Errc::none, kNoReplica, 5, true, true});
+  ASSERT_EQ(h.node->role(), Role::candidate);
+  h.receive(3, VoteResponse{Errc::none, kNoReplica, 6, true, false});
+  ASSERT_EQ(h.node->role(), Role::leader);
+  EXPECT_EQ(h.node->refused_predecessor(), 2);
+}
+
+TEST_F(FollowerFixture, AWinnerAfterASilenceNamesNoPredecessor) {
+  h.tick_until(h.now + h.config.fetch_timeout_ms + 20);
+  ASSERT_EQ(h.node->role(), Role::prospective);
+  h.receive(3, VoteResponse{Errc::none, kNoReplica, 5, true, true});
+  h.receive(3, VoteResponse{Errc::none, kNoReplica, 6, true, false});
+  ASSERT_EQ(h.node->role(), Role::leader);
+  EXPECT_EQ(h.node->refused_predecessor(), kNoReplica);  // a silent leader may be alive
+}
+
 TEST_F(FollowerFixture, ARefusalFromAnotherVoterChangesNothing) {
   h.node->request_failed(3, 12345, true, h.now);
   EXPECT_EQ(h.node->role(), Role::follower);
