@@ -10,12 +10,13 @@ list the cluster, kills the leader (kill -9), and times three things from the ki
 
 Then the victim restarts and the next round waits until every broker is listed again.
 
-    bench/cluster/controller_failover_bench.py --brokerd build/src/app/brokerd [--kills 10]
+    bench/cluster/controller_failover_bench.py --brokerd build/src/app/brokerd [--kills 10] [--keep DIR]
 
 Prints one line per kill, then the median and worst of each. Not a test: run it by hand
 (about ten seconds per kill).
 """
 import argparse
+import contextlib
 import os
 import statistics
 import sys
@@ -87,10 +88,13 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--brokerd", required=True)
     ap.add_argument("--kills", type=int, default=10)
+    ap.add_argument("--keep", metavar="DIR", help="run in DIR and keep the nodes' data and logs there")
     args = ap.parse_args()
     os.environ["BROKERD_BIN"] = str(Path(args.brokerd).resolve())  # brokerctl is found beside it
 
-    with tempfile.TemporaryDirectory(prefix="brokerd-controller-failover-") as tmp:
+    with (contextlib.nullcontext(args.keep) if args.keep else
+          tempfile.TemporaryDirectory(prefix="brokerd-controller-failover-")) as tmp:
+        Path(tmp).mkdir(parents=True, exist_ok=True)
         cluster = QuorumCluster(Path(tmp), per_node={i: {"broker.rack": r} for i, r in RACKS.items()})
         elections, admin_times, fenced_times = [], [], []
         try:

@@ -51,6 +51,11 @@ void RaftNode::handle_vote_response(const Message& m, const VoteResponse& r, int
       become_follower(epoch_, r.leader_id, now);
       return;
     }
+    if (!r.vote_granted && r.leader_id != kNoReplica && r.leader_id == lost_leader_ && lost_leader_ == refused_leader_) {
+      // The voter still follows the leader whose address refused us: its own fetch fails
+      // within moments. Asked again at the next resend, not after a whole election timeout.
+      return;
+    }
     (r.vote_granted ? granted_ : rejected_).insert(m.from);
     if (granted_.size() >= majority()) {
       become_candidate(now);

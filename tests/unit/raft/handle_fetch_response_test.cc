@@ -212,6 +212,28 @@ TEST_F(FollowerFixture, AWinnerAfterARefusalNamesTheRefusedLeaderAsItsPredecesso
   EXPECT_EQ(h.node->refused_predecessor(), 2);
 }
 
+TEST_F(FollowerFixture, AVoterStillFollowingTheRefusedLeaderIsAskedAgainSoon) {
+  h.node->request_failed(2, corr, true, h.now);
+  ASSERT_EQ(h.node->role(), Role::prospective);
+  h.node->take_output();
+  h.receive(3, VoteResponse{Errc::none, 2, 5, false, true});  // node 3 has not seen the refusal yet
+  h.tick_until(h.now + h.config.request_timeout_ms + 10);
+  bool asked_again = false;
+  for (auto& [m, r] : h.sent<VoteRequest>()) asked_again |= m.to == 3 && r.pre_vote;
+  EXPECT_TRUE(asked_again);
+  h.receive(3, VoteResponse{Errc::none, kNoReplica, 5, true, true});
+  EXPECT_EQ(h.node->role(), Role::candidate);
+}
+
+TEST_F(FollowerFixture, AfterASilenceARejectionNamingTheLostLeaderStands) {
+  h.tick_until(h.now + h.config.fetch_timeout_ms + 20);
+  ASSERT_EQ(h.node->role(), Role::prospective);
+  h.node->take_output();
+  h.receive(3, VoteResponse{Errc::none, 2, 5, false, true});
+  h.tick_until(h.now + h.config.request_timeout_ms + 10);
+  for (auto& [m, r] : h.sent<VoteRequest>()) EXPECT_NE(m.to, 3);
+}
+
 TEST_F(FollowerFixture, AWinnerAfterASilenceNamesNoPredecessor) {
   h.tick_until(h.now + h.config.fetch_timeout_ms + 20);
   ASSERT_EQ(h.node->role(), Role::prospective);
