@@ -1,6 +1,8 @@
 #include "brokerd/controller/controller_client.h"
 
 #include <fmt/format.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
@@ -11,6 +13,23 @@
 
 namespace brokerd::controller {
 
+ControllerClient::ControllerClient(std::string client_id, int timeout_ms, security::ClientCredentials credentials)
+    : client_id_(std::move(client_id)),
+      timeout_ms_(timeout_ms),
+      credentials_(std::move(credentials)),
+      wake_fd_(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) {}
+
+ControllerClient::~ControllerClient() {
+  close();
+  if (wake_fd_ >= 0) ::close(wake_fd_);
+}
+
+void ControllerClient::interrupt() {
+  if (wake_fd_ < 0) return;
+  const uint64_t one = 1;
+  [[maybe_unused]] const auto n = ::write(wake_fd_, &one, sizeof one);
+}
+
 void ControllerClient::close() {
   stream_.reset();
   connected_to_ = -1;
@@ -20,7 +39,8 @@ bool ControllerClient::connect(const quorum::Voter& to) {
   if (stream_ && connected_to_ == to.id) return true;
   close();
   std::string error;
-  stream_ = net::ClientStream::connect(to.host, static_cast<uint16_t>(to.port), timeout_ms_, credentials_.tls, error);
+  stream_ = net::ClientStream::connect(to.host, static_cast<uint16_t>(to.port), timeout_ms_, credentials_.tls, error,
+                                       wake_fd_);
   if (!stream_) {
     // A TLS refusal is worth an operator's attention; a node that is down is not news.
     if (credentials_.tls && error.starts_with("TLS")) note_refusal(error, fmt::format("node {}: {}", to.id, error));

@@ -34,20 +34,24 @@ int password_callback(char* buf, int size, int, void* userdata) {
   return n;
 }
 
-bool wait_fd(int fd, short events, int timeout_ms) {
-  pollfd p{fd, events, 0};
+enum class Waited { ready, timed_out, woken };
+
+// Waits for `events` on `fd`, or for `wake_fd` (when not -1) to turn readable.
+Waited wait_fd(int fd, short events, int timeout_ms, int wake_fd) {
+  pollfd p[2] = {{fd, events, 0}, {wake_fd, POLLIN, 0}};
   for (;;) {
-    const int rc = ::poll(&p, 1, timeout_ms);
-    if (rc > 0) return true;
-    if (rc == 0) return false;
-    if (errno != EINTR) return false;
+    const int rc = ::poll(p, wake_fd >= 0 ? 2 : 1, timeout_ms);
+    if (rc > 0) return wake_fd >= 0 && p[1].revents ? Waited::woken : Waited::ready;
+    if (rc == 0) return Waited::timed_out;
+    if (errno != EINTR) return Waited::timed_out;
   }
 }
 
 }  // namespace
 
 std::unique_ptr<ClientStream> ClientStream::connect(const std::string& host, uint16_t port, int timeout_ms,
-                                                    const std::optional<TlsClientSettings>& tls, std::string& error) {
+                                                    const std::optional<TlsClientSettings>& tls, std::string& error,
+                                                    int wake_fd) {
   const std::string peer = host + ":" + std::to_string(port);
   addrinfo hints{};
   hints.ai_family = AF_UNSPEC;
@@ -69,9 +73,11 @@ std::unique_ptr<ClientStream> ClientStream::connect(const std::string& host, uin
     } else if (errno != EINPROGRESS) {
       error = "cannot connect to " + peer + ": " + std::strerror(errno);
       ::close(s);
-    } else if (!wait_fd(s, POLLOUT, timeout_ms)) {
-      error = "cannot connect to " + peer + ": timed out after " + std::to_string(timeout_ms) + " ms";
+    } else if (const Waited w = wait_fd(s, POLLOUT, timeout_ms, wake_fd); w != Waited::ready) {
+      error = "cannot connect to " + peer + ": " +
+              (w == Waited::woken ? std::string("stopped") : "timed out after " + std::to_string(timeout_ms) + " ms");
       ::close(s);
+      if (w == Waited::woken) break;  // no other address either
     } else if (::getsockopt(s, SOL_SOCKET, SO_ERROR, &err, &len) != 0 || err != 0) {
       error = "cannot connect to " + peer + ": " + std::strerror(err);
       ::close(s);
@@ -83,7 +89,7 @@ std::unique_ptr<ClientStream> ClientStream::connect(const std::string& host, uin
   if (fd < 0) return nullptr;
   int one = 1;
   ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-  std::unique_ptr<ClientStream> stream(new ClientStream(fd, timeout_ms, peer));
+  std::unique_ptr<ClientStream> stream(new ClientStream(fd, timeout_ms, peer, wake_fd));
   if (tls && !stream->handshake(host, *tls)) {
     error = stream->error_;
     return nullptr;
@@ -98,8 +104,10 @@ ClientStream::~ClientStream() {
 }
 
 bool ClientStream::wait(short events) {
-  if (wait_fd(fd_, events, timeout_ms_)) return true;
-  error_ = "no answer from " + peer_ + " within " + std::to_string(timeout_ms_) + " ms";
+  const Waited w = wait_fd(fd_, events, timeout_ms_, wake_fd_);
+  if (w == Waited::ready) return true;
+  error_ = w == Waited::woken ? "stopped waiting for " + peer_
+                              : "no answer from " + peer_ + " within " + std::to_string(timeout_ms_) + " ms";
   return false;
 }
 

@@ -315,6 +315,30 @@ def test_a_node_stops_at_once_while_a_forwarded_change_waits_for_a_lost_quorum(c
     assert not pending["never"].done() or pending["never"].exception() is not None  # never created
 
 
+def test_a_node_stops_at_once_while_a_forwarded_change_waits_on_a_hung_controller(cluster):
+    # A controller that stands still (SIGSTOP) keeps its connections open and answers
+    # nothing: the change forwarded to it waits in a read bounded by the 30 s forwarding
+    # timeout. The stop interrupts that read instead of waiting it out.
+    from confluent_kafka.admin import AdminClient, NewTopic
+    leader, _ = cluster.wait_for_leader()
+    node, other = [i for i in cluster.nodes if i != leader]
+    cluster.nodes[other].kill()  # no new quorum forms behind the hung controller's back
+    cluster.nodes[leader].proc.send_signal(signal.SIGSTOP)
+    try:
+        admin = AdminClient({"bootstrap.servers": cluster.nodes[node].bootstrap})
+        pending = admin.create_topics([NewTopic("never", num_partitions=1, replication_factor=1)],
+                                      operation_timeout=60, request_timeout=60)
+        time.sleep(1.0)  # forwarded by now, and waiting for the answer
+        t0 = time.monotonic()
+        cluster.nodes[node].stop(timeout=40)
+        took = time.monotonic() - t0
+        print(f"stopped {took:.2f}s after SIGTERM with a change forwarded to a hung controller")
+        assert took < 10
+        assert not pending["never"].done() or pending["never"].exception() is not None
+    finally:
+        cluster.nodes[leader].proc.send_signal(signal.SIGCONT)
+
+
 def test_a_broker_only_node_joins_and_a_duplicate_id_is_refused(cluster, tmp_path):
     cluster.wait_for_leader()
     observer = Broker(tmp_path / "observer", overrides={"node.id": "4", "process.roles": "broker",

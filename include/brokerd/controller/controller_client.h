@@ -17,9 +17,8 @@ namespace brokerd::controller {
 
 class ControllerClient {
  public:
-  ControllerClient(std::string client_id, int timeout_ms, security::ClientCredentials credentials = {})
-      : client_id_(std::move(client_id)), timeout_ms_(timeout_ms), credentials_(std::move(credentials)) {}
-  ~ControllerClient() { close(); }
+  ControllerClient(std::string client_id, int timeout_ms, security::ClientCredentials credentials = {});
+  ~ControllerClient();
   ControllerClient(const ControllerClient&) = delete;
   ControllerClient& operator=(const ControllerClient&) = delete;
 
@@ -29,6 +28,9 @@ class ControllerClient {
   // are appended straight from it, then let go).
   std::optional<SharedBytes> call(const quorum::Voter& to, int16_t api_key, int16_t version, const Bytes& body);
   void close();
+  // From now on every wait of a call fails at once, a wait in progress on another thread too
+  // (for an owner that stops). The only member another thread may call.
+  void interrupt();
   // Whether a connection is open (the next call reuses it).
   bool connected() const { return stream_ != nullptr; }
   // Why the last call failed when the node refused it ("authentication to host:port failed:
@@ -61,6 +63,7 @@ class ControllerClient {
   int32_t connected_to_ = -1;
   int32_t correlation_ = 0;
   std::shared_ptr<Buffer> spare_;
+  int wake_fd_ = -1;  // an eventfd, readable once interrupted (-1 if none could be made)
 };
 
 }  // namespace brokerd::controller

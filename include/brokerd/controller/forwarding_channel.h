@@ -31,11 +31,14 @@ class ForwardingChannel final : public cluster::ControllerChannel {
   std::optional<cluster::ProducerIdBlock> allocate_producer_ids(int32_t broker_id, int64_t broker_epoch) override;
   std::vector<cluster::AlterPartitionAnswer> alter_partitions(const std::vector<cluster::AlterPartitionItem>& items) override;
   std::optional<Bytes> forward(int16_t api_key, int16_t version, const Bytes& body) override;
-  // From now on no call waits for a controller: each gives up at its next retry (a change
-  // waiting then gets REQUEST_TIMED_OUT). At shutdown, when the other nodes may be stopping
-  // too and no quorum is left, an ISR change or an admin request in flight would otherwise
-  // hold the stop for the whole forwarding timeout.
-  void stop() { stopping_ = true; }
+  // From now on no call waits for a controller: a call in flight gives up at once, the others
+  // at their next retry (a change waiting then gets REQUEST_TIMED_OUT). At shutdown, when the
+  // other nodes may be stopping too and no quorum is left, an ISR change or an admin request
+  // in flight would otherwise hold the stop for the whole forwarding timeout.
+  void stop() {
+    stopping_ = true;
+    client_.interrupt();
+  }
 
  private:
   // AlterConfigs of one resource: its whole set of configs.

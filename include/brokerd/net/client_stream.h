@@ -1,7 +1,8 @@
 #pragma once
 // A blocking client connection, plain TCP or TLS, for the requests this node makes itself
 // (registration, forwarding, replica fetches, mirror sources) and for brokerctl. Every wait
-// is bounded by the timeout (poll() on a non-blocking socket); failures are reported as text.
+// is bounded by the timeout (poll() on a non-blocking socket), and ends early once the
+// optional wake descriptor turns readable (an owner stopping); failures are reported as text.
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -24,9 +25,11 @@ struct TlsClientSettings {
 class ClientStream {
  public:
   // Connects to host:port and, with `tls`, completes the handshake; nullptr with `error` set
-  // (naming the address) when that fails within timeout_ms.
+  // (naming the address) when that fails within timeout_ms. While `wake_fd` (if not -1) is
+  // readable, every wait of the stream fails at once; the caller owns it and keeps it open.
   static std::unique_ptr<ClientStream> connect(const std::string& host, uint16_t port, int timeout_ms,
-                                               const std::optional<TlsClientSettings>& tls, std::string& error);
+                                               const std::optional<TlsClientSettings>& tls, std::string& error,
+                                               int wake_fd = -1);
   ~ClientStream();
   ClientStream(const ClientStream&) = delete;
   ClientStream& operator=(const ClientStream&) = delete;
@@ -37,7 +40,8 @@ class ClientStream {
   const std::string& error() const { return error_; }
 
  private:
-  ClientStream(int fd, int timeout_ms, std::string peer) : fd_(fd), timeout_ms_(timeout_ms), peer_(std::move(peer)) {}
+  ClientStream(int fd, int timeout_ms, std::string peer, int wake_fd)
+      : fd_(fd), timeout_ms_(timeout_ms), peer_(std::move(peer)), wake_fd_(wake_fd) {}
   bool handshake(const std::string& host, const TlsClientSettings& tls);
   // Waits for what a TLS call asked for (or for `events` on the plain socket).
   bool wait(short events);
@@ -46,6 +50,7 @@ class ClientStream {
   int fd_;
   int timeout_ms_;
   std::string peer_;
+  int wake_fd_;
   ssl_st* ssl_ = nullptr;
   std::string error_;
 };
