@@ -346,5 +346,7 @@ if __name__ == "__main__":
     code = main()
     sys.stdout.flush()
     sys.stderr.flush()
+    if "netns" in sys.modules:
+        sys.modules["netns"].drop_subnet_guards()  # this process's clients end with it, just below
     # Without the interpreter's teardown: a client left behind by bounded() would hang it.
     os._exit(code if isinstance(code, int) else 1)

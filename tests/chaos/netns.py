@@ -5,7 +5,11 @@ inside a node's namespace: `cut(a, b)` stops what a sends to b (one way); cuttin
 separates them; cutting a node from the bridge's own address cuts it from the clients.
 
 Needs root and iproute2 (ip netns, ip link, ip route). Every namespace, link and bridge it
-creates is named after the campaign's pid and removed by tear_down()."""
+creates is named after the campaign's pid and removed by tear_down(). A blackhole route for
+the subnet, under the bridge's own, outlives them until the process exits: clients that still
+reconnect after the tear-down (librdkafka does until it is destroyed) reach nothing, and no
+packet for the subnet leaves this machine by the default route."""
+import atexit
 import os
 import socket
 import subprocess
@@ -28,6 +32,18 @@ def available():
         return subprocess.run(["ip", "netns", "list"], capture_output=True).returncode == 0
     except FileNotFoundError:
         return False
+
+
+_guards = []  # the subnets' blackhole routes still in place
+
+
+def drop_subnet_guards():
+    """Removes the blackhole routes: call once no client of the campaign is left (at exit)."""
+    while _guards:
+        ip("route", "del", "blackhole", _guards.pop(), "metric", "4000", check=False)
+
+
+atexit.register(drop_subnet_guards)
 
 
 def _free_subnet():
@@ -102,6 +118,8 @@ class NetnsCluster(QuorumCluster):
 
     def _build(self):
         self.created = True
+        ip("route", "add", "blackhole", f"{self.subnet}0/24", "metric", "4000")
+        _guards.append(f"{self.subnet}0/24")
         ip("link", "add", self.bridge, "type", "bridge")
         ip("addr", "add", f"{self.gateway}/24", "dev", self.bridge)
         ip("link", "set", self.bridge, "up")
