@@ -15,9 +15,8 @@
 // refused connections before the election (its process is most likely gone; alive, it
 // heartbeats to its successor within an interval). Silence counts only while the controller
 // listens: time this node itself was stopped or starved (a gap between session checks) is
-// credited to every session,
-// so a controller resuming from a pause does not fence brokers whose heartbeats still wait
-// unread in its sockets.
+// credited to every session, so a controller resuming from a pause does not fence brokers
+// whose heartbeats still wait unread in its sockets.
 #include <condition_variable>
 #include <cstdint>
 #include <map>
@@ -75,7 +74,7 @@ class BrokerRegistry {
     protocol::Uuid incarnation;
     int64_t last_heartbeat_ms = 0;
     bool cut = false;  // cut to the grace (cut_session) since the last heartbeat
-    int64_t gap_ms = 0;  // between the two heartbeats before the last one, 0 if unknown
+    int64_t gap_ms = 0;  // between the broker's last two heartbeats, 0 if unknown
   };
   // Connections that carried heartbeats and closed: (broker, when), for the check thread. Shared
   // with the watches, which may outlive the registry.
