@@ -63,12 +63,13 @@ constexpr int64_t kReactorDrainMs = 5000;
 // included), as long as Kafka clients wait for an admin request by default.
 constexpr int64_t kForwardTimeoutMs = 30000;
 
-// What inject.bug names: replication defects (replication::Bug) and the metadata log's
-// missing fsync. The setting exists only in test builds (BROKERD_INJECT_BUGS), where the
+// What inject.bug names: replication defects (replication::Bug), the metadata log's
+// missing fsync, and compaction or retention past the high watermark. The setting exists only in test builds (BROKERD_INJECT_BUGS), where the
 // fault campaign proves it catches them.
 struct InjectedBugs {
   uint32_t replication = 0;
   bool metadata_log_no_fsync = false;
+  brokerd::cluster::PartitionManager::Options::StorageBugs storage;
 };
 
 InjectedBugs injected_bugs(const brokerd::config::BrokerConfig& cfg) {
@@ -79,6 +80,12 @@ InjectedBugs injected_bugs(const brokerd::config::BrokerConfig& cfg) {
       bugs.metadata_log_no_fsync = true;
       brokerd::module_logger("main")->warn("this test build injects the bug '{}': the metadata log is never synced",
                                            name);
+      continue;
+    }
+    if (name == "clean-past-high-watermark" || name == "retention-past-high-watermark") {
+      (name[0] == 'c' ? bugs.storage.clean_past_high_watermark : bugs.storage.retention_past_high_watermark) = true;
+      brokerd::module_logger("main")->warn("this test build injects the bug '{}': uncommitted records are {}", name,
+                                           name[0] == 'c' ? "compacted" : "deleted by retention");
       continue;
     }
     auto bug = brokerd::replication::bug_named(name);
@@ -391,7 +398,8 @@ int run(const brokerd::config::BrokerConfig& cfg) {
        bugs.replication,
        [&metadata, session = cfg.integer("broker.session.timeout.ms")] { return metadata.image_current(session); },
        cfg.integer("broker.session.timeout.ms"), cfg.integer("replica.high.watermark.checkpoint.interval.ms"),
-       cfg.integer("leader.replication.throttled.rate"), cfg.integer("follower.replication.throttled.rate")});
+       cfg.integer("leader.replication.throttled.rate"), cfg.integer("follower.replication.throttled.rate"),
+       bugs.storage});
   auto group_settings = group::settings_from(cfg);
   // A node alone creates __consumer_offsets at once; a cluster on the first FindCoordinator,
   // when the brokers have registered, so that its partitions spread over all of them.

@@ -808,7 +808,8 @@ void PartitionManager::clean_due(Shard& shard, size_t index, int64_t now_ms) {
     }
     storage::CleaningInput input;
     try {
-      input = storage::snapshot_for_cleaning(log, st.checkpoint);
+      const int64_t bound = options_.storage_bugs.clean_past_high_watermark ? log.log_end_offset() : p->high_watermark();
+      input = storage::snapshot_for_cleaning(log, st.checkpoint, bound);
     } catch (const std::system_error& e) {
       module_logger("cluster")->warn("cannot clean {} now: {}", tp.dir_name(), e.what());
       continue;
@@ -910,7 +911,10 @@ boost::asio::awaitable<void> PartitionManager::background_loop(size_t index) {
       p->replica().tick(now);
       after_replica_input(tp, *p);
       try {
-        if (retention_due) p->log().enforce_retention(now);
+        if (retention_due) {
+          const bool bug = options_.storage_bugs.retention_past_high_watermark;
+          p->log().enforce_retention(now, bug ? p->log().log_end_offset() : p->high_watermark());
+        }
         p->log().delete_expired_files(now);
       } catch (const std::exception& e) {
         module_logger("cluster")->error("retention on {} failed: {}", tp.dir_name(), e.what());

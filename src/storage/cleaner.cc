@@ -245,8 +245,9 @@ void write_cleaner_checkpoint(const fs::path& dir, const CleanerCheckpoint& c) {
   fs::rename(tmp, dir / kCleanerCheckpointFile, ec);
 }
 
-CleaningInput snapshot_for_cleaning(const Log& log, const CleanerCheckpoint& checkpoint) {
+CleaningInput snapshot_for_cleaning(const Log& log, const CleanerCheckpoint& checkpoint, int64_t high_watermark) {
   CleaningInput in;
+  in.high_watermark = high_watermark;
   in.dir = log.dir();
   in.config = log.config();
   in.segments = log.closed_segments();
@@ -270,13 +271,14 @@ CleanableRange assess(const CleaningInput& in, int64_t now_ms) {
   const int64_t closed_end = in.segments.back().next_offset;
   r.first_dirty = in.checkpoint.first_dirty_offset;
   if (r.first_dirty < first || r.first_dirty > closed_end) r.first_dirty = first;  // truncated or new
-  r.first_uncleanable = closed_end;
+  r.first_uncleanable = std::min(closed_end, in.high_watermark);
   const SegmentSnapshot* first_dirty_seg = nullptr;
   for (const auto& s : in.segments) {
     if (s.next_offset <= r.first_dirty && s.base_offset < r.first_dirty) {
       r.clean_bytes += s.size;
       continue;
     }
+    if (s.base_offset >= r.first_uncleanable) break;  // uncommitted
     // min.compaction.lag.ms: a segment holding records younger than the lag stays dirty.
     if (cfg.min_compaction_lag_ms > 0 && now_ms - s.largest_timestamp < cfg.min_compaction_lag_ms) {
       r.first_uncleanable = std::max(s.base_offset, r.first_dirty);
@@ -329,7 +331,7 @@ CleaningResult clean(const CleaningInput& in, const CleanableRange& range, int64
       }
       RecordBatchView b(bytes);
       if (b.last_offset() < range.first_dirty) continue;
-      if (b.base_offset() >= range.first_uncleanable) break;
+      if (b.last_offset() >= range.first_uncleanable) break;
       if (b.producer_id() >= 0) dirty_producers[b.producer_id()] = b.last_offset();
       if (b.is_control()) continue;
       if (map.size() + static_cast<size_t>(std::max(b.records_count(), 0)) > map.capacity()) {
@@ -449,7 +451,7 @@ bool install(Log& log, const CleaningResult& result, int64_t now_ms) {
 
 std::optional<CleanerStats> clean_log_now(Log& log, CleanerCheckpoint& checkpoint, int64_t now_ms,
                                           const CleanerOptions& options, bool force) {
-  auto in = snapshot_for_cleaning(log, checkpoint);
+  auto in = snapshot_for_cleaning(log, checkpoint, log.log_end_offset());
   auto range = assess(in, now_ms);
   if (!range.should_clean && !(force && !in.segments.empty())) return std::nullopt;
   auto res = clean(in, range, now_ms, options);

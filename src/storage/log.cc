@@ -439,13 +439,14 @@ ErrorCode Log::delete_records_before(int64_t offset, int64_t now_ms) {
   return ErrorCode::none;
 }
 
-size_t Log::enforce_retention(int64_t now_ms) {
+size_t Log::enforce_retention(int64_t now_ms, int64_t high_watermark) {
   size_t deleted = 0;
   auto delete_first_while = [&](auto pred, bool may_roll_active) {
     while (!segments_.empty()) {
       auto it = segments_.begin();
       bool is_active = std::next(it) == segments_.end();
-      if (!pred(*it->second)) break;
+      // Only committed records go: a segment holding one at or above the high watermark stays.
+      if (it->second->next_offset() > high_watermark || !pred(*it->second)) break;
       if (is_active) {
         if (!may_roll_active || it->second->empty()) break;
         roll(now_ms);
@@ -655,8 +656,14 @@ void Log::update_config(LogConfig cfg) { cfg_ = cfg; }
 void Log::truncate_to(int64_t offset) {
   touch();
   if (offset >= log_end_offset()) return;
-  ++rewrites_;
   int64_t t = now();
+  if (offset < log_start_offset_) {
+    // Nothing of this log is below the cut: it starts again, empty, at `offset` (the
+    // segments would otherwise keep their bases and the log end could never go back).
+    reset_to(offset, t);
+    return;
+  }
+  ++rewrites_;
   while (segments_.size() > 1 && segments_.rbegin()->first >= offset) {
     auto it = std::prev(segments_.end());
     for (const auto& f : it->second->rename_for_delete()) fs::remove(f);

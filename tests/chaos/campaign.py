@@ -3,11 +3,13 @@
 
   campaign.py --brokerd PATH --nodes 3|5 --duration SECONDS --seed N \
               --nemesis kill,pause,restart-all,rolling-restart \
-              --workload idempotent,acks-all,acks1,acks0,group,admin --out DIR
+              --workload idempotent,acks-all,acks1,acks0,group,admin,compacted,retention --out DIR
 
 Starts the nodes (each in its own rack; RF 3, min.insync.replicas 2), runs the workloads
-against one topic, injects faults on the seed's schedule, heals everything, lets the cluster
-settle, reads every partition back and checks the history (checker.py). Writes
+against one topic (the compacted and retention workloads against topics of their own:
+kept_workloads.py), injects faults on the seed's schedule while watching for nodes that die on
+their own (crashes.py), heals everything, lets the cluster settle, requires every replica back
+in its ISR, reads every partition back and checks the history (checker.py). Writes
 DIR/history.jsonl (every operation), DIR/summary.json, DIR/report.md and keeps every node's
 logs under DIR/nodes. Exits 0 when no anomaly was found, 1 when one was, 2 when the campaign
 itself could not run. Every process it starts is stopped by pid before it exits.
@@ -28,9 +30,11 @@ sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(HERE.parent / "utils"))
 
 import checker  # noqa: E402
+import kept_workloads as kept  # noqa: E402
 import replicas  # noqa: E402
 import report  # noqa: E402
 from admin_workload import AdminWorkload, check_admin, describe_admin_topics  # noqa: E402
+from crashes import CrashWatch  # noqa: E402
 from nemesis import NEMESES, Nemesis  # noqa: E402
 from workloads import PROMISES, WORKLOADS, GroupConsumers, Recorder, Tailer, make_writer  # noqa: E402
 
@@ -46,7 +50,8 @@ def parse_args(argv):
     p.add_argument("--duration", type=float, default=120.0, help="seconds of faults")
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--nemesis", default="kill,pause", help=f"any of {','.join(NEMESES)}")
-    p.add_argument("--workload", default="idempotent,acks1", help=f"any of {','.join(WORKLOADS)}")
+    p.add_argument("--workload", default="idempotent,acks1",
+                   help=f"any of {','.join(WORKLOADS + kept.KEPT_WORKLOADS)}")
     p.add_argument("--partitions", type=int, default=6)
     p.add_argument("--rate", type=float, default=200.0, help="records/s of each writer")
     p.add_argument("--out", required=True)
@@ -107,6 +112,12 @@ def run(args):
     overrides = {"min.insync.replicas": "2", "default.replication.factor": "3",
                  "offsets.topic.replication.factor": "3", "broker.session.timeout.ms": str(SESSION_TIMEOUT_MS),
                  "auto.create.topics.enable": "false"}
+    workloads = [k for k in args.workload.split(",") if k]
+    kept_kinds = [k for k in workloads if k in kept.KEPT_WORKLOADS]
+    for k in kept_kinds:
+        overrides.update(kept.BROKER_SETTINGS[k])
+    # The campaign's topics: every replica of each must be back in its ISR after the faults.
+    topics = [TOPIC] + [kept.TOPIC_OF[k] for k in kept_kinds]
     for kv in args.broker_config:
         k, _, v = kv.partition("=")
         overrides[k] = v
@@ -135,13 +146,16 @@ def run(args):
     signal.signal(signal.SIGTERM, lambda *_: (_ for _ in ()).throw(KeyboardInterrupt()))
 
     recorder = Recorder(out / "history.jsonl")
-    writers, tailer, nemesis, group, admin = [], None, None, None, None
+    writers, kept_writers, tailer, nemesis, group, admin, sampler = [], [], None, None, None, None, None
+    watch = CrashWatch(cluster, recorder, log)
     started = time.monotonic()
     try:
         cluster.start()
+        watch.start()
         bootstrap = ",".join(n.bootstrap for n in cluster.nodes.values())
-        create_topic(bootstrap, args.partitions)
-        log(f"{args.nodes} nodes up, topic {TOPIC} with {args.partitions} partitions (RF 3, min ISR 2)")
+        for topic in topics:
+            create_topic(bootstrap, args.partitions, topic, kept.TOPIC_CONFIGS.get(topic))
+        log(f"{args.nodes} nodes up, topics {', '.join(topics)} with {args.partitions} partitions (RF 3, min ISR 2)")
 
         def leader_of(r):
             return leaders(bootstrap).get(r % args.partitions)
@@ -150,7 +164,7 @@ def run(args):
             t0 = time.monotonic()
             deadline = t0 + timeout
             while time.monotonic() < deadline:
-                if in_sync(bootstrap, args.partitions, 3):
+                if all(in_sync(bootstrap, args.partitions, 3, topic) for topic in topics):
                     return time.monotonic() - t0
                 if time.monotonic() - t0 > 15 and topic_exists(bootstrap) is False:
                     log(f"topic {TOPIC} no longer exists")
@@ -159,8 +173,13 @@ def run(args):
             log(f"not every replica back in sync within {timeout}s")
             return time.monotonic() - t0
 
-        for kind in args.workload.split(","):
-            if kind == "admin":
+        for kind in workloads:
+            if kind == "compacted":
+                kept_writers.append(kept.CompactedWriter(recorder, args.rate, bootstrap).start())
+            elif kind == "retention":
+                kept_writers.append(kept.RetainedWriters(recorder, args.rate, bootstrap).start())
+                sampler = kept.WatermarkSampler(recorder, cluster, kept.RETAINED, args.partitions).start()
+            elif kind == "admin":
                 admin = AdminWorkload(recorder, bootstrap, random.Random(args.seed * 7919 + 2)).start()
             elif kind == "group":
                 group = GroupConsumers(recorder, TOPIC, bootstrap, random.Random(args.seed * 7919 + 1)).start()
@@ -182,9 +201,13 @@ def run(args):
         nemesis.heal_everything()
         settled = settle()
         log(f"settled after {settled:.1f}s; letting writes run 3s more")
+        short_isr = {topic: not_in_sync(bootstrap, args.partitions, 3, topic) for topic in topics}
+        short_isr = {t: parts for t, parts in short_isr.items() if parts}
         time.sleep(3.0)
-        for w in writers:
+        for w in writers + kept_writers:
             bounded(f"writer {w.name}", lambda w=w: w.stop(flush_timeout=60.0), 90, log)
+        if sampler:
+            bounded("watermark sampler", sampler.stop, 30, log)
         bounded("tailer", tailer.stop, 30, log)
         if group:
             bounded("group", group.stop, 150, log)
@@ -193,8 +216,18 @@ def run(args):
             bounded("admin", admin.stop, 60, log)
         final = read_back(bootstrap, args.partitions, log)
         admin_final = describe_admin_topics(bootstrap) if admin else {}
+        compacted_final = read_compacted(bootstrap, args.partitions, cluster) if "compacted" in kept_kinds else None
+        watch.stop()
         recorder.close()
         result = checker.check(recorder.events(), final, {w.name: PROMISES[w.name] for w in writers})
+        if compacted_final is not None:
+            result.update(kept.check_compacted(recorder.events(), *compacted_final))
+        if "retention" in kept_kinds:
+            result.update(kept.check_retained(recorder.events()))
+            result["retention_samples"] = sampler.samples
+        # A replica that never came back into its ISR is a copy the partition lost.
+        result["isr_not_restored"] = short_isr
+        result["crashed"] = watch.crashes
         if admin:
             result.update(check_admin(recorder.events(), admin_final))
             result["ok"] = result["ok"] and not any(result[k] for k in ("admin_lost", "admin_partitions", "admin_config"))
@@ -204,8 +237,9 @@ def run(args):
         result["behind"] = [c for c in compared if c["kind"] == "behind"]
         result["ok"] = result["ok"] and not result["diverged"]
         # A writer whose thread died stopped exercising the cluster: the campaign proves less.
-        result["writers_crashed"] = {w.name: w.crashed for w in writers + ([admin] if admin else []) if w.crashed}
-        result["ok"] = result["ok"] and not result["writers_crashed"]
+        result["writers_crashed"] = {w.name: w.crashed for w in writers + kept_writers + ([admin] if admin else [])
+                                     if w.crashed}
+        result["ok"] = result["ok"] and not any(result.get(k) for k in checker.ANOMALIES)
     except KeyboardInterrupt:
         log("interrupted")
         return 2
@@ -229,7 +263,7 @@ def run(args):
         "wall_s": round(time.monotonic() - started, 1),
         "faults": len(nemesis.injected),
         "operations": recorder.counts,
-        "unanswered": {w.name: w.unanswered for w in writers},
+        "unanswered": {w.name: w.unanswered for w in writers + kept_writers},
         "client_restarts": {w.name: getattr(w, "restarts", 0) for w in writers if getattr(w, "restarts", 0)},
         "tailer_read": tailer.read,
         "ok": result["ok"],
@@ -253,24 +287,24 @@ def unmount(paths):
         subprocess.run(["umount", "-l", str(path)], capture_output=True)
 
 
-def create_topic(bootstrap, partitions):
+def create_topic(bootstrap, partitions, topic=TOPIC, config=None):
     from confluent_kafka.admin import AdminClient, NewTopic
     a = AdminClient({"bootstrap.servers": bootstrap})
-    a.create_topics([NewTopic(TOPIC, num_partitions=partitions, replication_factor=3)],
-                    operation_timeout=30)[TOPIC].result(timeout=30)
+    a.create_topics([NewTopic(topic, num_partitions=partitions, replication_factor=3, config=config or {})],
+                    operation_timeout=30)[topic].result(timeout=30)
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline:
-        if in_sync(bootstrap, partitions, 3):
+        if in_sync(bootstrap, partitions, 3, topic):
             return
         time.sleep(0.2)
-    raise TimeoutError("the topic's partitions did not get leaders")
+    raise TimeoutError(f"the partitions of {topic} did not get leaders")
 
 
-def describe(bootstrap):
+def describe(bootstrap, topic=TOPIC):
     from confluent_kafka.admin import AdminClient
     try:
-        md = AdminClient({"bootstrap.servers": bootstrap}).list_topics(topic=TOPIC, timeout=5)
-        t = md.topics.get(TOPIC)
+        md = AdminClient({"bootstrap.servers": bootstrap}).list_topics(topic=topic, timeout=5)
+        t = md.topics.get(topic)
         return t.partitions if t is not None and t.error is None else {}
     except Exception:
         return {}
@@ -297,9 +331,44 @@ def leaders(bootstrap):
     return {p: m.leader for p, m in describe(bootstrap).items() if m.leader >= 0}
 
 
-def in_sync(bootstrap, partitions, rf):
-    parts = describe(bootstrap)
+def in_sync(bootstrap, partitions, rf, topic=TOPIC):
+    parts = describe(bootstrap, topic)
     return len(parts) == partitions and all(m.leader >= 0 and len(m.isrs) == rf for m in parts.values())
+
+
+def not_in_sync(bootstrap, partitions, rf, topic):
+    """The partitions of `topic` without a leader or with fewer than `rf` replicas in sync:
+    {partition: {"leader", "isr"}} (every partition when the topic cannot be described)."""
+    parts = describe(bootstrap, topic)
+    if len(parts) != partitions:
+        return {p: {"leader": None, "isr": None} for p in range(partitions)}
+    return {p: {"leader": m.leader, "isr": sorted(m.isrs)} for p, m in parts.items()
+            if m.leader < 0 or len(m.isrs) < rf}
+
+
+def read_compacted(bootstrap, partitions, cluster, attempts=5):
+    """The compacted topic read back through a client ({partition: [(offset, key, value)]}) and
+    each replica's latest record of every key below the end of that read, from its segment
+    files ({partition: {node: {key: (offset, value)}}}). A cleaner swapping segments while the
+    files are read makes the read start again."""
+    import clients
+    got = clients.read_all(bootstrap, kept.COMPACTED, partitions, timeout=120)
+    final = {p: [(m.offset(), m.key().decode(errors="replace") if m.key() is not None else None,
+                  m.value().decode(errors="replace") if m.value() is not None else None) for m in msgs]
+             for p, msgs in got.items()}
+    on_disk = {}
+    for p, records in final.items():
+        end = records[-1][0] + 1 if records else 0
+        for attempt in range(attempts):
+            try:
+                on_disk[p] = {i: kept.latest_per_key_on_disk(n.data_dir / f"{kept.COMPACTED}-{p}", end)
+                              for i, n in cluster.nodes.items()}
+                break
+            except (FileNotFoundError, ValueError):
+                if attempt == attempts - 1:
+                    raise
+                time.sleep(0.5)
+    return final, on_disk
 
 
 def topic_exists(bootstrap):

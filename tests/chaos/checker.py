@@ -14,6 +14,9 @@ number within that key: "<writer>|<key>|<seq>". The history is a list of events 
   {"type": "commit", "t": T, "member": M, "partition": P, "offset": O}   (acknowledged)
   {"type": "group-committed", "t": T, "offsets": {P: O}}   (the group's offsets at the end)
 
+Events with a "topic" field belong to the kept-data workloads (kept_workloads.py) and are
+checked there.
+
 `writers` maps each writer to what it promises: {"durable": bool, "idempotent": bool}.
 A durable writer (acks=all with min.insync.replicas >= 2) must lose nothing it was told was
 acknowledged; an idempotent writer must write nothing twice and keep each key's order.
@@ -53,6 +56,8 @@ def check(history, final, writers):
     ack_times = defaultdict(list)
     for e in history:
         kind = e["type"]
+        if e.get("topic"):
+            continue  # a kept-data workload's topic (kept_workloads.py), checked there
         if kind == "send":
             sent[e["value"]] = e["writer"]
         elif kind == "ack":
@@ -229,10 +234,13 @@ def availability(faults, ack_times, end=None):
     return result
 
 
-# "diverged" comes from comparing the replicas on disk (replicas.py), added by the campaign.
+# Added by the campaign: "diverged" from comparing the replicas on disk (replicas.py),
+# "crashed" from watching the nodes (crashes.py), "isr_not_restored" from the healed cluster,
+# and the kept-data workloads' anomalies (kept_workloads.py).
 ANOMALIES = ("lost", "duplicates", "reordered", "unexpected", "moved", "offset_changed", "diverged",
              "group_rewound", "commit_lost", "group_skipped", "sanitizer", "writers_crashed",
-             "admin_lost", "admin_partitions", "admin_config")
+             "admin_lost", "admin_partitions", "admin_config", "crashed", "isr_not_restored",
+             "compacted_lost", "compacted_diverged", "retention_past_hw")
 
 
 def named_anomalies(result):

@@ -29,7 +29,8 @@ min.insync.replicas=2 promises that nothing acknowledged is lost.
                    split, or a one-way cut from one node to another
   full-disk        a node's file system (a small tmpfs the campaign mounts on each node's data
                    directory) filled to the last byte or nearly, for 1-3x the session timeout,
-                   then freed; a node that stopped meanwhile is started again
+                   then freed; a node that died meanwhile is a crash (an anomaly), started
+                   again so that the run goes on
 """
 import os
 import random
@@ -326,9 +327,10 @@ class Nemesis:
             if ballast and os.path.exists(ballast):
                 os.unlink(ballast)
         if not n.running():
-            # The node gave up on its full disk: recorded, and started again.
+            # The node died on its full disk: a crash (crashes.py reports it as an anomaly),
+            # recorded here too, and started again so that the run goes on.
             event["exited"] = n.proc.returncode if n.proc is not None else None
-            self.log(f"node {node} exited during the full disk ({event['exited']}); starting it")
+            self.log(f"node {node} exited during the full disk ({event['exited']}), a crash; starting it")
             n.start(timeout=self.cluster.START_TIMEOUT_S)
         self._healed(event)
 

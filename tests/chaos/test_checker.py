@@ -192,3 +192,73 @@ def test_admin_operations_that_did_not_hold_are_named():
     assert r["admin_partitions"] and not r["admin_config"]  # the acknowledged third partition is missing
     r = check_admin(ADMIN_HISTORY, {"t1": (3, "604800000")})
     assert r["admin_config"] and not r["admin_partitions"]  # the acknowledged retention did not hold
+
+
+# ---- kept-data workloads (kept_workloads.py) and crashes (crashes.py)
+
+def kept_ack(v, p, o, w="compacted", topic="chaos-compacted"):
+    return {"type": "ack", "t": 0.1, "topic": topic, "writer": w, "value": v, "partition": p, "offset": o}
+
+
+def test_kept_topics_events_are_left_to_their_own_check():
+    from kept_workloads import COMPACTED
+    h, final = clean()
+    h += [kept_ack("compacted|g0|0", 0, 0, topic=COMPACTED)]
+    r = check(h, final, WRITERS)
+    assert r["ok"] and r["acknowledged"] == 3 and r["lost_unsafe"] == 0
+
+
+def test_a_compacted_key_holds_its_acknowledged_value_or_a_later_one():
+    from kept_workloads import check_compacted
+    h = [kept_ack("compacted|g0|0", 0, 0), kept_ack("compacted|g1|0", 0, 1),
+         kept_ack("compacted-acks1|g0|1", 0, 2, w="compacted-acks1")]
+    final = {0: [(1, "g1", "compacted|g1|0"), (2, "g0", "compacted-acks1|g0|1")]}
+    views = {1: {"g0": (2, "compacted-acks1|g0|1"), "g1": (1, "compacted|g1|0")}}
+    on_disk = {0: {1: views[1], 2: dict(views[1])}}
+    r = check_compacted(h, final, on_disk)
+    assert r["compacted_lost"] == [] and r["compacted_diverged"] == []
+    # The committed g0=0 cleaned away by an uncommitted g0=1 that a failover then dropped.
+    final = {0: [(1, "g1", "compacted|g1|0")]}
+    on_disk = {0: {1: {"g1": (1, "compacted|g1|0")}, 2: {"g0": (0, "compacted|g0|0"), "g1": (1, "compacted|g1|0")}}}
+    r = check_compacted(h, final, on_disk)
+    assert [x["key"] for x in r["compacted_lost"]] == ["g0"]
+    assert [x["key"] for x in r["compacted_diverged"]] == ["g0"]
+
+
+def test_a_log_start_above_the_high_watermark_is_named():
+    from kept_workloads import RETAINED, check_retained
+    h = [{"type": "watermark-inverted", "t": 1.0, "topic": RETAINED, "node": 2, "partition": 3, "log_start": 9,
+          "high_watermark": 4}]
+    assert len(check_retained(h)["retention_past_hw"]) == 1
+    assert check_retained([])["retention_past_hw"] == []
+
+
+def test_a_node_that_ends_on_its_own_is_a_crash_and_a_nemesis_kill_is_not(tmp_path):
+    import subprocess
+    from crashes import CrashWatch
+
+    class Node:
+        def __init__(self, args):
+            self.log_paths = [tmp_path / f"n{len(args)}.log"]
+            self.log_paths[0].write_text("first\nlast words\n")
+            self.proc = subprocess.Popen(args)
+
+    class Recorder:
+        def __init__(self):
+            self.events = []
+
+        def record(self, e):
+            self.events.append(e)
+
+    killed = Node(["sleep", "30"])
+    bus = Node(["sh", "-c", "kill -BUS $$"])
+    failed = Node(["sh", "-c", "exit 3"])
+    killed.proc.kill()
+    cluster = type("C", (), {"nodes": {1: killed, 2: bus, 3: failed}})()
+    rec = Recorder()
+    watch = CrashWatch(cluster, rec, lambda msg: None)
+    for n in cluster.nodes.values():
+        n.proc.wait(timeout=10)
+    watch.stop()
+    assert sorted((e["node"], e["ended"]) for e in rec.events) == [(2, "SIGBUS"), (3, "exit code 3")]
+    assert rec.events[0]["last_lines"][-1] == "last words"

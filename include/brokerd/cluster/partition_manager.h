@@ -86,6 +86,12 @@ class PartitionManager {
     // leader/follower.replication.throttled.rate (replication_throttle.h).
     int64_t leader_throttle_rate = INT64_MAX;
     int64_t follower_throttle_rate = INT64_MAX;
+    // Test builds only (inject.bug): the cleaner and retention ignore the high watermark, so
+    // the fault campaign can prove it sees what that loses.
+    struct StorageBugs {
+      bool clean_past_high_watermark = false;
+      bool retention_past_high_watermark = false;
+    } storage_bugs;
   };
   static Options::Cleaner cleaner_settings_from(const config::BrokerConfig& cfg);
 

@@ -10,6 +10,11 @@
 //   3. install()                - on the owner thread: swap them in (Log::replace_segments).
 // The caller keeps a CleanerCheckpoint per log between passes (write_cleaner_checkpoint()).
 //
+// Only committed records are cleaned: the range ends at the high watermark the caller gives
+// (the last stable offset, without transactions). A record above it may still be truncated
+// by a new leader, and a key's older value below it is then the only one every replica
+// keeps; cleaning it away would lose an acknowledged write and leave the replicas apart.
+//
 // Tombstones (null values) follow KIP-534: the first pass that cleans a batch holding one
 // rebuilds it with the delete-horizon attribute (bit 6) and baseTimestamp = now +
 // delete.retention.ms; a pass after that horizon drops them.
@@ -48,6 +53,7 @@ struct CleaningInput {
   LogConfig config;
   std::vector<SegmentSnapshot> segments;  // closed segments, offset order
   int64_t log_start_offset = 0;
+  int64_t high_watermark = 0;  // nothing at or above it is cleaned or lets an older record go
   CleanerCheckpoint checkpoint;
   // Offset of each idempotent producer's last batch: that batch is kept (empty if need be)
   // so the producer's sequence survives. Without it, the last batch of each producer within
@@ -55,12 +61,13 @@ struct CleaningInput {
   std::optional<std::unordered_map<int64_t, int64_t>> producer_last_offsets;
 };
 
-// Owner thread.
-CleaningInput snapshot_for_cleaning(const Log& log, const CleanerCheckpoint& checkpoint);
+// Owner thread. `high_watermark`: the partition's, as this replica knows it.
+CleaningInput snapshot_for_cleaning(const Log& log, const CleanerCheckpoint& checkpoint, int64_t high_watermark);
 
 struct CleanableRange {
   int64_t first_dirty = 0;
-  int64_t first_uncleanable = 0;  // the active segment, or the first segment inside min.compaction.lag.ms
+  // The high watermark, the active segment, or the first segment inside min.compaction.lag.ms.
+  int64_t first_uncleanable = 0;
   uint64_t clean_bytes = 0;
   uint64_t dirty_bytes = 0;
   double dirty_ratio = 0;
@@ -107,7 +114,8 @@ bool install(Log& log, const CleaningResult& result, int64_t now_ms);
 // Removes the `.cleaned` files of a result that will not be installed.
 void discard(const CleaningResult& result);
 
-// All three parts on the calling thread (tests, benchmarks, tools). Returns nullopt when
+// All three parts on the calling thread (tests, benchmarks, tools), for a log whose records
+// are all committed (no replicas: the high watermark is the log end). Returns nullopt when
 // the log did not need cleaning; `checkpoint` advances when it was cleaned.
 std::optional<CleanerStats> clean_log_now(Log& log, CleanerCheckpoint& checkpoint, int64_t now_ms,
                                           const CleanerOptions& options = {}, bool force = false);

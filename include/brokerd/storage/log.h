@@ -132,8 +132,10 @@ class Log {
 
   // Moves log start forward (DeleteRecords) and deletes segments wholly below it.
   ErrorCode delete_records_before(int64_t offset, int64_t now_ms = -1);
-  // Applies retention.ms and retention.bytes; returns the number of segments deleted.
-  size_t enforce_retention(int64_t now_ms);
+  // Applies retention.ms and retention.bytes to the segments wholly below `high_watermark`
+  // (the partition's, as this replica knows it: a record above it may be the only copy of an
+  // acknowledged write a new leader still needs); returns the number of segments deleted.
+  size_t enforce_retention(int64_t now_ms, int64_t high_watermark);
   // Unlinks files whose file.delete.delay.ms has passed.
   void delete_expired_files(int64_t now_ms);
 
@@ -156,7 +158,8 @@ class Log {
   void mark_dir_synced();
   void close();
   void update_config(LogConfig cfg);
-  // Removes everything at and above `offset` (whole batches; replication truncation).
+  // Removes everything at and above `offset` (whole batches; replication truncation). Below
+  // the log start, the log is emptied and starts again at `offset`.
   void truncate_to(int64_t offset);
 
   // The descriptors of an idle partition (storage/file_budget.h): release_files() lets go of

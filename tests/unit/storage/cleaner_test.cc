@@ -247,7 +247,7 @@ TEST(Cleaner, MinCompactionLagKeepsRecentSegmentsDirty) {
   auto latest = fill(*log, 20, 5, 5, kT0 + 50000, Compression::none, false);  // recent
   log->roll(kT0 + 50000);
   CleanerCheckpoint cp;
-  auto in = snapshot_for_cleaning(*log, cp);
+  auto in = snapshot_for_cleaning(*log, cp, log->log_end_offset());
   auto range = assess(in, kT0 + 60001);
   EXPECT_GT(range.first_uncleanable, range.first_dirty);
   EXPECT_LT(range.first_uncleanable, log->log_end_offset());
@@ -269,6 +269,46 @@ TEST(Cleaner, MinCompactionLagKeepsRecentSegmentsDirty) {
   EXPECT_FALSE(clean_log_now(*young, cp2, kT0 + 1000));
 }
 
+// A key's committed value outlives a newer, uncommitted one: the new leader after a failover
+// may never have had the newer record, and then the older one is all that remains.
+TEST(Cleaner, NothingAtOrAboveTheHighWatermarkIsCleanedOrShadowsAnOlderRecord) {
+  TempDir dir;
+  auto cfg = compact_config(1024);
+  cfg.min_cleanable_dirty_ratio = 0.01;
+  auto log = Log::open(dir.path(), cfg, true);
+  auto put = [&](const std::string& k, const std::string& v) {
+    Bytes b = make({{k, v}}, kT0);
+    return log->append(b, 0, kT0).error;
+  };
+  ASSERT_EQ(put("K", "v1"), ErrorCode::none);  // offset 0, committed
+  const int64_t hw = log->log_end_offset();
+  ASSERT_EQ(put("W", "w"), ErrorCode::none);
+  ASSERT_EQ(put("K", "v2"), ErrorCode::none);
+  ASSERT_EQ(put("L", std::string(1500, 'x')), ErrorCode::none);
+  ASSERT_EQ(put("M", "m"), ErrorCode::none);
+  log->roll(kT0);
+  CleanerCheckpoint cp;
+  auto in = snapshot_for_cleaning(*log, cp, hw);
+  auto range = assess(in, kT0);
+  EXPECT_LE(range.first_uncleanable, hw);
+  if (range.should_clean) {
+    auto res = clean(in, range, kT0);
+    ASSERT_TRUE(res.error.empty()) << res.error;
+    ASSERT_TRUE(install(*log, res, kT0));
+    EXPECT_LE(res.next_checkpoint.first_dirty_offset, hw);
+    cp = res.next_checkpoint;
+  }
+  auto recs = all_records(*log);
+  ASSERT_EQ(recs.size(), 5u);
+  EXPECT_EQ(recs[0].offset, 0);
+  EXPECT_EQ(recs[0].value, "v1");
+  // Once everything is committed, K=v1 goes.
+  ASSERT_TRUE(clean_log_now(*log, cp, kT0));
+  recs = all_records(*log);
+  ASSERT_EQ(recs.size(), 4u);
+  EXPECT_EQ(recs[0].offset, 1);
+}
+
 TEST(Cleaner, DirtyRatioDecides) {
   TempDir dir;
   auto cfg = compact_config(4096);
@@ -281,7 +321,7 @@ TEST(Cleaner, DirtyRatioDecides) {
   // A little dirty data: below the ratio.
   fill(*log, 20, 1, 10, kT0, Compression::none, false);
   log->roll(kT0);
-  auto range = assess(snapshot_for_cleaning(*log, cp), kT0);
+  auto range = assess(snapshot_for_cleaning(*log, cp, log->log_end_offset()), kT0);
   EXPECT_GT(range.dirty_bytes, 0u);
   EXPECT_LT(range.dirty_ratio, 0.5);
   EXPECT_FALSE(clean_log_now(*log, cp, kT0));
@@ -289,12 +329,12 @@ TEST(Cleaner, DirtyRatioDecides) {
   auto lagged = cfg;
   lagged.max_compaction_lag_ms = 1000;
   log->update_config(lagged);
-  EXPECT_TRUE(assess(snapshot_for_cleaning(*log, cp), kT0 + 5000).max_lag_exceeded);
+  EXPECT_TRUE(assess(snapshot_for_cleaning(*log, cp, log->log_end_offset()), kT0 + 5000).max_lag_exceeded);
   log->update_config(cfg);
   // Enough dirty data: above it.
   auto latest = fill(*log, 200, 2, 10, kT0, Compression::none, false);
   log->roll(kT0);
-  range = assess(snapshot_for_cleaning(*log, cp), kT0);
+  range = assess(snapshot_for_cleaning(*log, cp, log->log_end_offset()), kT0);
   EXPECT_GT(range.dirty_ratio, 0.5);
   ASSERT_TRUE(clean_log_now(*log, cp, kT0));
   expect_compacted(*log, latest, false);
@@ -380,7 +420,7 @@ TEST(Cleaner, CrashDuringSwapRecovers) {
     auto more = fill(*log, 5, 1, 5, kT0);  // the active segment has data too
     for (auto& [k, r] : more) latest[k] = r;
     CleanerCheckpoint cp;
-    auto in = snapshot_for_cleaning(*log, cp);
+    auto in = snapshot_for_cleaning(*log, cp, log->log_end_offset());
     auto range = assess(in, kT0);
     auto res = clean(in, range, kT0);
     ASSERT_TRUE(res.error.empty()) << res.error;
@@ -463,7 +503,7 @@ TEST(Cleaner, CrashDuringSwapWhenTheLastReplacedSegmentWasEmptied) {
     const int64_t old_first = segs[1]->base_offset(), old_end = segs[1]->next_offset();
 
     CleanerCheckpoint cp;
-    auto in = snapshot_for_cleaning(*log, cp);
+    auto in = snapshot_for_cleaning(*log, cp, log->log_end_offset());
     auto res = clean(in, assess(in, kT0), kT0);
     ASSERT_TRUE(res.error.empty()) << res.error;
     ASSERT_GE(res.groups.size(), 1u);

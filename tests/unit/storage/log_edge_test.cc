@@ -29,7 +29,7 @@ TEST(LogEdge, RetentionOfEverythingThenRestartContinuesOffsets) {
     auto log = Log::open(path, c, true);
     for (int i = 0; i < 20; ++i) ASSERT_EQ(append(*log, 5, 100, kNow).error, ErrorCode::none);
     ASSERT_EQ(log->log_end_offset(), 100);
-    log->enforce_retention(kNow + 10'000);
+    log->enforce_retention(kNow + 10'000, log->log_end_offset());
     EXPECT_EQ(log->log_start_offset(), 100);
     EXPECT_EQ(log->log_end_offset(), 100);
     EXPECT_EQ(log->segment_count(), 1u);

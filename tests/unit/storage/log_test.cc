@@ -177,17 +177,58 @@ TEST(Log, RetentionByTimeDeletesOldSegmentsAndRollsExpiredActive) {
   for (int i = 0; i < 10; ++i) ASSERT_EQ(append(*log, 5, 100, kNow - 60'000).error, ErrorCode::none);
   for (int i = 0; i < 10; ++i) ASSERT_EQ(append(*log, 5, 100, kNow).error, ErrorCode::none);
   size_t before = log->segment_count();
-  EXPECT_GT(log->enforce_retention(kNow + 1000), 0u);
+  EXPECT_GT(log->enforce_retention(kNow + 1000, log->log_end_offset()), 0u);
   EXPECT_LT(log->segment_count(), before);
   EXPECT_GT(log->log_start_offset(), 0);
   EXPECT_LE(log->log_start_offset(), 50);
   EXPECT_EQ(log->read(0, 100, true, INT64_MAX).error, ErrorCode::offset_out_of_range);
   // Everything expires: the active segment is rolled so it can go, the log stays usable.
-  log->enforce_retention(kNow + 100'000);
+  log->enforce_retention(kNow + 100'000, log->log_end_offset());
   EXPECT_EQ(log->log_start_offset(), 100);
   EXPECT_EQ(log->log_end_offset(), 100);
   EXPECT_EQ(log->size_bytes(), 0u);
   EXPECT_EQ(append(*log, 1).base_offset, 100);
+}
+
+// A segment holding a record at or above the high watermark stays, whatever its age or the
+// log's size: that record may be the only copy of an acknowledged write a new leader needs.
+TEST(Log, RetentionDeletesOnlySegmentsWhollyBelowTheHighWatermark) {
+  TempDir dir;
+  LogConfig c = small_config();
+  c.retention_bytes = 0;
+  c.retention_ms = 1000;
+  auto log = Log::open(dir.path() / "t-0", c, true);
+  for (int i = 0; i < 40; ++i) ASSERT_EQ(append(*log, 5, 100, kNow - 60'000).error, ErrorCode::none);
+  const auto segs = log->segments();
+  ASSERT_GT(segs.size(), 4u);
+  const int64_t hw = segs[2]->base_offset() + 1;  // inside the third segment
+  log->enforce_retention(kNow, hw);
+  EXPECT_EQ(log->log_start_offset(), segs[2]->base_offset());
+  EXPECT_LE(log->log_start_offset(), hw);
+  EXPECT_EQ(log->log_end_offset(), 200);
+  // Nothing committed: nothing goes.
+  TempDir dir2;
+  auto fresh = Log::open(dir2.path() / "t-0", c, true);
+  for (int i = 0; i < 40; ++i) ASSERT_EQ(append(*fresh, 5, 100, kNow - 60'000).error, ErrorCode::none);
+  EXPECT_EQ(fresh->enforce_retention(kNow, 0), 0u);
+  EXPECT_EQ(fresh->log_start_offset(), 0);
+}
+
+// A truncation below the log start (a replica whose retention ran ahead of the new leader's
+// log) empties the log and starts it at the target, so that it can follow again.
+TEST(Log, TruncationBelowTheLogStartStartsTheLogAgainThere) {
+  TempDir dir;
+  LogConfig c = small_config();
+  auto log = Log::open(dir.path() / "t-0", c, true);
+  for (int i = 0; i < 40; ++i) ASSERT_EQ(append(*log, 5).error, ErrorCode::none);
+  ASSERT_EQ(log->delete_records_before(120, kNow), ErrorCode::none);
+  log->enforce_retention(kNow, log->log_end_offset());
+  ASSERT_GE(log->segments().front()->base_offset(), 100);
+  log->truncate_to(30);
+  EXPECT_EQ(log->log_end_offset(), 30);
+  EXPECT_EQ(log->log_start_offset(), 30);
+  EXPECT_EQ(log->size_bytes(), 0u);
+  EXPECT_EQ(append(*log, 1).base_offset, 30);
 }
 
 TEST(Log, RetentionBySize) {
@@ -197,7 +238,7 @@ TEST(Log, RetentionBySize) {
   auto log = Log::open(dir.path() / "t-0", c, true);
   for (int i = 0; i < 40; ++i) ASSERT_EQ(append(*log, 5).error, ErrorCode::none);
   EXPECT_GT(log->size_bytes(), 8192u);
-  log->enforce_retention(kNow);
+  log->enforce_retention(kNow, log->log_end_offset());
   EXPECT_LE(log->size_bytes(), 8192u + 4096u);
   EXPECT_GT(log->log_start_offset(), 0);
   EXPECT_EQ(log->log_start_offset(), log->segments().front()->base_offset());

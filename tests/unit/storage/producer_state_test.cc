@@ -340,7 +340,7 @@ TEST(ProducerSnapshot, RetentionKeepsStateOfDeletedBatches) {
   put(*log, 2, 0, 0, 2);
   log->roll(3000);
   ASSERT_EQ(log->delete_records_before(4, 4000), ErrorCode::none);
-  log->enforce_retention(4000);
+  log->enforce_retention(4000, log->log_end_offset());
   EXPECT_EQ(log->segment_count(), 1u);
   auto offsets = log->producer_state().snapshot_offsets();
   ASSERT_FALSE(offsets.empty());
