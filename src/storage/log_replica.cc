@@ -19,6 +19,7 @@ AppendResult Log::append_replica(std::span<const std::byte> batches, int64_t now
   }
   BatchLimits limits;
   limits.max_batch_bytes = SIZE_MAX;
+  limits.stored = true;  // the leader's batches as stored: a cleaned one has gaps in its offsets
   std::vector<BatchInfo> infos;
   auto v = validate_batches(batches, limits, &infos);
   if (!v.ok() || infos.empty()) {

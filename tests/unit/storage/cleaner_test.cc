@@ -309,6 +309,28 @@ TEST(Cleaner, NothingAtOrAboveTheHighWatermarkIsCleanedOrShadowsAnOlderRecord) {
   EXPECT_EQ(recs[0].offset, 1);
 }
 
+// A follower (or a mirror) copies the leader's cleaned batches as they are: records removed
+// from a batch leave gaps in its offset deltas, and its lastOffsetDelta stays.
+TEST(Cleaner, CleanedBatchesReplicateAsTheyAre) {
+  TempDir dir;
+  auto log = Log::open(dir.path() / "leader", compact_config(), true);
+  auto latest = fill(*log, 20, 4, 7, kT0, Compression::none, false);  // batches across versions
+  log->roll(kT0);
+  CleanerCheckpoint cp;
+  ASSERT_TRUE(clean_log_now(*log, cp, kT0));
+  auto follower = Log::open(dir.path() / "follower", compact_config(), true);
+  size_t gapped = 0;
+  for (const auto& b : all_batches(*log)) {
+    RecordBatchView v(b);
+    gapped += v.last_offset_delta() != v.records_count() - 1;
+    auto res = follower->append_replica(b, kT0);
+    ASSERT_EQ(res.error, ErrorCode::none) << res.message << " at offset " << v.base_offset();
+  }
+  EXPECT_GT(gapped, 0u);
+  EXPECT_EQ(follower->log_end_offset(), log->log_end_offset());
+  expect_compacted(*follower, latest, false);
+}
+
 TEST(Cleaner, DirtyRatioDecides) {
   TempDir dir;
   auto cfg = compact_config(4096);
