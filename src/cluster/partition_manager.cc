@@ -856,10 +856,10 @@ void PartitionManager::clean_due(Shard& shard, size_t index, int64_t now_ms) {
             state.checkpoint = res->next_checkpoint;
             storage::write_cleaner_checkpoint(dir, state.checkpoint);
             const auto& s = res->stats;
-            logger->info("cleaned {}: {} segment group(s), {} -> {} bytes, {} of {} records kept, {} tombstones removed, "
-                         "{:.3f}s",
-                         tp.dir_name(), res->groups.size(), s.bytes_read, s.bytes_written, s.records_kept,
-                         s.records_read, s.tombstones_removed, s.seconds);
+            logger->info("cleaned {}: {} segment group(s) rewritten, {} left as they were, {} -> {} bytes, {} of {} "
+                         "records kept, {} tombstones removed, {:.3f}s",
+                         tp.dir_name(), res->groups.size(), s.segments_unchanged, s.bytes_read, s.bytes_written,
+                         s.records_kept, s.records_read, s.tombstones_removed, s.seconds);
           } else {
             state.next_check_ms = 0;  // the log moved on meanwhile: look again soon
           }

@@ -82,8 +82,10 @@ void Replica::handle_fetch_response(const FetchResponse& r, int64_t now) {
   }
   if (r.error != ErrorCode::none) return;
   for (const Batch& b : r.batches) {
-    if (b.base_offset != log_.end_offset() || b.last_offset < b.base_offset || b.leader_epoch > state_.leader_epoch)
-      break;  // not the continuation of this log: the next fetch asks again
+    // A batch past the log end continues it across a gap: a compacted leader removed the
+    // batches in between. One that starts before the end does not: the next fetch asks again.
+    if (b.base_offset < log_.end_offset() || b.last_offset < b.base_offset || b.leader_epoch > state_.leader_epoch)
+      break;
     log_.append_replica(b);
     const auto latest = epochs_.latest();
     if (!latest || b.leader_epoch != latest->epoch) {

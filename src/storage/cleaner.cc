@@ -165,6 +165,15 @@ class CleanedWriter {
     }
   }
 
+  // Nothing worth installing was written: the files go, unsynced.
+  void abandon() {
+    if (fd_ >= 0) ::close(fd_);
+    fd_ = -1;
+    offsets_->close();
+    times_->close();
+    remove_files();
+  }
+
   void remove_files() const {
     std::error_code ec;
     for (const char* ext : {".log.cleaned", ".index.cleaned", ".timeindex.cleaned"}) fs::remove(stem_ + ext, ec);
@@ -379,6 +388,7 @@ CleaningResult clean(const CleaningInput& in, const CleanableRange& range, int64
     for (auto& group : group_by_size(targets, in.config)) {
       CleanedWriter writer(in.dir, group.front().base_offset, in.config, throttle);
       res.groups.push_back(CleanedGroup{group});
+      bool changed = group.size() > 1;  // merged files are worth a swap by themselves
       for (const auto& s : group) {
         SegmentScanner scan(s, throttle);
         while (true) {
@@ -404,6 +414,7 @@ CleaningResult clean(const CleaningInput& in, const CleanableRange& range, int64
           if (err != ErrorCode::none) throw std::runtime_error("cannot rewrite batch at offset " + std::to_string(b.base_offset()));
           if (outcome == detail::FilterOutcome::keep_whole) writer.append(bytes);
           else if (outcome == detail::FilterOutcome::rewritten) writer.append(out), ++res.stats.batches_rewritten;
+          changed = changed || outcome != detail::FilterOutcome::keep_whole;
           if (fstats.kept_horizon_ms >= 0) {
             int64_t& h = res.next_checkpoint.next_horizon_ms;
             h = h < 0 ? fstats.kept_horizon_ms : std::min(h, fstats.kept_horizon_ms);
@@ -411,6 +422,13 @@ CleaningResult clean(const CleaningInput& in, const CleanableRange& range, int64
         }
         res.stats.bytes_read += scan.bytes_read();
         if (!scan.error().empty()) throw std::runtime_error("segment " + std::to_string(s.base_offset) + ": " + scan.error());
+      }
+      if (!changed) {
+        // A lone segment the pass keeps as it is: no copy to sync and swap in.
+        writer.abandon();
+        res.groups.pop_back();
+        ++res.stats.segments_unchanged;
+        continue;
       }
       writer.finish();
       res.stats.bytes_written += writer.size();

@@ -153,8 +153,11 @@ def run(args):
         cluster.start()
         watch.start()
         bootstrap = ",".join(n.bootstrap for n in cluster.nodes.values())
+        def partitions_of(topic):
+            return args.partitions if topic == TOPIC else kept.PARTITIONS
+
         for topic in topics:
-            create_topic(bootstrap, args.partitions, topic, kept.TOPIC_CONFIGS.get(topic))
+            create_topic(bootstrap, partitions_of(topic), topic, kept.TOPIC_CONFIGS.get(topic))
         log(f"{args.nodes} nodes up, topics {', '.join(topics)} with {args.partitions} partitions (RF 3, min ISR 2)")
 
         def leader_of(r):
@@ -164,7 +167,7 @@ def run(args):
             t0 = time.monotonic()
             deadline = t0 + timeout
             while time.monotonic() < deadline:
-                if all(in_sync(bootstrap, args.partitions, 3, topic) for topic in topics):
+                if all(in_sync(bootstrap, partitions_of(topic), 3, topic) for topic in topics):
                     return time.monotonic() - t0
                 if time.monotonic() - t0 > 15 and topic_exists(bootstrap) is False:
                     log(f"topic {TOPIC} no longer exists")
@@ -174,11 +177,12 @@ def run(args):
             return time.monotonic() - t0
 
         for kind in workloads:
+            kept_rate = min(args.rate, kept.MAX_RATE)
             if kind == "compacted":
-                kept_writers.append(kept.CompactedWriter(recorder, args.rate, bootstrap).start())
+                kept_writers.append(kept.CompactedWriter(recorder, kept_rate, bootstrap).start())
             elif kind == "retention":
-                kept_writers.append(kept.RetainedWriters(recorder, args.rate, bootstrap).start())
-                sampler = kept.WatermarkSampler(recorder, cluster, kept.RETAINED, args.partitions).start()
+                kept_writers.append(kept.RetainedWriters(recorder, kept_rate, bootstrap).start())
+                sampler = kept.WatermarkSampler(recorder, cluster, kept.RETAINED, kept.PARTITIONS).start()
             elif kind == "admin":
                 admin = AdminWorkload(recorder, bootstrap, random.Random(args.seed * 7919 + 2)).start()
             elif kind == "group":
@@ -201,7 +205,7 @@ def run(args):
         nemesis.heal_everything()
         settled = settle()
         log(f"settled after {settled:.1f}s; letting writes run 3s more")
-        short_isr = {topic: not_in_sync(bootstrap, args.partitions, 3, topic) for topic in topics}
+        short_isr = {topic: not_in_sync(bootstrap, partitions_of(topic), 3, topic) for topic in topics}
         short_isr = {t: parts for t, parts in short_isr.items() if parts}
         time.sleep(3.0)
         for w in writers + kept_writers:
@@ -216,7 +220,7 @@ def run(args):
             bounded("admin", admin.stop, 60, log)
         final = read_back(bootstrap, args.partitions, log)
         admin_final = describe_admin_topics(bootstrap) if admin else {}
-        compacted_final = read_compacted(bootstrap, args.partitions, cluster) if "compacted" in kept_kinds else None
+        compacted_final = read_compacted(bootstrap, kept.PARTITIONS, cluster) if "compacted" in kept_kinds else None
         watch.stop()
         recorder.close()
         result = checker.check(recorder.events(), final, {w.name: PROMISES[w.name] for w in writers})

@@ -33,6 +33,11 @@ from workloads import ConfluentWriter  # noqa: E402
 COMPACTED = "chaos-compacted"
 RETAINED = "chaos-retained"
 KEPT_WORKLOADS = ("compacted", "retention")
+# Three partitions (about one led by each node of three) and at most 50 new records/s per
+# writer: enough for segments of 1 KiB to roll several times within a fault, little enough
+# that cleaning and deleting them leaves a 2-core machine room for the rest of the campaign.
+PARTITIONS = 3
+MAX_RATE = 50.0
 
 # Topic configs: segments of about ten records, the cleaner free to clean any dirty segment,
 # a retained partition holding a few segments for a second or two.

@@ -87,6 +87,7 @@ struct CleanerStats {
   int64_t records_kept = 0;
   int64_t tombstones_removed = 0;
   int64_t batches_rewritten = 0;
+  int64_t segments_unchanged = 0;  // lone segments that kept every batch whole: left in place
   double seconds = 0;
 };
 
@@ -104,7 +105,8 @@ struct CleaningResult {
 
 // Any thread but the owner's: builds the offset map over [first_dirty, first_uncleanable)
 // (stopping early when the map is full) and rewrites every closed segment below the end of
-// what the map covers, merging neighbours up to segment.bytes.
+// what the map covers, merging neighbours up to segment.bytes. A lone segment that keeps
+// every batch whole is left in place (no copy synced and swapped in).
 CleaningResult clean(const CleaningInput& in, const CleanableRange& range, int64_t now_ms,
                      const CleanerOptions& options = {});
 

@@ -95,13 +95,28 @@ TEST_F(Follower, AppendsTheLeadersBatchesAndLearnsTheirEpochs) {
 }
 
 TEST_F(Follower, ABatchThatDoesNotContinueTheLogIsNotAppended) {
+  log.write(1, 4);
+  epochs.assign(1, 0);
   start(partition(1, 3, {1, 2, 3}), 0);
+  next<EpochEndRequest>();
+  r->handle_epoch_end_response({ErrorCode::none, 3, 1, 4}, now);
+  EXPECT_EQ(next<FetchRequest>().fetch_offset, 4);
+  r->handle_fetch_response({ErrorCode::none, 3, 0, 0, {Batch{2, 6, 3, {}}}}, now);
+  EXPECT_EQ(log.end_offset(), 4) << "a batch that starts before the log end";
   next<FetchRequest>();
-  r->handle_fetch_response({ErrorCode::none, 3, 0, 0, {Batch{5, 6, 3, {}}}}, now);
-  EXPECT_EQ(log.end_offset(), 0);
-  next<FetchRequest>();
-  r->handle_fetch_response({ErrorCode::none, 3, 0, 0, {Batch{0, 0, 4, {}}}}, now);
-  EXPECT_EQ(log.end_offset(), 0) << "an epoch newer than the leader's own";
+  r->handle_fetch_response({ErrorCode::none, 3, 0, 0, {Batch{4, 4, 4, {}}}}, now);
+  EXPECT_EQ(log.end_offset(), 4) << "an epoch newer than the leader's own";
+}
+
+// A compacted leader's log skips the offsets of the batches its cleaner removed: a follower
+// whose end lies in such a gap is sent the next batch, and takes it.
+TEST_F(Follower, ABatchPastAGapInACompactedLeadersLogIsAppended) {
+  start(partition(1, 3, {1, 2, 3}), 0);
+  EXPECT_EQ(next<FetchRequest>().fetch_offset, 0);
+  r->handle_fetch_response({ErrorCode::none, 3, 9, 0, {Batch{3, 4, 3, {}}, Batch{7, 8, 3, {}}}}, now);
+  EXPECT_EQ(log.end_offset(), 9);
+  EXPECT_EQ(r->high_watermark(), 9);
+  EXPECT_EQ(epochs.entries(), (std::vector<EpochEntry>{{3, 3}}));
 }
 
 TEST_F(Follower, AnswersOfAnOlderEpochAreIgnored) {
