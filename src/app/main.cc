@@ -278,6 +278,7 @@ int run(const brokerd::config::BrokerConfig& cfg) {
   std::shared_ptr<net::BoundAddress> metrics_bound;
   if (metrics_at && broker_role)
     metrics_bound = std::make_shared<net::BoundAddress>(metrics_at->host, metrics_at->port, "metrics.listener");
+  const auto new_log_dirs = cluster::new_log_dirs(log_dirs);  // before it formats them
   const auto cluster_id = cluster::ensure_node_identity(log_dirs, node_id, quorum::cluster_id_from(cfg));
   quorum_options.cluster_id = cluster_id;
   const InjectedBugs bugs = injected_bugs(cfg);
@@ -401,7 +402,8 @@ int run(const brokerd::config::BrokerConfig& cfg) {
        bugs.replication,
        [&metadata, session = cfg.integer("broker.session.timeout.ms")] { return metadata.image_current(session); },
        cfg.integer("broker.session.timeout.ms"), cfg.integer("replica.high.watermark.checkpoint.interval.ms"),
-       cfg.integer("leader.replication.throttled.rate"), cfg.integer("follower.replication.throttled.rate")});
+       cfg.integer("leader.replication.throttled.rate"), cfg.integer("follower.replication.throttled.rate"),
+       new_log_dirs});
   auto group_settings = group::settings_from(cfg);
   // A node alone creates __consumer_offsets at once; a cluster on the first FindCoordinator,
   // when the brokers have registered, so that its partitions spread over all of them.

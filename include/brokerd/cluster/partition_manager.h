@@ -86,6 +86,9 @@ class PartitionManager {
     // leader/follower.replication.throttled.rate (replication_throttle.h).
     int64_t leader_throttle_rate = INT64_MAX;
     int64_t follower_throttle_rate = INT64_MAX;
+    // Log dirs formatted by this start (new_log_dirs() in node_identity.h): nothing in them
+    // to recover, and the start says so rather than report an unclean shutdown.
+    std::vector<std::filesystem::path> new_log_dirs;
   };
   static Options::Cleaner cleaner_settings_from(const config::BrokerConfig& cfg);
 
