@@ -49,6 +49,7 @@
 #include "brokerd/metrics/process_metrics.h"
 #include "brokerd/metrics/registry.h"
 #include "brokerd/net/blocking_pool.h"
+#include "brokerd/net/bound_address.h"
 #include "brokerd/net/reactor_pool.h"
 #include "brokerd/net/server.h"
 #include "brokerd/quorum/quorum_driver.h"
@@ -268,6 +269,23 @@ int run(const brokerd::config::BrokerConfig& cfg) {
   auto data_dirs = log_dirs;
   data_dirs.push_back(quorum_options.dir.parent_path());
   const auto dir_locks = storage::lock_dirs(data_dirs);
+  // Every address this node serves on is bound before it writes to its dirs or takes part in
+  // the quorum: a port held elsewhere stops the start before the node sends or answers
+  // anything. Connections are refused until each server listens.
+  std::vector<net::Listener> client_listeners, controller_listeners;
+  for (const auto& ep : cfg.listeners()) {
+    const bool controller = quorum::is_controller_listener(cfg, ep.listener);
+    if (!controller && !broker_role) continue;  // a dedicated controller serves no clients
+    net::Listener l{ep.listener, ep.host, ep.port, cfg.security_protocol(ep.listener), nullptr};
+    if (l.security == SecurityProtocol::ssl || l.security == SecurityProtocol::sasl_ssl)
+      l.tls = security::tls_listener(cfg, ep.listener);
+    l.bound = std::make_shared<net::BoundAddress>(ep.host, ep.port, ep.listener);
+    (controller ? controller_listeners : client_listeners).push_back(l);
+  }
+  std::shared_ptr<net::BoundAddress> metrics_bound;
+  if (metrics_at && broker_role)
+    metrics_bound = std::make_shared<net::BoundAddress>(metrics_at->host, metrics_at->port, "metrics.listener");
+  const auto new_log_dirs = cluster::new_log_dirs(log_dirs);  // before it formats them
   const auto cluster_id = cluster::ensure_node_identity(log_dirs, node_id, quorum::cluster_id_from(cfg));
   quorum_options.cluster_id = cluster_id;
   const InjectedBugs bugs = injected_bugs(cfg);
@@ -276,13 +294,6 @@ int run(const brokerd::config::BrokerConfig& cfg) {
   self.listener = advertised.listener;
   if (broker_role) self.endpoints = client_endpoints(cfg);
 
-  std::vector<net::Listener> client_listeners, controller_listeners;
-  for (const auto& ep : cfg.listeners()) {
-    net::Listener l{ep.listener, ep.host, ep.port, cfg.security_protocol(ep.listener), nullptr};
-    if (l.security == SecurityProtocol::ssl || l.security == SecurityProtocol::sasl_ssl)
-      l.tls = security::tls_listener(cfg, ep.listener);
-    (quorum::is_controller_listener(cfg, ep.listener) ? controller_listeners : client_listeners).push_back(l);
-  }
   net::ServerConfig server_cfg;
   server_cfg.socket_request_max_bytes = cfg.integer("socket.request.max.bytes");
   server_cfg.unauthenticated_request_max_bytes = cfg.integer("sasl.server.max.receive.size");
@@ -399,7 +410,7 @@ int run(const brokerd::config::BrokerConfig& cfg) {
        [&metadata, session = cfg.integer("broker.session.timeout.ms")] { return metadata.image_current(session); },
        cfg.integer("broker.session.timeout.ms"), cfg.integer("replica.high.watermark.checkpoint.interval.ms"),
        cfg.integer("leader.replication.throttled.rate"), cfg.integer("follower.replication.throttled.rate"),
-       bugs.storage});
+       new_log_dirs, bugs.storage});
   auto group_settings = group::settings_from(cfg);
   // A node alone creates __consumer_offsets at once; a cluster on the first FindCoordinator,
   // when the brokers have registered, so that its partitions spread over all of them.
@@ -512,11 +523,11 @@ int run(const brokerd::config::BrokerConfig& cfg) {
   registry.gauge_fn("brokerd_queued_request_bytes", "Request bytes read and not yet answered.", queued);
   registry.sync_collector(metrics::write_process_metrics);
   kafka::register_broker_collectors(registry, partitions, groups);
-  // Bound before anything runs, so a taken port fails the start cleanly; /ready says 503 until
+  // Bound at the start (above), so a taken port fails the start cleanly; /ready says 503 until
   // the Kafka listeners accept. Stopped before the reactors, whose shards a scrape visits.
   std::optional<metrics::HttpServer> http;
   if (metrics_at) {
-    http.emplace(registry, *metrics_at);
+    http.emplace(registry, *metrics_at, metrics_bound);
     http->start();
   }
 

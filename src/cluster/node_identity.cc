@@ -27,6 +27,13 @@ std::map<std::string, std::string> read_properties(const fs::path& file) {
 
 }  // namespace
 
+std::vector<fs::path> new_log_dirs(const std::vector<fs::path>& log_dirs) {
+  std::vector<fs::path> out;
+  for (const auto& dir : log_dirs)
+    if (!fs::exists(dir / "meta.properties")) out.push_back(dir);
+  return out;
+}
+
 std::string ensure_node_identity(const std::vector<fs::path>& log_dirs, int32_t node_id,
                                  const std::optional<std::string>& expected) {
   std::optional<std::string> cluster_id;

@@ -216,7 +216,7 @@ void PartitionManager::load(std::shared_ptr<const MetadataImage> image) {
     fs::create_directories(dir);
     bool clean = fs::exists(dir / kCleanShutdownMarker);
     fs::remove(dir / kCleanShutdownMarker);
-    if (!clean) log->info("log dir {} was not shut down cleanly: recovering its logs", dir.string());
+    size_t partitions_here = 0;
     for (const auto& entry : fs::directory_iterator(dir)) {
       if (!entry.is_directory()) continue;
       auto name = entry.path().filename().string();
@@ -235,7 +235,16 @@ void PartitionManager::load(std::shared_ptr<const MetadataImage> image) {
       }
       if (!seen.insert(*tp).second) throw std::runtime_error("partition " + name + " exists in more than one log dir");
       found[shard_of(*tp)].push_back({*tp, topic, entry.path(), clean, &dir});
+      ++partitions_here;
     }
+    const bool is_new = std::find(options_.new_log_dirs.begin(), options_.new_log_dirs.end(), dir) !=
+                        options_.new_log_dirs.end();
+    if (!clean && partitions_here > 0)
+      log->info("log dir {} was not shut down cleanly: recovering its logs", dir.string());
+    else if (is_new)
+      log->info("log dir {} is new", dir.string());
+    else if (!clean)
+      log->info("log dir {} was not shut down cleanly; it holds no partition to recover", dir.string());
   }
   read_hw_checkpoints();
   // Each shard's logs are opened on a thread of their own (the reactors do not run yet, so

@@ -2,6 +2,9 @@
 // needs HTTP.
 #include "brokerd/metrics/http_server.h"
 
+#include <sys/socket.h>
+#include <unistd.h>
+
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
@@ -20,6 +23,7 @@
 
 #include "brokerd/common/logger.h"
 #include "brokerd/metrics/registry.h"
+#include "brokerd/net/bound_address.h"
 
 namespace brokerd::metrics {
 namespace {
@@ -48,9 +52,11 @@ HttpAddress parse_http_address(std::string_view text) {
 }
 
 struct HttpServer::Impl {
-  Impl(Registry& r, HttpAddress a) : registry(r), address(std::move(a)) {}
+  Impl(Registry& r, HttpAddress a, std::shared_ptr<net::BoundAddress> b)
+      : registry(r), address(std::move(a)), bound(std::move(b)) {}
   Registry& registry;
   HttpAddress address;
+  std::shared_ptr<net::BoundAddress> bound;
   asio::io_context ioc{1};
   tcp::acceptor acceptor{ioc};
   std::thread thread;
@@ -131,30 +137,37 @@ asio::awaitable<void> accept_loop(HttpServer::Impl& impl, const HttpServer& owne
 
 }  // namespace
 
-HttpServer::HttpServer(Registry& registry, HttpAddress address)
-    : impl_(std::make_unique<Impl>(registry, std::move(address))) {}
+HttpServer::HttpServer(Registry& registry, HttpAddress address, std::shared_ptr<net::BoundAddress> bound)
+    : impl_(std::make_unique<Impl>(registry, std::move(address), std::move(bound))) {}
 
 HttpServer::~HttpServer() { stop(); }
 
 void HttpServer::start() {
   if (impl_->started) return;
   auto& a = impl_->address;
-  asio::ip::address ip;
-  if (a.host.empty()) {
-    ip = asio::ip::address_v4::any();
-  } else {
-    boost::system::error_code ec;
-    ip = asio::ip::make_address(a.host, ec);
-    if (ec) {
-      tcp::resolver resolver(impl_->ioc);
-      ip = resolver.resolve(a.host, std::to_string(a.port)).begin()->endpoint().address();
-    }
-  }
-  tcp::endpoint ep(ip, a.port);
   boost::system::error_code ec;
-  impl_->acceptor.open(ep.protocol(), ec);
-  if (!ec) impl_->acceptor.set_option(tcp::acceptor::reuse_address(true), ec);
-  if (!ec) impl_->acceptor.bind(ep, ec);
+  if (impl_->bound) {
+    const int fd = impl_->bound->release();
+    if (fd < 0) throw std::logic_error("metrics.listener: its bound address was already taken");
+    impl_->acceptor.assign(impl_->bound->family() == AF_INET6 ? tcp::v6() : tcp::v4(), fd, ec);
+    if (ec) ::close(fd);
+  } else {
+    asio::ip::address ip;
+    if (a.host.empty()) {
+      ip = asio::ip::address_v4::any();
+    } else {
+      ip = asio::ip::make_address(a.host, ec);
+      if (ec) {
+        tcp::resolver resolver(impl_->ioc);
+        ip = resolver.resolve(a.host, std::to_string(a.port)).begin()->endpoint().address();
+        ec.clear();
+      }
+    }
+    tcp::endpoint ep(ip, a.port);
+    impl_->acceptor.open(ep.protocol(), ec);
+    if (!ec) impl_->acceptor.set_option(tcp::acceptor::reuse_address(true), ec);
+    if (!ec) impl_->acceptor.bind(ep, ec);
+  }
   if (!ec) impl_->acceptor.listen(asio::socket_base::max_listen_connections, ec);
   if (ec) {
     throw std::system_error(ec.value(), std::system_category(),

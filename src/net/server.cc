@@ -1,5 +1,8 @@
 #include "brokerd/net/server.h"
 
+#include <sys/socket.h>
+#include <unistd.h>
+
 #include <system_error>
 
 #include <boost/asio/as_tuple.hpp>
@@ -92,21 +95,25 @@ void Server::start() {
   started_ = true;
   auto ex = state_->reactors.executor(0);
   for (const auto& l : state_->listeners) {
-    auto endpoint = resolve(ex, l);
     auto acceptor = std::make_unique<tcp::acceptor>(ex);
     boost::system::error_code ec;
-    acceptor->open(endpoint.protocol(), ec);
-    if (!ec) acceptor->set_option(tcp::acceptor::reuse_address(true), ec);
-    if (!ec) acceptor->bind(endpoint, ec);
-    if (!ec) acceptor->listen(asio::socket_base::max_listen_connections, ec);
-    if (ec) {
-      // One clear line for the operator; std::system_error so callers need not know Asio.
-      throw std::system_error(std::error_code(ec.value(), std::generic_category()),
-                              "cannot listen on " + l.host + ":" + std::to_string(l.port) + " (" + l.name + ")");
+    if (l.bound) {
+      const int fd = l.bound->release();
+      if (fd < 0) throw std::logic_error("listener " + l.name + ": its bound address was already taken");
+      acceptor->assign(l.bound->family() == AF_INET6 ? tcp::v6() : tcp::v4(), fd, ec);
+      if (ec) ::close(fd);
+    } else {
+      auto endpoint = resolve(ex, l);
+      acceptor->open(endpoint.protocol(), ec);
+      if (!ec) acceptor->set_option(tcp::acceptor::reuse_address(true), ec);
+      if (!ec) acceptor->bind(endpoint, ec);
     }
-    state_->ports.push_back(acceptor->local_endpoint().port());
-    state_->log->info("listener {} on {}:{}", l.name, endpoint.address().to_string(),
-                      state_->ports.back());
+    if (!ec) acceptor->listen(asio::socket_base::max_listen_connections, ec);
+    // One clear line for the operator; std::system_error so callers need not know Asio.
+    if (ec) throw_cannot_listen(ec.value(), l.host, l.port, l.name);
+    const auto local = acceptor->local_endpoint();
+    state_->ports.push_back(local.port());
+    state_->log->info("listener {} on {}:{}", l.name, local.address().to_string(), state_->ports.back());
     state_->acceptors.push_back(std::move(acceptor));
   }
   for (size_t i = 0; i < state_->acceptors.size(); ++i) {

@@ -127,6 +127,11 @@ class CleanedWriter {
   }
 
   void append(std::span<const std::byte> batch) {
+    // Index pages get their blocks before they are written (see IndexFile), else a full
+    // disk would fault; the clean is abandoned like on any failed write.
+    int err = offsets_->reserve(1);
+    if (err == 0) err = times_->reserve(2);
+    if (err != 0) throw std::system_error(err, std::generic_category(), "index " + stem_ + ".cleaned");
     RecordBatchView v(batch);
     if (v.max_timestamp() > max_ts_) {
       max_ts_ = v.max_timestamp();

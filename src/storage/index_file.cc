@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <system_error>
@@ -43,6 +44,7 @@ void IndexFile::open(size_t max_bytes, bool writable) {
   }
   size_at_open_ = static_cast<size_t>(st.st_size);
   file_bytes_ = size_at_open_;
+  allocated_ = 0;  // a file left by a crash may be sparse anywhere past its entries
   entries_ = size_at_open_ / entry_size_;
   capacity_ = writable ? std::max(max_bytes / entry_size_, entries_) : entries_;
   writable_ = writable;
@@ -86,7 +88,41 @@ const std::byte* IndexFile::entry(size_t i) const {
   return map_ + i * entry_size_;
 }
 
+int IndexFile::reserve(size_t n) noexcept {
+  if (!writable_) return 0;
+  const size_t want = std::min(entries_ + n, capacity_) * entry_size_;
+  if (want <= allocated_) return 0;
+  static const size_t page = static_cast<size_t>(::sysconf(_SC_PAGESIZE));
+  const size_t to = std::min((want + page - 1) / page * page, capacity_ * entry_size_);
+  Fd f{::open(path_.c_str(), O_RDWR | O_CLOEXEC)};
+  if (f.fd < 0) return errno;
+  if (int err = allocate(f.fd, allocated_, to); err != 0) return err;
+  allocated_ = to;
+  // Not yet mapped, the file grew to `to`; the first mapping grows it to its capacity.
+  file_bytes_ = std::max(file_bytes_, to);
+  return 0;
+}
+
+int IndexFile::allocate(int fd, size_t from, size_t to) const {
+  while (::fallocate(fd, 0, static_cast<off_t>(from), static_cast<off_t>(to - from)) != 0) {
+    if (errno == EINTR) continue;
+    if (errno != EOPNOTSUPP) return errno;
+    // No fallocate on this file system: writing the bytes takes their blocks. Only bytes
+    // past the entries are written; nothing there is read.
+    static const std::byte zeros[4096]{};
+    for (size_t at = std::max(from, entries_ * entry_size_); at < to;) {
+      ssize_t w = ::pwrite(fd, zeros, std::min(sizeof(zeros), to - at), static_cast<off_t>(at));
+      if (w < 0 && errno == EINTR) continue;
+      if (w <= 0) return w < 0 ? errno : EIO;
+      at += static_cast<size_t>(w);
+    }
+    return 0;
+  }
+  return 0;
+}
+
 std::byte* IndexFile::append_slot() {
+  if (reserve(1) != 0) return nullptr;
   ensure_mapped();
   std::byte* p = map_ + entries_ * entry_size_;
   ++entries_;

@@ -22,6 +22,7 @@ OffsetIndex::~OffsetIndex() = default;
 
 size_t OffsetIndex::entries() const { return file_->entries(); }
 bool OffsetIndex::full() const { return file_->full(); }
+int OffsetIndex::reserve(size_t n) { return file_->reserve(n); }
 
 OffsetPosition OffsetIndex::entry(size_t i) const {
   const std::byte* p = file_->entry(i);
@@ -39,6 +40,7 @@ bool OffsetIndex::append(int64_t offset, uint32_t position) {
   if (rel < 0 || rel > INT32_MAX) return false;
   if (auto last = last_entry(); last && (offset <= last->offset || position < last->position)) return false;
   std::byte* p = file_->append_slot();
+  if (!p) return false;  // the disk is full: the entry is left out, as when the index is full
   store_be32(p, static_cast<uint32_t>(rel));
   store_be32(p + 4, position);
   return true;

@@ -142,6 +142,10 @@ int Segment::append(std::span<const std::byte> payload, std::span<const AppendBa
   } catch (const std::system_error& e) {
     return e.code().value();
   }
+  // At most one entry per batch in each index, and one more time index entry when the
+  // segment stops being active: all of them can then be written whatever the disk holds.
+  if (int err = offset_index_->reserve(batches.size()); err != 0) return err;
+  if (int err = time_index_->reserve(batches.size() + 1); err != 0) return err;
   const std::byte* p = payload.data();
   size_t left = payload.size();
   uint64_t at = size_;

@@ -21,6 +21,7 @@ TimeIndex::~TimeIndex() = default;
 
 size_t TimeIndex::entries() const { return file_->entries(); }
 bool TimeIndex::full() const { return file_->full(); }
+int TimeIndex::reserve(size_t n) { return file_->reserve(n); }
 
 TimestampOffset TimeIndex::entry(size_t i) const {
   const std::byte* p = file_->entry(i);
@@ -38,6 +39,7 @@ bool TimeIndex::maybe_append(int64_t timestamp, int64_t offset) {
   if (rel < 0 || rel > INT32_MAX) return false;
   if (auto last = last_entry(); last && (timestamp <= last->timestamp || offset < last->offset)) return false;
   std::byte* p = file_->append_slot();
+  if (!p) return false;  // the disk is full: the entry is left out, as when the index is full
   detail::store_be64(p, static_cast<uint64_t>(timestamp));
   detail::store_be32(p + 8, static_cast<uint32_t>(rel));
   return true;

@@ -169,3 +169,21 @@ def test_missing_and_damaged_index_files_are_rebuilt(broker_factory):
             assert r.offset == target
     finally:
         c.close()
+
+
+def test_a_new_data_dir_is_reported_as_new_not_as_recovered(broker):
+    # The first start on an empty dir has nothing to recover and says the dir is new.
+    log = broker.log_text()
+    assert f"log dir {broker.data_dir} is new" in log, log
+    assert "not shut down cleanly" not in log and "recovering" not in log, log
+    # A clean stop and start: neither line.
+    broker.stop()
+    broker.restart()
+    log = broker.log_text()
+    assert "is new" not in log and "not shut down cleanly" not in log, log
+    # A kill: the next start recovers (a node alone hosts __consumer_offsets from the start).
+    broker.kill()
+    broker.restart()
+    log = broker.log_text()
+    assert "is new" not in log, log
+    assert f"log dir {broker.data_dir} was not shut down cleanly: recovering its logs" in log, log

@@ -5,6 +5,7 @@ configurations stop the start with one line; malformed KRaft requests fail alone
 import signal
 import socket
 import struct
+import subprocess
 import time
 
 import pytest
@@ -392,3 +393,45 @@ def test_a_node_with_another_voter_list_is_refused_and_says_why(tmp_path):
 def kw_port_serves(port):
     from brokerd_harness import port_answers
     return port_answers(port)
+
+
+@pytest.mark.parametrize("which", ["client", "controller", "metrics"])
+def test_a_node_whose_port_is_taken_exits_before_taking_part_in_the_quorum(tmp_path, which):
+    # Another process listens on one of node 3's ports. Node 3 must stop at once, naming the
+    # address, before it writes its identity or sends or answers any quorum message; nodes 1
+    # and 2 are a majority and serve without it.
+    c = QuorumCluster(tmp_path)
+    if which == "metrics":
+        port = free_port()
+        c.nodes[3].overrides["metrics.listener"] = f"127.0.0.1:{port}"
+    else:
+        port = c.nodes[3].port if which == "client" else c.controller_ports[3]
+    squatter = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    try:
+        squatter.bind(("127.0.0.1", port))
+        squatter.listen(8)
+        for i in (1, 2, 3):
+            c.nodes[i].start(wait=False)
+        t0 = time.monotonic()
+        try:
+            rc = c.nodes[3].proc.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            rc = None
+        took = time.monotonic() - t0
+        log = c.nodes[3].log_text()
+        assert rc is not None and rc != 0, f"node 3 still running (or exited 0) {took:.1f} s on:\n{log[-3000:]}"
+        assert f"127.0.0.1:{port}" in log and "Address already in use" in log, log[-3000:]
+        assert took < 5, f"node 3 took {took:.1f} s to exit"
+        # Nothing of the quorum or the cluster reached its dirs: no identity, no metadata log.
+        written = sorted(p.name for p in c.nodes[3].data_dir.rglob("*"))
+        assert "meta.properties" not in written and not any(n.startswith("__cluster_metadata") for n in written), written
+        # The others never heard from it.
+        c.nodes[1].wait_until_serving(c.START_TIMEOUT_S)
+        c.nodes[2].wait_until_serving(c.START_TIMEOUT_S)
+        wait_for_brokers(c.nodes[1], [1, 2])
+        for i in (1, 2):
+            assert "node 3" not in c.nodes[i].log_text() and "broker 3" not in c.nodes[i].log_text(), \
+                c.nodes[i].log_text()[-3000:]
+    finally:
+        squatter.close()
+        c.tear_down()

@@ -86,6 +86,9 @@ class PartitionManager {
     // leader/follower.replication.throttled.rate (replication_throttle.h).
     int64_t leader_throttle_rate = INT64_MAX;
     int64_t follower_throttle_rate = INT64_MAX;
+    // Log dirs formatted by this start (new_log_dirs() in node_identity.h): nothing in them
+    // to recover, and the start says so rather than report an unclean shutdown.
+    std::vector<std::filesystem::path> new_log_dirs;
     // Test builds only (inject.bug): the cleaner and retention ignore the high watermark, so
     // the fault campaign can prove it sees what that loses.
     struct StorageBugs {

@@ -9,6 +9,10 @@
 #include <string>
 #include <string_view>
 
+namespace brokerd::net {
+class BoundAddress;
+}
+
 namespace brokerd::metrics {
 
 class Registry;
@@ -22,7 +26,8 @@ HttpAddress parse_http_address(std::string_view text);
 
 class HttpServer {
  public:
-  HttpServer(Registry& registry, HttpAddress address);
+  // With `bound`, start() listens on that socket, bound ahead (net/bound_address.h).
+  HttpServer(Registry& registry, HttpAddress address, std::shared_ptr<net::BoundAddress> bound = nullptr);
   ~HttpServer();  // stop()
   HttpServer(const HttpServer&) = delete;
   HttpServer& operator=(const HttpServer&) = delete;

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "brokerd/common/security_protocol.h"
+#include "brokerd/net/bound_address.h"
 #include "brokerd/net/request.h"
 #include "brokerd/net/tls.h"
 
@@ -25,6 +26,8 @@ struct Listener {
   SecurityProtocol security = SecurityProtocol::plaintext;
   // SSL, SASL_SSL: the TLS every connection handshakes first.
   std::shared_ptr<TlsServerContext> tls;
+  // The address bound ahead (bound_address.h), which start() listens on; else start() binds.
+  std::shared_ptr<BoundAddress> bound;
 };
 
 struct ServerConfig {
@@ -57,8 +60,8 @@ class Server {
   Server(const Server&) = delete;
   Server& operator=(const Server&) = delete;
 
-  // Binds every listener (throws std::system_error if one cannot be bound) and starts
-  // accepting. The reactor pool must be running.
+  // Binds every listener not bound ahead and listens on all (throws std::system_error naming
+  // the address if one cannot be bound), then starts accepting. The reactor pool must be running.
   void start();
   // Stops accepting, lets in-flight requests finish and their responses be written (at most
   // shutdown_drain_ms), then closes every connection. Call from outside the reactor threads;

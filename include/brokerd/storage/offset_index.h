@@ -26,7 +26,8 @@ class OffsetIndex {
   OffsetIndex(std::filesystem::path path, int64_t base_offset, size_t max_bytes, bool writable);
   ~OffsetIndex();
 
-  // Appends an entry; offsets must increase. Returns false when full or not increasing.
+  // Appends an entry; offsets must increase. Returns false when full, not increasing, or
+  // when the disk has no room for its page (see reserve()).
   bool append(int64_t offset, uint32_t position);
   // The last entry with offset <= target, or {base_offset, 0} if none.
   OffsetPosition lookup(int64_t target) const;
@@ -36,6 +37,9 @@ class OffsetIndex {
 
   size_t entries() const;
   bool full() const;
+  // Allocates the disk blocks of the next n entries: 0, or the errno (ENOSPC) when the
+  // file system has no room. An append without room leaves its entry out.
+  int reserve(size_t n);
   OffsetPosition entry(size_t i) const;
   std::optional<OffsetPosition> last_entry() const;
   int64_t base_offset() const { return base_offset_; }

@@ -88,7 +88,8 @@ class Segment {
   bool indexes_full() const { return offset_index_->full() || time_index_->full(); }
 
   // Writes the payload with one pwrite and indexes its batches. On failure (ENOSPC, EIO)
-  // cuts the file back to its previous size and returns the errno.
+  // cuts the file back to its previous size and returns the errno. The index entries the
+  // batches may add get their disk blocks first, so a full disk fails the append here.
   int append(std::span<const std::byte> payload, std::span<const AppendBatch> batches);
 
   // Reads the header of the batch at `position`; nullopt at the end of the file or if the

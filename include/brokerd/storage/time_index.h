@@ -34,6 +34,9 @@ class TimeIndex {
 
   size_t entries() const;
   bool full() const;
+  // Allocates the disk blocks of the next n entries: 0, or the errno (ENOSPC) when the
+  // file system has no room. An append without room leaves its entry out.
+  int reserve(size_t n);
   TimestampOffset entry(size_t i) const;
   std::optional<TimestampOffset> last_entry() const;
   bool sane(int64_t next_offset) const;
