@@ -90,6 +90,11 @@ boost::asio::awaitable<net::Response> handle_produce(HandlerContext& ctx) {
         o.error = ErrorCode::unknown_topic_id;
       } else if (!meta || part.index < 0 || part.index >= meta->partition_count()) {
         o.error = ErrorCode::unknown_topic_or_partition;
+      } else if (cluster::is_internal_topic(topic.name)) {
+        // Only the node writes its own topics: a record in __consumer_offsets would be taken
+        // for a group's commit at the next load. Kafka refuses super users too.
+        o.error = ErrorCode::invalid_topic_exception;
+        o.message = "Cannot append to internal topic " + topic.name;
       } else if (part.records.is_null || part.records.parts.size() != 1 ||
                  !std::holds_alternative<SharedBytes>(part.records.parts[0]) || part.records.size() == 0) {
         o.error = ErrorCode::corrupt_message;
