@@ -1,13 +1,17 @@
 """What Produce refuses, as Kafka refuses it: writes into the broker's own topics (a record in
-__consumer_offsets would be taken for a group's commit)."""
+__consumer_offsets would be taken for a group's commit), control batches, transactional
+batches without a transaction, a producer id without a sequence; and a batch failed by
+several of its records names every one of them (KIP-467's record_errors)."""
 import time
 
+import pytest
 from confluent_kafka import Consumer, TopicPartition
 
 import kafka_wire as kw
+from brokerd_harness import module_broker
 from clients import create_topic
 
-INVALID_TOPIC_EXCEPTION = 17
+INVALID_TOPIC_EXCEPTION, INVALID_TXN_STATE, INVALID_RECORD = 17, 48, 87
 OFFSETS_PARTITIONS = 4
 
 
@@ -63,6 +67,68 @@ def test_clients_cannot_write_into_consumer_offsets(broker_factory):
     b.stop()
     b.start()
     assert committed(b.bootstrap, "victim", "orders", 0) == 5
+
+
+@pytest.fixture(scope="module")
+def shared(tmp_path_factory):
+    def setup(b):
+        create_topic(b.bootstrap, "rules", 1)
+        create_topic(b.bootstrap, "rules-compacted", 1, {"cleanup.policy": "compact"})
+    yield from module_broker(tmp_path_factory, "produce-rules", setup=setup)
+
+
+def log_end(b, topic):
+    with kw.Connection(b.port) as conn:
+        return kw.list_offsets(conn, topic, 0, kw.LATEST)["offset"]
+
+
+def produce_v8(b, topic, batch):
+    with kw.Connection(b.port) as conn:
+        return kw.produce(conn, topic, 0, batch, version=8)
+
+
+def test_a_control_batch_from_a_client_is_refused(shared):
+    before = log_end(shared, "rules")
+    resp = produce_v8(shared, "rules", kw.record_batch([(b"k", b"v")], attributes=0x20))
+    assert resp["error"] == INVALID_RECORD, resp
+    assert resp["error_message"] == "Clients are not allowed to write control records", resp
+    assert log_end(shared, "rules") == before
+
+
+def test_a_transactional_batch_without_a_transaction_is_refused(shared):
+    before = log_end(shared, "rules")
+    with kw.Connection(shared.port) as conn:
+        error, pid, epoch = kw.init_producer_id(conn)
+        assert error == 0
+    batch = kw.record_batch([(b"k", b"v")], attributes=0x10, producer_id=pid, producer_epoch=epoch, base_sequence=0)
+    resp = produce_v8(shared, "rules", batch)
+    assert resp["error"] == INVALID_TXN_STATE, resp
+    assert log_end(shared, "rules") == before
+
+
+def test_a_producer_id_without_a_sequence_is_refused(shared):
+    before = log_end(shared, "rules")
+    with kw.Connection(shared.port) as conn:
+        error, pid, epoch = kw.init_producer_id(conn)
+        assert error == 0
+    batch = kw.record_batch([(b"k", b"v")], producer_id=pid, producer_epoch=epoch, base_sequence=-1)
+    resp = produce_v8(shared, "rules", batch)
+    assert resp["error"] == INVALID_RECORD, resp
+    assert resp["error_message"] == f"Invalid sequence number -1 in record batch with producerId {pid}", resp
+    assert log_end(shared, "rules") == before
+    # The same producer's first real batch is taken.
+    batch = kw.record_batch([(b"k", b"v")], producer_id=pid, producer_epoch=epoch, base_sequence=0)
+    assert produce_v8(shared, "rules", batch)["error"] == 0
+
+
+def test_every_keyless_record_of_a_batch_is_named(shared):
+    records = [(None if i in (0, 10) else b"k%d" % i, b"v%d" % i) for i in range(20)]
+    resp = produce_v8(shared, "rules-compacted", kw.record_batch(records))
+    assert resp["error"] == INVALID_RECORD, resp
+    assert [i for i, _ in resp["record_errors"]] == [0, 10], resp
+    for _, message in resp["record_errors"]:
+        assert message == "Compacted topic cannot accept message without key in topic partition rules-compacted-0.", resp
+    assert resp["error_message"].startswith("One or more records have been rejected due to 2 record errors"), resp
 
 
 def end_of_batches(data):
