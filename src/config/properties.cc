@@ -112,7 +112,7 @@ constexpr PropertyDef kBroker[] = {
   {"log.segment.delete.delay.ms", T::int64, "60000", 0, INT64_MAX, {}, "file.delete.delay.ms", false, "Delay before a removed segment's files are deleted."},
   {"log.flush.interval.ms", T::int64, "1000", 1, INT64_MAX, {}, "flush.ms", false, "Dirty data is fsynced at least this often (grouped, off the reactor)."},
   {"log.flush.interval.messages", T::int64, "9223372036854775807", 1, INT64_MAX, {}, "flush.messages", false, "A produce that leaves this many records unsynced in a partition is answered once they are fsynced (1: every write is synced before its answer)."},
-  {"min.insync.replicas", T::int32, "1", 1, 32767, {}, "min.insync.replicas", false, "Replicas that must have a batch before acks=all completes."},
+  {"min.insync.replicas", T::int32, "1", 1, 32767, {}, "min.insync.replicas", false, "Replicas that must have a batch before acks=all completes (a value above a topic's replication factor counts as the replication factor, as in Kafka 3.7+)."},
   {"compression.type", T::choice, "producer", INT64_MIN, INT64_MAX, "uncompressed,gzip,snappy,lz4,zstd,producer", "compression.type", false, "How batches are stored: producer keeps the producer's codec; any other value re-encodes batches written with another codec."},
   {"compression.gzip.level", T::int32, "-1", -1, 9, {}, "compression.gzip.level", false, "gzip level when batches are re-encoded to gzip (-1: zlib's default, 6)."},
   {"compression.lz4.level", T::int32, "9", 1, 17, {}, "compression.lz4.level", false, "lz4 level when batches are re-encoded to lz4."},

@@ -184,6 +184,8 @@ boost::asio::awaitable<void> GroupCoordinator::load(int32_t p, uint64_t term) {
   auto current = [&] { return !stopping_ && slot.term == term; };
   auto started = std::chrono::steady_clock::now();
   int64_t records = 0;
+  int64_t skipped = 0;  // records the coordinator cannot have written
+  constexpr int64_t kSkipsLogged = 10;
   try {
     cluster::Partition* partition = partitions_.local(tp);
     int64_t offset = partition ? partition->log().log_start_offset() : 0;
@@ -201,13 +203,34 @@ boost::asio::awaitable<void> GroupCoordinator::load(int32_t p, uint64_t term) {
       while (pos + storage::batch_layout::header_size <= data.size()) {
         storage::RecordBatchView batch(std::span<const std::byte>(data).subspan(pos));
         if (batch.size() > data.size() - pos) break;
-        if (!batch.is_control()) {
+        if (batch.is_control()) {
+          // Transaction markers: no records of a group.
+        } else if (!coordinator_batch(batch)) {
+          // Not written by a coordinator (a producer's batch): its records are not group state.
+          const int64_t n = batch.next_offset() - std::max(offset, batch.base_offset());
+          if (n > 0 && skipped < kSkipsLogged) {
+            module_logger("group")->warn("{}: skipping offsets {}-{}: a batch the coordinator cannot have written "
+                                         "(producer id {}, attributes {:#x})",
+                                         tp.dir_name(), batch.base_offset(), batch.last_offset(), batch.producer_id(),
+                                         batch.attributes());
+          }
+          skipped += std::max<int64_t>(n, 0);
+        } else {
           storage::RecordReader reader(batch);
           storage::Record r;
+          std::string why;
           while (reader.next(r)) {
-            if (r.offset < offset || !r.key) continue;
-            part.replay(*r.key, r.value);
-            ++records;
+            if (r.offset < offset) continue;
+            if (r.key && r.headers.empty() && part.replay(*r.key, r.value, &why)) {
+              ++records;
+              continue;
+            }
+            if (skipped < kSkipsLogged) {
+              if (!r.key) why = "no key";
+              else if (!r.headers.empty()) why = "headers";
+              module_logger("group")->warn("{}: skipping the record at offset {}: {}", tp.dir_name(), r.offset, why);
+            }
+            ++skipped;
           }
         }
         offset = batch.next_offset();
@@ -225,6 +248,10 @@ boost::asio::awaitable<void> GroupCoordinator::load(int32_t p, uint64_t term) {
   part.finish_loading();
   auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - started).count();
   if (records) module_logger("group")->info("{}: replayed {} records in {} ms", tp.dir_name(), records, ms);
+  if (skipped) {
+    module_logger("group")->warn("{}: skipped {} records the coordinator cannot have written", tp.dir_name(),
+                                 skipped);
+  }
   co_await expiry_loop(p, term);
 }
 

@@ -60,36 +60,40 @@ ErrorCode GroupPartition::persist_group(const Group& g) {
 
 // ---- loading ----
 
-void GroupPartition::replay(std::span<const std::byte> key, std::optional<std::span<const std::byte>> value) {
+bool GroupPartition::replay(std::span<const std::byte> key, std::optional<std::span<const std::byte>> value,
+                            std::string* why) {
   std::optional<RecordKey> k;
   try {
     k = decode_key(key);
   } catch (const std::exception& e) {
-    module_logger("group")->warn("{}-{}: skipping a record with an unreadable key: {}", kOffsetsTopic, partition_,
-                                 e.what());
-    return;
+    if (why) *why = std::string("unreadable key: ") + e.what();
+    return false;
   }
-  if (!k) return;
+  if (!k) {
+    if (why) *why = "a key version this coordinator does not know";
+    return false;
+  }
   try {
     if (auto* ok = std::get_if<OffsetRecordKey>(&*k)) {
+      std::optional<OffsetEntry> entry;
+      if (value) entry = decode_offset_value(*value);
       auto& offsets = loading_offsets_[ok->group_id];
-      if (value) {
-        offsets[ok->key] = decode_offset_value(*value);
+      if (entry) {
+        offsets[ok->key] = std::move(*entry);
       } else {
         offsets.erase(ok->key);
       }
     } else {
       auto& gk = std::get<GroupRecordKey>(*k);
-      if (value) {
-        loading_groups_[gk.group_id] = decode_group_value(*value);
-      } else {
-        loading_groups_[gk.group_id] = std::nullopt;
-      }
+      std::optional<StoredGroup> group;
+      if (value) group = decode_group_value(*value);
+      loading_groups_[gk.group_id] = std::move(group);
     }
   } catch (const std::exception& e) {
-    module_logger("group")->warn("{}-{}: skipping a record with an unreadable value: {}", kOffsetsTopic, partition_,
-                                 e.what());
+    if (why) *why = std::string("unreadable value: ") + e.what();
+    return false;
   }
+  return true;
 }
 
 void GroupPartition::finish_loading() {

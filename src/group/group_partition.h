@@ -44,7 +44,10 @@ class GroupPartition {
   // A partition starts loading as constructed (tests); in a cluster it starts resigned and
   // loads when this node becomes the leader of its offsets partition.
   void begin_loading();
-  void replay(std::span<const std::byte> key, std::optional<std::span<const std::byte>> value);
+  // A record that is not one of the coordinator's (a key or value that does not decode, as
+  // exactly its fields, under a known version) changes nothing: false, and why in `why`.
+  bool replay(std::span<const std::byte> key, std::optional<std::span<const std::byte>> value,
+              std::string* why = nullptr);
   void finish_loading();
   bool loaded() const { return loaded_; }
   bool coordinating() const { return coordinating_; }

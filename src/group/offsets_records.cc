@@ -17,6 +17,12 @@ Bytes versioned(int16_t version, const Msg& msg) {
   return std::move(w).finish_bytes();
 }
 
+// A record is exactly its fields: bytes after them mean it was not written as this version.
+void expect_end(const protocol::Reader& r, const char* what) {
+  if (r.remaining() != 0)
+    throw protocol::DecodeError(std::to_string(r.remaining()) + " bytes after the fields of a " + what);
+}
+
 }  // namespace
 
 Bytes encode_offset_key(const std::string& group_id, const OffsetKey& key) {
@@ -70,11 +76,13 @@ std::optional<RecordKey> decode_key(std::span<const std::byte> bytes) {
   if (version == 0 || version == 1) {
     protocol::OffsetCommitKey k;
     k.decode(r, version);
+    expect_end(r, "OffsetCommitKey");
     return OffsetRecordKey{k.group, {k.topic, k.partition}};
   }
   if (version == 2) {
     protocol::GroupMetadataKey k;
     k.decode(r, version);
+    expect_end(r, "GroupMetadataKey");
     return GroupRecordKey{k.group};
   }
   return std::nullopt;
@@ -87,6 +95,7 @@ OffsetEntry decode_offset_value(std::span<const std::byte> bytes) {
     throw protocol::DecodeError("unknown OffsetCommitValue version " + std::to_string(version));
   protocol::OffsetCommitValue v;
   v.decode(r, version);
+  expect_end(r, "OffsetCommitValue");
   return OffsetEntry{v.offset, v.leader_epoch, v.metadata, v.commit_timestamp, v.expire_timestamp};
 }
 
@@ -97,6 +106,7 @@ StoredGroup decode_group_value(std::span<const std::byte> bytes) {
     throw protocol::DecodeError("unknown GroupMetadataValue version " + std::to_string(version));
   protocol::GroupMetadataValue v;
   v.decode(r, version);
+  expect_end(r, "GroupMetadataValue");
   StoredGroup g;
   g.protocol_type = v.protocol_type;
   g.generation = v.generation;
@@ -116,6 +126,10 @@ StoredGroup decode_group_value(std::span<const std::byte> bytes) {
     g.members.push_back(std::move(m));
   }
   return g;
+}
+
+bool coordinator_batch(const storage::RecordBatchView& batch) {
+  return !batch.is_control() && !batch.is_transactional() && batch.producer_id() < 0;
 }
 
 }  // namespace brokerd::group

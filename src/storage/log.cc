@@ -175,6 +175,10 @@ AppendResult Log::append(std::span<std::byte> batches, int32_t leader_epoch, int
   BatchLimits limits;
   limits.max_batch_bytes = static_cast<size_t>(cfg_.max_message_bytes);
   limits.require_keys = cfg_.cleanup_policy.compact;
+  limits.from_client = origin == AppendOrigin::client;
+  std::string partition_name;  // a compacted topic names it in its records' errors
+  if (limits.require_keys) partition_name = dir_.filename().string();
+  limits.partition_name = partition_name;
   if (origin == AppendOrigin::client && cfg_.message_timestamp_type == TimestampType::create_time) {
     limits.earliest_timestamp = cfg_.timestamp_before_max_ms >= now_ms ? INT64_MIN : now_ms - cfg_.timestamp_before_max_ms;
     limits.latest_timestamp =
@@ -185,11 +189,7 @@ AppendResult Log::append(std::span<std::byte> batches, int32_t leader_epoch, int
   if (!v.ok()) {
     res.error = v.error;
     res.message = std::move(v.message);
-    res.record_index = v.record_index;
-    if (v.missing_key) {
-      res.message = "Compacted topic cannot accept message without key in topic partition " +
-                    dir_.filename().string() + ".";
-    }
+    res.record_errors = std::move(v.record_errors);
     return res;
   }
   // A compression.type other than "producer": client batches in another codec are re-encoded

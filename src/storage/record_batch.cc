@@ -107,6 +107,27 @@ ValidationResult fail(ErrorCode e, std::string msg) {
   return r;
 }
 
+// A batch failed by its records: INVALID_TIMESTAMP when a timestamp was among the reasons,
+// else INVALID_RECORD, with Kafka's summary as the message.
+ValidationResult record_errors(std::vector<RecordError> errors, bool timestamp_error) {
+  if (timestamp_error) {
+    auto r = fail(ErrorCode::invalid_timestamp, "One or more records have been rejected due to invalid timestamp");
+    r.record_errors = std::move(errors);
+    return r;
+  }
+  std::string shown;
+  for (size_t k = 0; k < errors.size() && k < 3; ++k) {
+    if (k) shown += ", ";
+    shown += "RecordError(batchIndex=" + std::to_string(errors[k].index) + ", message='" + errors[k].message + "')";
+  }
+  auto r = fail(ErrorCode::invalid_record, "One or more records have been rejected due to " +
+                                               std::to_string(errors.size()) +
+                                               " record errors in total, and only showing the first three errors at "
+                                               "most: [" + shown + "]");
+  r.record_errors = std::move(errors);
+  return r;
+}
+
 }  // namespace
 
 RecordReader::RecordReader(const RecordBatchView& batch, size_t max_decompressed) : batch_(batch) {
@@ -168,6 +189,13 @@ ValidationResult validate_batch(std::span<const std::byte> bytes, const BatchLim
   if (limits.stored ? b.last_offset_delta() < count - 1 || b.last_offset_delta() < 0 : b.last_offset_delta() != count - 1)
     return fail(ErrorCode::invalid_record, "lastOffsetDelta disagrees with recordsCount");
   if (b.max_timestamp() < -1 || b.base_timestamp() < -1) return fail(ErrorCode::invalid_record, "negative timestamp");
+  if (limits.from_client) {
+    if (b.is_control()) return fail(ErrorCode::invalid_record, "Clients are not allowed to write control records");
+    if (b.producer_id() >= 0 && b.base_sequence() < 0) {
+      return fail(ErrorCode::invalid_record, "Invalid sequence number " + std::to_string(b.base_sequence()) +
+                                                 " in record batch with producerId " + std::to_string(b.producer_id()));
+    }
+  }
 
   if (limits.check_records) {
     Bytes decompressed;
@@ -180,6 +208,10 @@ ValidationResult validate_batch(std::span<const std::byte> bytes, const BatchLim
     const std::byte* p = data.data();
     const std::byte* end = p + data.size();
     int32_t prev_delta = -1;
+    // Bad keys and timestamps are gathered, one error per record (its key first), so that the
+    // client can fail exactly those records (KIP-467); bad framing ends the walk at once.
+    std::vector<RecordError> errors;
+    bool timestamp_error = false;
     for (int32_t i = 0; i < count; ++i) {
       int32_t delta;
       int64_t ts_delta;
@@ -190,27 +222,28 @@ ValidationResult validate_batch(std::span<const std::byte> bytes, const BatchLim
       if (!delta_ok) return fail(ErrorCode::invalid_record, "offset deltas not sequential");
       prev_delta = delta;
       if (limits.require_keys && null_key) {
-        auto r = fail(ErrorCode::invalid_record, "a record without a key in a compacted topic");
-        r.missing_key = true;
-        r.record_index = i;
-        return r;
+        errors.push_back({i, "Compacted topic cannot accept message without key in topic partition " +
+                                 std::string(limits.partition_name) + "."});
+        continue;
       }
       // A delta that overflows the base timestamp is no time at all: out of any bounds.
       int64_t ts = 0;
       const bool absurd = __builtin_add_overflow(b.base_timestamp(), ts_delta, &ts);
       const bool bounded = limits.earliest_timestamp != INT64_MIN || limits.latest_timestamp != INT64_MAX;
       if (bounded && (absurd || ts < limits.earliest_timestamp || ts > limits.latest_timestamp)) {
-        auto r = fail(ErrorCode::invalid_timestamp,
-                      "Timestamp " + std::to_string(ts) + " of message with offset " + std::to_string(i) +
-                          " is out of range. The timestamp should be within [" +
-                          std::to_string(limits.earliest_timestamp) + ", " +
-                          std::to_string(limits.latest_timestamp) + "]");
-        r.record_index = i;
-        return r;
+        errors.push_back({i, "Timestamp " + std::to_string(ts) + " of message with offset " + std::to_string(i) +
+                                 " is out of range. The timestamp should be within [" +
+                                 std::to_string(limits.earliest_timestamp) + ", " +
+                                 std::to_string(limits.latest_timestamp) + "]"});
+        timestamp_error = true;
       }
     }
     if (p != end) return fail(ErrorCode::corrupt_message, "bytes after the last record");
+    if (!errors.empty()) return record_errors(std::move(errors), timestamp_error);
   }
+  // After the records, as Kafka checks it after them too (with the producer's state).
+  if (limits.from_client && b.is_transactional())
+    return fail(ErrorCode::invalid_txn_state, "Record was not part of an ongoing transaction");
 
   ValidationResult r;
   r.valid_bytes = size;

@@ -145,3 +145,14 @@ def test_log_append_time_topic_acknowledges_readable_offsets(b):
                               version=3)
             assert resp["error"] == 0 and resp["log_append_time"] > 1000, resp
             assert record_at(b, topic, 0, resp["base_offset"]) == (b"k%d" % i, b"v%d" % i)
+
+
+def test_min_insync_replicas_above_the_replication_factor_counts_as_the_replication_factor(b):
+    # Kafka since 3.7 (KAFKA-15583) takes min(min.insync.replicas, replicas) as the minimum,
+    # for acks=all as for the high watermark: RF 1 with min.insync.replicas=2 is written and
+    # acknowledged with its one copy, and the record is readable at once.
+    topic = "ack-min-isr-above-rf"
+    create_topic(b.bootstrap, topic, 1, {"min.insync.replicas": "2"})
+    with kw.Connection(b.port) as conn:
+        base = produce_ok(conn, topic, kw.record_batch([(b"k", b"v")]), acks=-1)
+    assert record_at(b, topic, 0, base) == (b"k", b"v")

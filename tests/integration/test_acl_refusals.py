@@ -135,3 +135,14 @@ def test_a_principal_without_acls_is_refused(mallory, name, request_, refusal):
     codes = error_codes(answer.SCHEMA, answer, [])
     assert refusal in codes, f"{name}: expected error {refusal} among {codes}"
     assert b.alive()
+
+
+@pytest.mark.parametrize("topic", [TOPIC, "no-such-topic"])
+def test_fetch_does_not_tell_a_principal_without_acls_whether_a_topic_exists(mallory, topic):
+    # Authorized before the topic is looked up: an existing and a missing topic are answered
+    # alike, so the answer reveals nothing about which topics exist.
+    b, conn = mallory
+    answer = ask(conn, FetchRequest_v4(-1, 0, 0, 1 << 20, 0, [(topic, [(0, 0, 1 << 20)])]))
+    codes = error_codes(answer.SCHEMA, answer, [])
+    assert codes == [TOPIC_DENIED], f"Fetch of {topic}: {codes}"
+    assert b.alive()

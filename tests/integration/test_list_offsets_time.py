@@ -103,3 +103,53 @@ def test_offsets_for_times_survive_restart(broker_factory):
     broker.kill()
     broker.restart()
     check()
+
+
+def test_max_timestamp_answers_only_committed_records(tmp_path):
+    # A record above the high watermark (written with acks=1 while the follower is stopped)
+    # may still be cut by the next leader: ListOffsets must not name it, for MAX_TIMESTAMP (-3)
+    # as for any timestamp. Kafka then answers no offset.
+    import signal
+    from confluent_kafka.admin import NewTopic
+
+    from cluster_harness import QuorumCluster
+    from clients import admin
+    from waiting import eventually
+
+    cluster = QuorumCluster(tmp_path, voters=2)
+    try:
+        cluster.start()
+        topic = "max-ts"
+        a = admin(cluster.bootstrap())  # must outlive its futures
+        a.create_topics([NewTopic(topic, num_partitions=1, replication_factor=2, config={"min.insync.replicas": "1"})],
+                        operation_timeout=30)[topic].result(timeout=30)
+
+        def isr():
+            md = admin(cluster.bootstrap()).list_topics(topic=topic, timeout=5).topics.get(topic)
+            p = md.partitions.get(0) if md and md.error is None else None
+            return (p.leader, sorted(p.isrs)) if p and p.leader >= 0 else None
+
+        assert eventually(lambda: isr() and isr()[1] == [1, 2], 30), isr()
+        leader = isr()[0]
+        follower = 3 - leader
+        now = int(time.time() * 1000)
+        with kw.Connection(cluster.nodes[leader].port) as conn:
+            first = kw.produce(conn, topic, 0, kw.record_batch([(b"k", b"committed", now)], base_timestamp=now))
+            assert (first["error"], first["base_offset"]) == (0, 0), first
+            cluster.nodes[follower].proc.send_signal(signal.SIGSTOP)
+            try:
+                later = now + 5000
+                second = kw.produce(conn, topic, 0, kw.record_batch([(b"k", b"uncommitted", later)],
+                                                                     base_timestamp=later), acks=1)
+                assert (second["error"], second["base_offset"]) == (0, 1), second
+                assert kw.list_offsets(conn, topic, 0, kw.LATEST)["offset"] == 1  # the high watermark
+                got = kw.list_offsets(conn, topic, 0, -3)
+                assert got["error"] == 0, got
+                assert got["offset"] != 1, f"MAX_TIMESTAMP named offset 1, above the high watermark: {got}"
+                assert (got["offset"], got["timestamp"]) == (-1, -1), got
+            finally:
+                cluster.nodes[follower].proc.send_signal(signal.SIGCONT)
+            # Once the follower has it, the record is committed and named.
+            assert eventually(lambda: kw.list_offsets(conn, topic, 0, -3)["offset"] == 1, 30)
+    finally:
+        cluster.tear_down()

@@ -11,6 +11,7 @@
 
 #include "brokerd/common/bytes.h"
 #include "brokerd/group/types.h"
+#include "brokerd/storage/record_batch.h"
 
 namespace brokerd::group {
 
@@ -54,10 +55,15 @@ Bytes encode_offset_value(const OffsetEntry& entry);
 Bytes encode_group_key(const std::string& group_id);
 Bytes encode_group_value(const StoredGroup& group);
 
-// Throws protocol::DecodeError on malformed bytes; nullopt for a key version this broker does
-// not know (records of other coordinators, which replay skips).
+// Throws protocol::DecodeError on malformed bytes (trailing bytes included); nullopt for a key
+// version this broker does not know (records of other coordinators, which replay skips).
 std::optional<RecordKey> decode_key(std::span<const std::byte> key);
 OffsetEntry decode_offset_value(std::span<const std::byte> value);
 StoredGroup decode_group_value(std::span<const std::byte> value);
+
+// Whether a batch of __consumer_offsets can hold the coordinator's records. Its batches are
+// neither control nor transactional and carry no producer id (there are no transactional
+// offset commits yet): anything else came from elsewhere, and loading skips it.
+bool coordinator_batch(const storage::RecordBatchView& batch);
 
 }  // namespace brokerd::group

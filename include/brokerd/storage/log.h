@@ -20,6 +20,7 @@
 #include "brokerd/protocol/records.h"
 #include "brokerd/storage/log_config.h"
 #include "brokerd/storage/producer_state.h"
+#include "brokerd/storage/record_batch.h"
 #include "brokerd/storage/segment.h"
 
 namespace brokerd::storage {
@@ -35,7 +36,7 @@ enum class AppendOrigin : uint8_t { client, coordinator, internal };
 struct AppendResult {
   ErrorCode error = ErrorCode::none;
   std::string message;  // why, when error != none
-  int32_t record_index = -1;  // the record of the batch that made it fail, if one did (KIP-467)
+  std::vector<RecordError> record_errors;  // the records of the batch that made it fail, if any did (KIP-467)
   int64_t base_offset = -1;
   int64_t last_offset = -1;
   int64_t log_append_time = -1;  // -1 unless the topic uses LogAppendTime

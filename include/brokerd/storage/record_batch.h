@@ -6,6 +6,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "brokerd/common/bytes.h"
@@ -152,6 +153,11 @@ struct BatchLimits {
   // (message.timestamp.before/after.max.ms of a CreateTime topic); needs check_records.
   int64_t earliest_timestamp = INT64_MIN;
   int64_t latest_timestamp = INT64_MAX;
+  // A client's batch (Produce), which must not be a control batch, must give an idempotent
+  // producer's batch a sequence, and cannot be transactional (there are no transactions).
+  bool from_client = false;
+  // The partition as records' errors name it ("topic-0"); needed with require_keys.
+  std::string_view partition_name;
 };
 
 // What the append path needs to know of each batch, collected while validating.
@@ -164,23 +170,31 @@ struct BatchInfo {
   Compression compression = Compression::none;
 };
 
+// One record that failed its batch (KIP-467: ProduceResponse v8+ record_errors).
+struct RecordError {
+  int32_t index = 0;  // within its batch
+  std::string message;
+};
+
 struct ValidationResult {
   ErrorCode error = ErrorCode::none;
   std::string message;       // why, for logs
   size_t valid_bytes = 0;    // bytes of leading batches that passed
   int32_t batch_count = 0;   // batches that passed
   int64_t record_count = 0;  // records in batches that passed
-  bool missing_key = false;  // INVALID_RECORD because require_keys met a record without a key
-  int32_t record_index = -1; // the record (within its batch) that failed, when one did
+  // Every record that failed the batch (keys, timestamps), in order, when records did.
+  std::vector<RecordError> record_errors;
   bool ok() const { return error == ErrorCode::none; }
 };
 
 // Splits a produce payload into batches and checks every one (magic 2, lengths, CRC,
 // counts, record framing, size, codec). Errors: CORRUPT_MESSAGE (bad CRC, truncation,
 // framing, records disagreeing with recordsCount), INVALID_RECORD (impossible header
-// fields), INVALID_TIMESTAMP (outside the limits' bounds), MESSAGE_TOO_LARGE,
-// UNSUPPORTED_FOR_MESSAGE_FORMAT (magic < 2),
-// UNSUPPORTED_COMPRESSION_TYPE. Stops at the first bad batch.
+// fields; records without a key where keys are required; from a client, a control batch or
+// a producer id without a sequence), INVALID_TIMESTAMP (outside the limits' bounds),
+// INVALID_TXN_STATE (a client's transactional batch), MESSAGE_TOO_LARGE,
+// UNSUPPORTED_FOR_MESSAGE_FORMAT (magic < 2), UNSUPPORTED_COMPRESSION_TYPE. Stops at the
+// first bad batch; within it, every bad record is listed.
 ValidationResult validate_batches(std::span<const std::byte> payload, const BatchLimits& limits,
                                   std::vector<BatchInfo>* infos = nullptr);
 

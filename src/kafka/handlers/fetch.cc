@@ -279,10 +279,13 @@ boost::asio::awaitable<net::Response> handle_fetch(HandlerContext& ctx) {
     w.current_leader_epoch = sp.current_leader_epoch;
     w.replica_log_start = sp.requester_log_start;
     w.replica_epoch = replica_epoch;
-    if (!meta) {
-      w.error = ctx.version >= 13 ? ErrorCode::unknown_topic_id : ErrorCode::unknown_topic_or_partition;
-    } else if (replica_id < 0 && !authorized_topic(ctx, acl::Operation::read, meta->name)) {
+    // A consumer is authorized before the topic is looked up, so that its answer does not
+    // tell whether a topic it may not read exists; an unknown topic id names nothing to
+    // authorize.
+    if (replica_id < 0 && (meta || ctx.version < 13) && !authorized_topic(ctx, acl::Operation::read, w.tp.topic)) {
       w.error = ErrorCode::topic_authorization_failed;
+    } else if (!meta) {
+      w.error = ctx.version >= 13 ? ErrorCode::unknown_topic_id : ErrorCode::unknown_topic_or_partition;
     } else if (key.partition < 0 || key.partition >= meta->partition_count()) {
       w.error = ErrorCode::unknown_topic_or_partition;
     }

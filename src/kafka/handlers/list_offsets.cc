@@ -48,9 +48,13 @@ Answer lookup(cluster::Partition* p, int64_t ts) {
       a.leader_epoch = -1;
       break;
     case kMaxTimestamp:
-      if (auto m = log.max_timestamp_and_offset()) {
+      // As for a timestamp: only a record below the high watermark is answered, so an
+      // uncommitted record with the largest timestamp gives no offset (as Kafka answers).
+      if (auto m = log.max_timestamp_and_offset(); m && m->offset < p->high_watermark()) {
         a.timestamp = m->timestamp;
         a.offset = m->offset;
+      } else {
+        a.leader_epoch = -1;
       }
       break;
     default:

@@ -28,7 +28,7 @@ using protocol::ProduceResponse;
 struct Outcome {
   ErrorCode error = ErrorCode::none;
   std::string message;
-  int32_t record_index = -1;  // the record that failed the batch (ProduceResponse v8+ record_errors)
+  std::vector<storage::RecordError> record_errors;  // the records that failed the batch (v8+)
   int64_t base_offset = -1;
   int64_t log_append_time = -1;
   int64_t log_start_offset = -1;
@@ -90,6 +90,11 @@ boost::asio::awaitable<net::Response> handle_produce(HandlerContext& ctx) {
         o.error = ErrorCode::unknown_topic_id;
       } else if (!meta || part.index < 0 || part.index >= meta->partition_count()) {
         o.error = ErrorCode::unknown_topic_or_partition;
+      } else if (cluster::is_internal_topic(topic.name)) {
+        // Only the node writes its own topics: a record in __consumer_offsets would be taken
+        // for a group's commit at the next load. Kafka refuses super users too.
+        o.error = ErrorCode::invalid_topic_exception;
+        o.message = "Cannot append to internal topic " + topic.name;
       } else if (part.records.is_null || part.records.parts.size() != 1 ||
                  !std::holds_alternative<SharedBytes>(part.records.parts[0]) || part.records.size() == 0) {
         o.error = ErrorCode::corrupt_message;
@@ -133,7 +138,7 @@ boost::asio::awaitable<net::Response> handle_produce(HandlerContext& ctx) {
                            auto res = p->append(data, now, storage::AppendOrigin::client);
                            r.error = res.error;
                            r.message = std::move(res.message);
-                           r.record_index = res.record_index;
+                           r.record_errors = std::move(res.record_errors);
                            r.base_offset = res.base_offset;
                            r.log_append_time = res.log_append_time;
                            r.log_start_offset = res.log_start_offset;
@@ -222,12 +227,12 @@ boost::asio::awaitable<net::Response> handle_produce(HandlerContext& ctx) {
       if (o.error != ErrorCode::none) {
         any_error = true;
         if (!o.message.empty()) pr.error_message = o.message;
-        // KIP-467: name the record, so that the client fails it alone with this error and the
-        // batch's others with its own "another record failed" error.
-        if (o.record_index >= 0) {
+        // KIP-467: name the records, so that the client fails them alone with this error and
+        // the batch's others with its own "another record failed" error.
+        for (const auto& re : o.record_errors) {
           protocol::produce_response_types::BatchIndexAndErrorMessage e;
-          e.batch_index = o.record_index;
-          e.batch_index_error_message = o.message;
+          e.batch_index = re.index;
+          e.batch_index_error_message = re.message;
           pr.record_errors.push_back(std::move(e));
         }
       }

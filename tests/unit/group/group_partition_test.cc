@@ -317,6 +317,25 @@ TEST(GroupPartition, ReplayRestoresOffsetsAndMembers) {
   EXPECT_EQ(h.part->fetch("s", std::vector<OffsetKey>{{"u", 3}}).offsets[0].entry.offset, 7);
 }
 
+TEST(GroupPartition, ReplaySkipsRecordsThatDoNotDecodeExactly) {
+  Harness h;
+  CommitRequest c{"victim", -1, "", std::nullopt, {{{"orders", 0}, {5, -1, "", -1, -1}}}};
+  h.part->commit(c);
+  // A forged commit whose value carries bytes after its fields, and one of an unknown key
+  // version: neither changes the group.
+  OffsetsRecord forged{encode_offset_key("victim", {"orders", 0}), encode_offset_value({999999, -1, "", 1, -1})};
+  forged.value->push_back(std::byte{0});
+  h.log.push_back(forged);
+  OffsetsRecord unknown{Bytes{std::byte{0}, std::byte{9}}, std::nullopt};
+  h.log.push_back(unknown);
+  h.reload();
+  EXPECT_EQ(h.part->fetch("victim", std::nullopt).offsets.at(0).entry.offset, 5);
+  std::string why;
+  EXPECT_FALSE(h.part->replay(forged.key, std::span<const std::byte>(*forged.value), &why));
+  EXPECT_NE(why.find("unreadable value"), std::string::npos) << why;
+  EXPECT_FALSE(h.part->replay(unknown.key, std::nullopt, &why));
+}
+
 TEST(GroupPartition, StaticMemberRejoinKeepsAssignmentAndFencesTheOldId) {
   Harness h;
   auto req = join_req("g");

@@ -5,6 +5,7 @@
 #include "brokerd/group/group_coordinator.h"
 #include "brokerd/group/offsets_records.h"
 #include "brokerd/protocol/wire.h"
+#include "brokerd/storage/batch_builder.h"
 
 namespace brokerd::group {
 namespace {
@@ -126,6 +127,38 @@ TEST(OffsetsRecords, UnknownKeyVersionsAreSkipped) {
   o.i16(3);  // a KIP-848 record
   o.str("x");
   EXPECT_FALSE(decode_key(o.b));
+}
+
+TEST(OffsetsRecords, BytesAfterTheFieldsDoNotDecode) {
+  Bytes key = encode_offset_key("g1", {"orders", 0});
+  key.push_back(std::byte{0});
+  EXPECT_THROW(decode_key(key), protocol::DecodeError);
+  Bytes value = encode_offset_value(OffsetEntry{999999, -1, "", 1, -1});
+  value.push_back(std::byte{0});
+  EXPECT_THROW(decode_offset_value(value), protocol::DecodeError);
+  Bytes group = encode_group_value(StoredGroup{"consumer", 1, "range", "m", 1, {}});
+  group.push_back(std::byte{0});
+  EXPECT_THROW(decode_group_value(group), protocol::DecodeError);
+}
+
+TEST(OffsetsRecords, OnlyPlainBatchesWithoutAProducerAreTheCoordinators) {
+  auto batch = [](storage::BatchOptions o) {
+    storage::BatchBuilder b(o);
+    b.add(1, encode_group_key("g"), std::nullopt);
+    return b.build();
+  };
+  EXPECT_TRUE(coordinator_batch(storage::RecordBatchView(batch({}))));
+  storage::BatchOptions idempotent;
+  idempotent.producer_id = 7;
+  idempotent.producer_epoch = 0;
+  idempotent.base_sequence = 0;
+  EXPECT_FALSE(coordinator_batch(storage::RecordBatchView(batch(idempotent))));
+  storage::BatchOptions transactional = idempotent;
+  transactional.transactional = true;
+  EXPECT_FALSE(coordinator_batch(storage::RecordBatchView(batch(transactional))));
+  storage::BatchOptions control;
+  control.control = true;
+  EXPECT_FALSE(coordinator_batch(storage::RecordBatchView(batch(control))));
 }
 
 TEST(GroupPartitioning, JavaStringHashCode) {

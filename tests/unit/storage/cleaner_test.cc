@@ -419,8 +419,10 @@ TEST(Cleaner, CompactedLogRefusesRecordsWithoutKey) {
   Bytes b = bb.build();
   auto res = log->append(b, 0, kT0);
   EXPECT_EQ(res.error, ErrorCode::invalid_record);
-  EXPECT_EQ(res.message, "Compacted topic cannot accept message without key in topic partition " +
-                             dir.path().filename().string() + ".");
+  ASSERT_EQ(res.record_errors.size(), 1u);
+  EXPECT_EQ(res.record_errors[0].index, 0);
+  EXPECT_EQ(res.record_errors[0].message, "Compacted topic cannot accept message without key in topic partition " +
+                                              dir.path().filename().string() + ".");
   EXPECT_EQ(log->log_end_offset(), 0);
   auto cfg = compact_config();
   cfg.cleanup_policy = {true, false};

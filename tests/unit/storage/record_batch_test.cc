@@ -207,5 +207,62 @@ TEST(Validate, Garbage) {
   EXPECT_NE(validate_batches(g, BatchLimits{}).error, ErrorCode::none);
 }
 
+Bytes one_record(BatchOptions o) {
+  BatchBuilder b(o);
+  b.add(1000, as_bytes("k"), as_bytes("v"));
+  return b.build();
+}
+
+TEST(Validate, ClientBatchesFollowTheProduceRules) {
+  BatchLimits client;
+  client.from_client = true;
+  BatchOptions control;
+  control.control = true;
+  auto r = validate_batches(one_record(control), client);
+  EXPECT_EQ(r.error, ErrorCode::invalid_record);
+  EXPECT_EQ(r.message, "Clients are not allowed to write control records");
+  BatchOptions no_sequence;
+  no_sequence.producer_id = 42;
+  no_sequence.producer_epoch = 0;
+  r = validate_batches(one_record(no_sequence), client);
+  EXPECT_EQ(r.error, ErrorCode::invalid_record);
+  EXPECT_EQ(r.message, "Invalid sequence number -1 in record batch with producerId 42");
+  BatchOptions transactional = no_sequence;
+  transactional.base_sequence = 0;
+  transactional.transactional = true;
+  EXPECT_EQ(validate_batches(one_record(transactional), client).error, ErrorCode::invalid_txn_state);
+  // The node's own writers (and followers) are not clients.
+  for (const auto& o : {control, no_sequence, transactional})
+    EXPECT_TRUE(validate_batches(one_record(o), BatchLimits{}).ok());
+}
+
+TEST(Validate, EveryBadRecordOfABatchIsNamed) {
+  BatchBuilder b;
+  for (int i = 0; i < 20; ++i) {
+    std::string v = "v" + std::to_string(i);
+    if (i == 0 || i == 10) {
+      b.add(1000, std::nullopt, as_bytes(v));
+    } else {
+      b.add(1000, as_bytes("k"), as_bytes(v));
+    }
+  }
+  Bytes bytes = b.build();
+  BatchLimits limits;
+  limits.require_keys = true;
+  limits.partition_name = "t-0";
+  auto r = validate_batches(bytes, limits);
+  EXPECT_EQ(r.error, ErrorCode::invalid_record);
+  ASSERT_EQ(r.record_errors.size(), 2u);
+  EXPECT_EQ(r.record_errors[0].index, 0);
+  EXPECT_EQ(r.record_errors[1].index, 10);
+  EXPECT_EQ(r.record_errors[1].message, "Compacted topic cannot accept message without key in topic partition t-0.");
+  EXPECT_EQ(r.message.rfind("One or more records have been rejected due to 2 record errors in total", 0), 0u) << r.message;
+  // With a timestamp among the reasons the batch is INVALID_TIMESTAMP, each record its own.
+  limits.latest_timestamp = 999;
+  r = validate_batches(bytes, limits);
+  EXPECT_EQ(r.error, ErrorCode::invalid_timestamp);
+  EXPECT_EQ(r.record_errors.size(), 20u);
+}
+
 }  // namespace
 }  // namespace brokerd::storage
