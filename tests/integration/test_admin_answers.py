@@ -1,0 +1,117 @@
+"""What the admin APIs answer besides their error codes, checked on the wire with the raw
+encoder (kafka_wire): the ACL APIs' error_message is null on success."""
+import struct
+import subprocess
+
+import pytest
+
+import kafka_wire as kw
+from brokerd_harness import brokerctl_binary, free_port
+from clients import create_topic
+
+AUTHORIZER = "org.apache.kafka.metadata.authorizer.StandardAuthorizer"
+SECURITY_DISABLED, TOPIC_AUTHORIZATION_FAILED = 54, 29
+API_CREATE_TOPICS, API_DESCRIBE_GROUPS, API_DESCRIBE_ACLS, API_CREATE_ACLS, API_DELETE_ACLS = 19, 15, 29, 30, 31
+API_DESCRIBE_CLUSTER, API_DESCRIBE_TOPIC_PARTITIONS = 60, 75
+TOPIC, GROUP, CLUSTER = 2, 3, 4
+ANY, LITERAL = 1, 3
+READ, WRITE, CREATE, DELETE, ALTER, DESCRIBE = 3, 4, 5, 6, 7, 8
+CLUSTER_ACTION, DESCRIBE_CONFIGS, ALTER_CONFIGS, IDEMPOTENT_WRITE = 9, 10, 11, 12
+ALLOW = 3
+UNSET = -2147483648  # the schemas' default: not asked
+
+
+def bits(*ops):
+    return sum(1 << op for op in ops)
+
+
+ALL_TOPIC = bits(READ, WRITE, CREATE, DELETE, ALTER, DESCRIBE, DESCRIBE_CONFIGS, ALTER_CONFIGS)
+ALL_GROUP = bits(READ, DELETE, DESCRIBE)
+ALL_CLUSTER = bits(CREATE, ALTER, DESCRIBE, CLUSTER_ACTION, DESCRIBE_CONFIGS, ALTER_CONFIGS, IDEMPOTENT_WRITE)
+
+
+# ------------------------------------------------------------------ requests
+
+def create_acls(conn, principal, op, resource_type=TOPIC, name="t"):
+    """CreateAcls v1: [(error, message)]."""
+    body = kw.array([0], lambda _: kw.i8(resource_type) + kw.string(name) + kw.i8(LITERAL) + kw.string(principal)
+                    + kw.string("*") + kw.i8(op) + kw.i8(ALLOW))
+    r = conn.request(API_CREATE_ACLS, 1, body)
+    r.i32()
+    return r.array(lambda x: (x.i16(), x.string()))
+
+
+def describe_acls(conn):
+    """DescribeAcls v1, every binding: (error, message, resources)."""
+    body = kw.i8(ANY) + kw.string(None) + kw.i8(ANY) + kw.string(None) + kw.string(None) + kw.i8(ANY) + kw.i8(ANY)
+    r = conn.request(API_DESCRIBE_ACLS, 1, body)
+    r.i32()
+    error, message = r.i16(), r.string()
+    resources = r.array(lambda x: (x.i8(), x.string(), x.i8(), x.array(
+        lambda y: (y.string(), y.string(), y.i8(), y.i8()))))
+    return error, message, resources
+
+
+def delete_acls(conn, principal):
+    """DeleteAcls v1 of the principal's bindings: [(error, message, [(error, message), ...])]."""
+    body = kw.array([0], lambda _: kw.i8(ANY) + kw.string(None) + kw.i8(ANY) + kw.string(principal)
+                    + kw.string(None) + kw.i8(ANY) + kw.i8(ANY))
+    r = conn.request(API_DELETE_ACLS, 1, body)
+    r.i32()
+    return r.array(lambda x: (x.i16(), x.string(), x.array(lambda y: (
+        y.i16(), y.string(), y.i8(), y.string(), y.i8(), y.string(), y.string(), y.i8(), y.i8())[:2])))
+
+
+# ------------------------------------------------------------------ fixtures
+
+def sasl_connection(port, user, password):
+    conn = kw.Connection(port)
+    error, _ = kw.sasl_handshake(conn, "PLAIN")
+    assert error == 0
+    error, message, _, _ = kw.sasl_authenticate(conn, f"\0{user}\0{password}".encode())
+    assert error == 0, message
+    return conn
+
+
+def ctl(broker, *args):
+    proc = subprocess.run([brokerctl_binary(), "--bootstrap-server", broker.bootstrap, *args],
+                          capture_output=True, text=True, timeout=60)
+    return proc
+
+
+@pytest.fixture
+def secured(broker_factory):
+    """A node with the StandardAuthorizer: PLAINTEXT for the operator (a super user),
+    SASL_PLAINTEXT for User:dana, who may DESCRIBE the topic "seen" and the group "g1", READ
+    the topic "read", and CREATE the topic "made" (but not describe its configs)."""
+    sasl_port = free_port()
+    b = broker_factory(start=False)
+    b.overrides.update({
+        "listeners": f"PLAINTEXT://127.0.0.1:{b.port},SASL_PLAINTEXT://127.0.0.1:{sasl_port}",
+        "listener.name.sasl_plaintext.plain.sasl.jaas.config":
+            'org.apache.kafka.common.security.plain.PlainLoginModule required user_dana="d-secret";',
+        "authorizer.class.name": AUTHORIZER,
+        "super.users": "User:ANONYMOUS",
+    })
+    b.start()
+    b.sasl_port = sasl_port
+    for topic in ("seen", "read"):
+        create_topic(b.bootstrap, topic)
+    for args in (("--topic", "seen", "--operation", "DESCRIBE"), ("--group", "g1", "--operation", "DESCRIBE"),
+                 ("--topic", "read", "--operation", "READ"), ("--topic", "made", "--operation", "CREATE")):
+        proc = ctl(b, "acls", "create", "--principal", "User:dana", *args)
+        assert proc.returncode == 0, proc.stderr
+    return b
+
+# ------------------------------------------------------------------ the ACL APIs
+
+def test_acl_answers_carry_a_null_error_message_on_success(secured):
+    with kw.Connection(secured.port) as conn:
+        assert create_acls(conn, "User:erin", WRITE) == [(0, None)]
+        error, message, resources = describe_acls(conn)
+        assert (error, message) == (0, None) and resources, resources
+        [(error, message, matching)] = delete_acls(conn, "User:erin")
+        assert (error, message) == (0, None)
+        assert matching == [(0, None)]
+
+
