@@ -1,5 +1,6 @@
 """What the admin APIs answer besides their error codes, checked on the wire with the raw
-encoder (kafka_wire): the ACL APIs' error_message is null on success."""
+encoder (kafka_wire): the ACL APIs' error_message is null on success, and they answer
+SECURITY_DISABLED without an authorizer."""
 import struct
 import subprocess
 
@@ -114,4 +115,18 @@ def test_acl_answers_carry_a_null_error_message_on_success(secured):
         assert (error, message) == (0, None)
         assert matching == [(0, None)]
 
+
+def test_the_acl_apis_answer_security_disabled_without_an_authorizer(broker):
+    with kw.Connection(broker.port) as conn:
+        [(error, message)] = create_acls(conn, "User:erin", WRITE)
+        assert error == SECURITY_DISABLED and message, message
+        error, message, resources = describe_acls(conn)
+        assert error == SECURITY_DISABLED and resources == [], (error, message, resources)
+        [(error, message, matching)] = delete_acls(conn, "User:erin")
+        assert error == SECURITY_DISABLED and matching == [], (error, message, matching)
+    proc = ctl(broker, "acls", "create", "--principal", "User:erin", "--topic", "t", "--operation", "WRITE")
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert "SECURITY_DISABLED" in proc.stderr and "authorizer.class.name" in proc.stderr, proc.stderr
+    proc = ctl(broker, "acls", "list")
+    assert proc.returncode == 1 and "without an authorizer" in proc.stderr, proc.stderr
 
