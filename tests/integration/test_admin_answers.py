@@ -1,6 +1,7 @@
 """What the admin APIs answer besides their error codes, checked on the wire with the raw
-encoder (kafka_wire): the ACL APIs' error_message is null on success, and they answer
-SECURITY_DISABLED without an authorizer."""
+encoder (kafka_wire): the ACL APIs' error_message is null on success and SECURITY_DISABLED
+without an authorizer; authorized_operations (Metadata v8, DescribeCluster, DescribeGroups,
+DescribeTopicPartitions) are the operations the asking principal may do."""
 import struct
 import subprocess
 
@@ -30,6 +31,39 @@ ALL_TOPIC = bits(READ, WRITE, CREATE, DELETE, ALTER, DESCRIBE, DESCRIBE_CONFIGS,
 ALL_GROUP = bits(READ, DELETE, DESCRIBE)
 ALL_CLUSTER = bits(CREATE, ALTER, DESCRIBE, CLUSTER_ACTION, DESCRIBE_CONFIGS, ALTER_CONFIGS, IDEMPOTENT_WRITE)
 
+
+# ------------------------------------------------------------------ the compact encoding
+
+def uvarint(r):
+    shift = value = 0
+    while True:
+        b = r.take(1)[0]
+        value |= (b & 0x7F) << shift
+        shift += 7
+        if not b & 0x80:
+            return value
+
+
+def cstring(r):
+    n = uvarint(r)
+    return None if n == 0 else r.take(n - 1).decode()
+
+
+def carray(r, dec):
+    n = uvarint(r)
+    return None if n == 0 else [dec(r) for _ in range(n - 1)]
+
+
+def tags(r):
+    out = {}
+    for _ in range(uvarint(r)):
+        tag = uvarint(r)
+        out[tag] = r.take(uvarint(r))
+    return out
+
+
+def i32s(r):
+    return r.i32()
 
 # ------------------------------------------------------------------ requests
 
@@ -61,6 +95,67 @@ def delete_acls(conn, principal):
     r.i32()
     return r.array(lambda x: (x.i16(), x.string(), x.array(lambda y: (
         y.i16(), y.string(), y.i8(), y.string(), y.i8(), y.string(), y.string(), y.i8(), y.i8())[:2])))
+
+
+def metadata_v8(conn, topics):
+    """Metadata v8 asking for both authorized operations: ({topic: (error, ops)}, cluster ops)."""
+    body = kw.array(topics, kw.string) + b"\x00\x01\x01"
+    r = conn.request(kw.API_METADATA, 8, body)
+    r.i32()
+    r.array(lambda x: (x.i32(), x.string(), x.i32(), x.string()))
+    r.string()
+    r.i32()
+
+    def topic_entry(x):
+        error, name, _internal = x.i16(), x.string(), x.i8()
+        x.array(lambda y: (y.i16(), y.i32(), y.i32(), y.i32(), y.array(i32s), y.array(i32s), y.array(i32s)))
+        return name, (error, x.i32())
+
+    topics = dict(r.array(topic_entry))
+    return topics, r.i32()
+
+
+def describe_groups_v3(conn, group):
+    """DescribeGroups v3 with authorized operations: (error, ops); a group nobody joined may
+    be answered with an error (no coordinator yet), its operations all the same."""
+    r = conn.request(API_DESCRIBE_GROUPS, 3, kw.array([group], kw.string) + b"\x01")
+    r.i32()
+    [g] = r.array(lambda x: (x.i16(), x.string(), x.string(), x.string(), x.string(), x.array(lambda y: (
+        y.string(), y.string(), y.string(), y.nbytes(), y.nbytes())), x.i32()))
+    return g[0], g[6]
+
+
+def describe_cluster(conn, include=True):
+    """DescribeCluster v0: (error, cluster ops)."""
+    r = kw.flexible_request(conn, API_DESCRIBE_CLUSTER, 0, (b"\x01" if include else b"\x00") + b"\x00")
+    r.i32()
+    error = r.i16()
+    cstring(r)
+    cstring(r)
+    r.i32()
+    carray(r, lambda x: (x.i32(), cstring(x), x.i32(), cstring(x), tags(x)))
+    return error, r.i32()
+
+
+def describe_topic_partitions(conn, topic):
+    """DescribeTopicPartitions v0 of one topic: (error, ops)."""
+    body = kw.uvarint(2) + kw.compact_string(topic) + b"\x00" + kw.i32(100) + kw.i8(-1) + b"\x00"
+    r = kw.flexible_request(conn, API_DESCRIBE_TOPIC_PARTITIONS, 0, body)
+    r.i32()
+
+    def topic_entry(x):
+        error = x.i16()
+        cstring(x)
+        x.take(16)  # topic id
+        x.i8()
+        carray(x, lambda y: (y.i16(), y.i32(), y.i32(), y.i32(), carray(y, i32s), carray(y, i32s), carray(y, i32s),
+                             carray(y, i32s), carray(y, i32s), tags(y)))
+        ops = x.i32()
+        tags(x)
+        return error, ops
+
+    [t] = carray(r, topic_entry)
+    return t
 
 
 # ------------------------------------------------------------------ fixtures
@@ -129,4 +224,36 @@ def test_the_acl_apis_answer_security_disabled_without_an_authorizer(broker):
     assert "SECURITY_DISABLED" in proc.stderr and "authorizer.class.name" in proc.stderr, proc.stderr
     proc = ctl(broker, "acls", "list")
     assert proc.returncode == 1 and "without an authorizer" in proc.stderr, proc.stderr
+
+# ------------------------------------------------------------------ authorized_operations
+
+def test_authorized_operations_are_what_the_principal_may_do(secured):
+    conn = sasl_connection(secured.sasl_port, "dana", "d-secret")
+    try:
+        topics, cluster_ops = metadata_v8(conn, ["seen", "read"])
+        assert topics == {"seen": (0, bits(DESCRIBE)), "read": (0, bits(READ, DESCRIBE))}, topics
+        assert cluster_ops == 0
+        assert describe_cluster(conn) == (0, 0)
+        assert describe_groups_v3(conn, "g1")[1] == bits(DESCRIBE)
+        assert describe_topic_partitions(conn, "seen") == (0, bits(DESCRIBE))
+        assert describe_topic_partitions(conn, "read") == (0, bits(READ, DESCRIBE))
+    finally:
+        conn.close()
+    # The operator is a super user: every operation of each resource.
+    with kw.Connection(secured.port) as conn:
+        topics, cluster_ops = metadata_v8(conn, ["seen"])
+        assert topics == {"seen": (0, ALL_TOPIC)} and cluster_ops == ALL_CLUSTER, (topics, cluster_ops)
+        assert describe_cluster(conn) == (0, ALL_CLUSTER)
+        assert describe_groups_v3(conn, "g1")[1] == ALL_GROUP
+
+
+def test_without_an_authorizer_every_operation_is_authorized(broker):
+    create_topic(broker.bootstrap, "open")
+    with kw.Connection(broker.port) as conn:
+        topics, cluster_ops = metadata_v8(conn, ["open"])
+        assert topics == {"open": (0, ALL_TOPIC)} and cluster_ops == ALL_CLUSTER, (topics, cluster_ops)
+        assert describe_cluster(conn) == (0, ALL_CLUSTER)
+        assert describe_cluster(conn, include=False) == (0, UNSET)
+        assert describe_groups_v3(conn, "g")[1] == ALL_GROUP
+        assert describe_topic_partitions(conn, "open") == (0, ALL_TOPIC)
 
