@@ -1,7 +1,8 @@
 """What the admin APIs answer besides their error codes, checked on the wire with the raw
 encoder (kafka_wire): the ACL APIs' error_message is null on success and SECURITY_DISABLED
 without an authorizer; authorized_operations (Metadata v8, DescribeCluster, DescribeGroups,
-DescribeTopicPartitions) are the operations the asking principal may do."""
+DescribeTopicPartitions) are the operations the asking principal may do; CreateTopics v5
+describes a new topic's configs only to a principal that may DESCRIBE_CONFIGS it."""
 import struct
 import subprocess
 
@@ -158,6 +159,27 @@ def describe_topic_partitions(conn, topic):
     return t
 
 
+def create_topic_v5(conn, name):
+    """CreateTopics v5 of one topic: (error, num_partitions, configs, topic_config_error_code)."""
+    body = (kw.uvarint(2) + kw.compact_string(name) + kw.i32(1) + kw.i16(1) + kw.uvarint(1) + kw.uvarint(1) + b"\x00"
+            + kw.i32(15000) + kw.i8(0) + b"\x00")
+    r = kw.flexible_request(conn, API_CREATE_TOPICS, 5, body)
+    r.i32()
+
+    def result(x):
+        cstring(x)
+        error = x.i16()
+        cstring(x)
+        partitions = x.i32()
+        x.i16()
+        configs = carray(x, lambda y: (cstring(y), cstring(y), y.i8(), y.i8(), y.i8(), tags(y)))
+        tagged = tags(x)
+        config_error = struct.unpack(">h", tagged[0])[0] if 0 in tagged else 0
+        return error, partitions, configs, config_error
+
+    [t] = carray(r, result)
+    return t
+
 # ------------------------------------------------------------------ fixtures
 
 def sasl_connection(port, user, password):
@@ -257,3 +279,17 @@ def test_without_an_authorizer_every_operation_is_authorized(broker):
         assert describe_groups_v3(conn, "g")[1] == ALL_GROUP
         assert describe_topic_partitions(conn, "open") == (0, ALL_TOPIC)
 
+# ------------------------------------------------------------------ CreateTopics v5
+
+def test_create_topics_describes_configs_only_with_describe_configs(secured):
+    conn = sasl_connection(secured.sasl_port, "dana", "d-secret")
+    try:
+        error, partitions, configs, config_error = create_topic_v5(conn, "made")
+    finally:
+        conn.close()
+    assert error == 0
+    assert config_error == TOPIC_AUTHORIZATION_FAILED and not configs and partitions == -1, (partitions, configs)
+    with kw.Connection(secured.port) as conn:
+        error, partitions, configs, config_error = create_topic_v5(conn, "operators")
+    assert (error, partitions, config_error) == (0, 1, 0)
+    assert any(c[0] == "retention.ms" for c in configs), configs
