@@ -59,6 +59,16 @@ std::vector<acl::Operation> operations_of(const Context& ctx) {
   return out;
 }
 
+// check_error, saying what to do when the brokers run without an authorizer (they keep no
+// ACLs then: nothing would enforce them).
+void check_acl_error(int16_t code, const std::string& what, const std::optional<std::string>& message) {
+  if (code == proto::code(proto::ErrorCode::security_disabled))
+    throw CommandError(what + ": SECURITY_DISABLED: the brokers run without an authorizer, so they keep no ACLs; "
+                       "set authorizer.class.name=org.apache.kafka.metadata.authorizer.StandardAuthorizer "
+                       "(docs/security.md)");
+  check_error(code, what, message);
+}
+
 Json binding_json(int8_t type, const std::string& name, int8_t pattern, const std::string& principal,
                   const std::string& host, int8_t operation, int8_t permission) {
   Json j = Json::object();
@@ -93,7 +103,7 @@ void create(Context& ctx) {
   Json arr = Json::array();
   for (size_t i = 0; i < resp.results.size() && i < req.creations.size(); ++i) {
     const auto& c = req.creations[i];
-    check_error(resp.results[i].error_code, fmt::format("ACL {} on {}", acl::name(static_cast<acl::Operation>(c.operation)),
+    check_acl_error(resp.results[i].error_code, fmt::format("ACL {} on {}", acl::name(static_cast<acl::Operation>(c.operation)),
                                                         c.resource_name),
                 resp.results[i].error_message);
     arr.push(binding_json(c.resource_type, c.resource_name, c.resource_pattern_type, c.principal, c.host, c.operation,
@@ -122,7 +132,7 @@ void list(Context& ctx) {
   proto::DescribeAclsRequest req;
   fill_filter(ctx, req);
   auto resp = ctx.client().any().call<proto::DescribeAclsResponse>(req);
-  check_error(resp.error_code, "DescribeAcls", resp.error_message);
+  check_acl_error(resp.error_code, "DescribeAcls", resp.error_message);
   Json arr = Json::array();
   Table table({"PRINCIPAL", "PERMISSION", "OPERATION", "RESOURCE", "NAME", "PATTERN", "HOST"});
   for (const auto& r : resp.resources)
@@ -148,7 +158,7 @@ void remove(Context& ctx) {
   Json arr = Json::array();
   size_t n = 0;
   for (const auto& r : resp.filter_results) {
-    check_error(r.error_code, "DeleteAcls", r.error_message);
+    check_acl_error(r.error_code, "DeleteAcls", r.error_message);
     for (const auto& m : r.matching_acls) {
       ++n;
       arr.push(binding_json(m.resource_type, m.resource_name, m.pattern_type, m.principal, m.host, m.operation,
@@ -180,8 +190,8 @@ std::vector<OptionSpec> filter_options(bool create) {
 std::vector<Command> acl_commands() {
   return {{"acls", "create", "Grant (or, with --deny, refuse) operations on a resource to a principal.", {}, 0,
            filter_options(true),
-           "Takes effect on every broker once the controller has committed it. Requests are only authorized when\n"
-           "the brokers run with authorizer.class.name set (docs/security.md).",
+           "Takes effect on every broker once the controller has committed it. Brokers without\n"
+           "authorizer.class.name keep no ACLs and refuse this with SECURITY_DISABLED (docs/security.md).",
            create},
           {"acls", "list", "List the ACL bindings, filtered by the options given.", {}, 0, filter_options(false), "",
            list},

@@ -133,20 +133,27 @@ void describe(Context& ctx) {
   print_text(text);
 }
 
-// DescribeQuorum of the metadata partition, from a controller listener.
+// DescribeQuorum of the metadata partition, from a controller listener
+// (--bootstrap-controller) or from a broker (--bootstrap-server, the default), which
+// forwards it to the quorum's leader, as kafka-metadata-quorum asks either.
 void quorum(Context& ctx) {
-  auto at = ctx.args.get("bootstrap-controller");
-  if (!at) throw UsageError("cluster quorum needs --bootstrap-controller HOST:PORT (a controller listener)");
+  const auto controllers = ctx.args.get("bootstrap-controller");
+  if (controllers && ctx.args.get("bootstrap-server"))
+    throw UsageError("give --bootstrap-server or --bootstrap-controller, not both");
   const auto req = metadata_quorum_request();
-  auto ask = [&](const Endpoint& e) {
-    Connection conn(e, ctx.timeout_ms, ctx.security);
+  auto answer = [&](Connection& conn) {
     auto resp = conn.call<proto::DescribeQuorumResponse>(req);
     check_error(resp.error_code, "describing the quorum", resp.error_message);
     if (resp.topics.size() != 1 || resp.topics[0].partitions.size() != 1)
       throw CommandError("DescribeQuorum answered without the metadata partition");
     return resp;
   };
-  auto resp = ask(parse_endpoint(*at));
+  auto ask = [&](const Endpoint& e) {
+    Connection conn(e, ctx.timeout_ms, ctx.security);
+    return answer(conn);
+  };
+  if (controllers) ctx.bootstrap = parse_endpoints(*controllers);
+  auto resp = answer(ctx.client().any());
   // Only the leader describes the quorum; a follower names it and the voters' endpoints.
   constexpr int16_t kNotLeader = 6;
   if (const auto& first = resp.topics[0].partitions[0]; first.error_code == kNotLeader && first.leader_id >= 0) {
@@ -199,7 +206,10 @@ void quorum(Context& ctx) {
 std::vector<Command> cluster_commands() {
   return {{"cluster", "describe", "Show the cluster id, the controller and the brokers.", {}, 0, {}, "", describe},
           {"cluster", "quorum", "Show the metadata quorum: leader, epoch, high watermark, each replica's lag.", {}, 0,
-           {{"bootstrap-controller", "HOST:PORT", "a controller listener of the quorum"}}, "", quorum}};
+           {{"bootstrap-controller", "HOST:PORT[,...]", "controller listeners of the quorum, instead of --bootstrap-server"}},
+           "Asks a broker (--bootstrap-server), which forwards the request to the quorum's leader, or a\n"
+           "controller listener (--bootstrap-controller).",
+           quorum}};
 }
 
 }  // namespace brokerctl

@@ -18,6 +18,13 @@ acl::Filter filter_of(int8_t type, const std::optional<std::string>& name, int8_
                      host, static_cast<acl::Operation>(operation), static_cast<acl::Permission>(permission)};
 }
 
+// A result's ErrorMessage: null on success, as the schemas say (the generated default is
+// the empty string, which is not the same on the wire).
+std::optional<std::string> message_of(ErrorCode error, const std::string& message) {
+  if (error == ErrorCode::none) return std::nullopt;
+  return message;
+}
+
 }  // namespace
 
 protocol::CreateAclsResponse answer_create_acls(MetadataStore& store, const protocol::CreateAclsRequest& req) {
@@ -30,7 +37,7 @@ protocol::CreateAclsResponse answer_create_acls(MetadataStore& store, const prot
   for (const auto& a : answers) {
     auto& r = resp.results.emplace_back();
     r.error_code = protocol::code(a.error);
-    if (a.error != ErrorCode::none) r.error_message = a.message;
+    r.error_message = message_of(a.error, a.message);
   }
   return resp;
 }
@@ -45,12 +52,11 @@ protocol::DeleteAclsResponse answer_delete_acls(MetadataStore& store, const prot
   for (const auto& d : deletions) {
     auto& r = resp.filter_results.emplace_back();
     r.error_code = protocol::code(d.answer.error);
-    if (d.answer.error != ErrorCode::none) {
-      r.error_message = d.answer.message;
-      continue;
-    }
+    r.error_message = message_of(d.answer.error, d.answer.message);
+    if (d.answer.error != ErrorCode::none) continue;
     for (const auto& b : d.removed) {
       auto& m = r.matching_acls.emplace_back();
+      m.error_message = std::nullopt;
       m.resource_type = static_cast<int8_t>(b.resource_type);
       m.resource_name = b.resource_name;
       m.pattern_type = static_cast<int8_t>(b.pattern_type);
@@ -65,6 +71,7 @@ protocol::DeleteAclsResponse answer_delete_acls(MetadataStore& store, const prot
 
 protocol::DescribeAclsResponse answer_describe_acls(const MetadataImage& image, const protocol::DescribeAclsRequest& req) {
   protocol::DescribeAclsResponse resp;
+  resp.error_message = std::nullopt;
   const auto filter = filter_of(req.resource_type_filter, req.resource_name_filter, req.pattern_type_filter,
                                 req.principal_filter, req.host_filter, req.operation, req.permission_type);
   if (auto why = acl::invalid_filter(filter)) {

@@ -17,6 +17,7 @@ protocol::AlterClientQuotasResponse answer_alter_client_quotas(MetadataStore& st
   std::set<quota::Entity> seen;
   for (const auto& entry : req.entries) {
     auto& answer = resp.entries.emplace_back();
+    answer.error_message = std::nullopt;  // null on success, as the schema says
     quota::Entity entity = quota::entity_of(entry.entity);
     quota::put_entity(entity, answer.entity);  // echoed as given
     entity = quota::normalized(std::move(entity));
@@ -50,6 +51,7 @@ protocol::AlterClientQuotasResponse answer_alter_client_quotas(MetadataStore& st
 protocol::DescribeClientQuotasResponse answer_describe_client_quotas(const MetadataImage& image,
                                                                      const protocol::DescribeClientQuotasRequest& req) {
   protocol::DescribeClientQuotasResponse resp;
+  resp.error_message = std::nullopt;  // null on success, as the schema says
   std::vector<quota::FilterComponent> filter;
   for (const auto& c : req.components) filter.push_back({c.entity_type, c.match_type, c.match});
   if (auto why = quota::check_filter(filter); !why.empty()) {

@@ -17,7 +17,7 @@ protocol::AlterPartitionReassignmentsResponse answer_alter_partition_reassignmen
   protocol::AlterPartitionReassignmentsResponse resp;
   resp.allow_replication_factor_change = allow_rf_change;
   resp.error_code = protocol::code(answer.error);
-  if (answer.error != ErrorCode::none) resp.error_message = answer.message;
+  resp.error_message = answer.error == ErrorCode::none ? std::nullopt : std::optional<std::string>(answer.message);
   size_t i = 0;
   for (const auto& t : req.topics) {
     auto& tr = resp.responses.emplace_back();
@@ -41,6 +41,7 @@ protocol::ListPartitionReassignmentsResponse answer_list_partition_reassignments
   const auto snapshot = store.image();
   const MetadataImage& image = *snapshot;
   protocol::ListPartitionReassignmentsResponse resp;
+  resp.error_message = std::nullopt;  // null on success, as the schema says
   auto add = [&resp](const TopicMetadata& t, int32_t p) {
     const PartitionAssignment* a = t.partition(p);
     if (!a || !a->reassigning()) return;

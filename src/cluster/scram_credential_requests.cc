@@ -89,6 +89,7 @@ protocol::AlterUserScramCredentialsResponse answer_alter_user_scram_credentials(
   for (const auto& user : users) {
     auto& r = resp.results.emplace_back();
     r.user = user;
+    r.error_message = std::nullopt;  // null on success, as the schema says
     if (auto it = refused.find(user); it != refused.end()) {
       r.error_code = protocol::code(it->second.error);
       r.error_message = it->second.message;
@@ -100,9 +101,11 @@ protocol::AlterUserScramCredentialsResponse answer_alter_user_scram_credentials(
 protocol::DescribeUserScramCredentialsResponse answer_describe_user_scram_credentials(
     const MetadataImage& image, const protocol::DescribeUserScramCredentialsRequest& req) {
   protocol::DescribeUserScramCredentialsResponse resp;
+  resp.error_message = std::nullopt;  // null on success, as the schema says
   auto describe = [&](const std::string& user, const std::map<auth::ScramMechanism, auth::ScramCredential>& by_mechanism) {
     auto& r = resp.results.emplace_back();
     r.user = user;
+    r.error_message = std::nullopt;
     for (const auto& [mechanism, c] : by_mechanism) {
       auto& info = r.credential_infos.emplace_back();
       info.mechanism = static_cast<int8_t>(mechanism);

@@ -1,5 +1,7 @@
 #include "kafka/authorize.h"
 
+#include <span>
+
 #include "brokerd/cluster/metadata_store.h"
 #include "brokerd/common/logger.h"
 #include "brokerd/security/authorization.h"
@@ -52,6 +54,36 @@ bool may_see(const HandlerContext& ctx, acl::ResourceType type, std::string_view
         return index.authorize(rules, principal, host, acl::Operation::describe, type, name);
       },
       acl::Operation::describe, type, name, true);
+}
+
+bool permits(const HandlerContext& ctx, acl::Operation op, acl::ResourceType type, std::string_view name) {
+  if (!ctx.services.authorization.enabled) return true;
+  return judge(
+      ctx,
+      [&](const acl::Index& index, const acl::AuthorizerConfig& rules, std::string_view principal, std::string_view host) {
+        return index.authorize(rules, principal, host, op, type, name);
+      },
+      op, type, name, true);
+}
+
+int32_t authorized_operations(const HandlerContext& ctx, acl::ResourceType type, std::string_view name) {
+  using Op = acl::Operation;
+  static constexpr Op kTopic[] = {Op::read,  Op::write,    Op::create,           Op::remove,
+                                  Op::alter, Op::describe, Op::describe_configs, Op::alter_configs};
+  static constexpr Op kGroup[] = {Op::read, Op::remove, Op::describe};
+  static constexpr Op kCluster[] = {Op::create,           Op::alter,         Op::describe,        Op::cluster_action,
+                                    Op::describe_configs, Op::alter_configs, Op::idempotent_write};
+  std::span<const Op> supported;
+  switch (type) {
+    case acl::ResourceType::topic: supported = kTopic; break;
+    case acl::ResourceType::group: supported = kGroup; break;
+    case acl::ResourceType::cluster: supported = kCluster; break;
+    default: return 0;
+  }
+  int32_t bits = 0;
+  for (Op op : supported)
+    if (permits(ctx, op, type, name)) bits |= int32_t{1} << static_cast<int>(op);
+  return bits;
 }
 
 bool authorized_any(const HandlerContext& ctx, acl::Operation op, acl::ResourceType type) {

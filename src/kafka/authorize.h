@@ -18,6 +18,17 @@ const std::string& principal_of(const HandlerContext& ctx);
 // For listings that leave out what the principal may not see (Metadata of every topic,
 // ListGroups, ...): the same answer, neither counted as a refusal nor logged.
 bool may_see(const HandlerContext& ctx, acl::ResourceType type, std::string_view name);
+// Whether the principal may do `op`, asked quietly as may_see is: for answers that only
+// describe what it may do.
+bool permits(const HandlerContext& ctx, acl::Operation op, acl::ResourceType type, std::string_view name);
+
+// Kafka's authorized_operations of a resource (DescribeCluster, Metadata, DescribeGroups,
+// DescribeTopicPartitions): bit i set when the principal may do the operation of code i, over
+// the operations the resource type supports (topic: READ, WRITE, CREATE, DELETE, ALTER,
+// DESCRIBE, DESCRIBE_CONFIGS, ALTER_CONFIGS; group: READ, DELETE, DESCRIBE; cluster: CREATE,
+// ALTER, DESCRIBE, CLUSTER_ACTION, DESCRIBE_CONFIGS, ALTER_CONFIGS, IDEMPOTENT_WRITE), with the
+// authorizer's implications (READ implies DESCRIBE, ...). Without an authorizer: all of them.
+int32_t authorized_operations(const HandlerContext& ctx, acl::ResourceType type, std::string_view name);
 
 inline bool authorized_topic(const HandlerContext& ctx, acl::Operation op, std::string_view topic) {
   return authorized(ctx, op, acl::ResourceType::topic, topic);

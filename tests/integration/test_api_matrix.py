@@ -19,8 +19,11 @@ def matrix_binary():
 
 
 def test_every_api_at_every_served_version(broker_factory):
-    # No initial rebalance delay: the matrix joins many one-member groups.
-    broker = broker_factory({"group.initial.rebalance.delay.ms": 0})
+    # No initial rebalance delay: the matrix joins many one-member groups. An authorizer, with
+    # the matrix's principal a super user: without one the ACL APIs answer SECURITY_DISABLED.
+    broker = broker_factory({"group.initial.rebalance.delay.ms": 0,
+                             "authorizer.class.name": "org.apache.kafka.metadata.authorizer.StandardAuthorizer",
+                             "super.users": "User:ANONYMOUS"})
     proc = subprocess.run([matrix_binary(), "127.0.0.1", str(broker.port)], capture_output=True,
                           text=True, timeout=MATRIX_TIMEOUT_S)
     out = proc.stdout + proc.stderr

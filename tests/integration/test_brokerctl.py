@@ -229,6 +229,19 @@ def test_configs_and_cluster(srv):
           "UNKNOWN_TOPIC_OR_PARTITION")
 
 
+def test_cluster_quorum_asks_a_broker_or_a_controller(srv):
+    """kafka-metadata-quorum asks --bootstrap-server or --bootstrap-controller; so does
+    `cluster quorum` (a broker forwards DescribeQuorum to the quorum's leader)."""
+    node = ok(ctl(srv, "cluster", "describe", "--output", "json")).json()["brokers"][0]["id"]
+    q = ok(ctl(srv, "cluster", "quorum", "--output", "json")).json()
+    assert q["leader"] == node and q["epoch"] >= 1 and [v["id"] for v in q["voters"]] == [node], q
+    assert "Leader: " + str(node) in ok(ctl(srv, "cluster", "quorum")).out
+    q = ok(ctl(srv, "cluster", "quorum", "--bootstrap-controller", srv.bootstrap, "--output", "json",
+               bootstrap=False)).json()
+    assert q["leader"] == node, q
+    fails(ctl(srv, "cluster", "quorum", "--bootstrap-controller", srv.bootstrap), 2, "not both")
+
+
 # ------------------------------------------------------------------ produce and consume
 
 def consume_json(srv, *args):

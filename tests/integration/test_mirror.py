@@ -125,6 +125,35 @@ def test_a_link_copies_topics_with_their_offsets_and_promotion_makes_them_writab
     assert proc.returncode == 0 and json.loads(proc.stdout) == [], proc.stdout
 
 
+def test_a_mirror_refuses_delete_records_and_copied_config_changes_until_promoted(broker_factory):
+    """DeleteRecords on a mirror would move its log start past records the source still has:
+    refused (INVALID_REQUEST) like Produce, and so is a change to a config the link copies;
+    a setting the link does not copy stays this cluster's. Promotion lifts both."""
+    a = broker_factory()
+    b = broker_factory(overrides=FAST)
+    clients.create_topic(a.bootstrap, "ledger", partitions=1, config={"retention.ms": "86400000"})
+    produce_keyed(a.bootstrap, "ledger", 50, partitions=1)
+    assert brokerctl(b.bootstrap, "links", "create", "ro", "--source-bootstrap-server", a.bootstrap,
+                     "--topic", "ledger").returncode == 0
+    wait_caught_up(a, b, "ro", "ledger", 1)
+
+    with kw.Connection(b.port) as conn:
+        answer = kw.delete_records(conn, "ledger", 0, 20)
+    assert answer["error"] == 42, answer  # INVALID_REQUEST
+    assert clients.watermarks(b.bootstrap, "ledger", 0)[0] == 0
+    proc = brokerctl(b.bootstrap, "topics", "alter-config", "ledger", "--set", "retention.ms=1000")
+    assert proc.returncode == 1 and "read-only until the link promotes it" in proc.stderr, proc.stdout + proc.stderr
+    proc = brokerctl(b.bootstrap, "topics", "alter-config", "ledger", "--set", "min.insync.replicas=1")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+
+    proc = brokerctl(b.bootstrap, "links", "promote", "ro", "--all")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    with kw.Connection(b.port) as conn:
+        answer = kw.delete_records(conn, "ledger", 0, 20)
+    assert answer["error"] == 0 and answer["low_watermark"] == 20, answer
+    assert brokerctl(b.bootstrap, "topics", "alter-config", "ledger", "--set", "retention.ms=1000").returncode == 0
+
+
 def test_the_link_survives_a_restart_of_either_side_and_resumes_without_gap_or_duplicate(broker_factory):
     a = broker_factory()
     b = broker_factory(overrides=FAST)

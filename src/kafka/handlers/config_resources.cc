@@ -11,6 +11,7 @@
 #include "brokerd/config/properties.h"
 #include "brokerd/kafka/services.h"
 #include "brokerd/net/blocking_pool.h"
+#include "kafka/mirror_writes.h"
 
 namespace brokerd::kafka {
 namespace {
@@ -178,6 +179,20 @@ boost::asio::awaitable<ConfigResult> write_configs(Services& svc, bool validate_
 boost::asio::awaitable<ConfigResult> write_topic_configs(Services& svc, const std::string& topic,
                                                          std::map<std::string, std::string> overrides,
                                                          bool validate_only) {
+  // A mirror whose link copies configs keeps the source's: only the settings it does not
+  // copy (min.insync.replicas, ...) are this cluster's to change.
+  const auto image = svc.metadata.image();
+  if (const cluster::TopicMetadata* t = image->topic(topic); t && !t->mirror_link.empty()) {
+    const cluster::MirrorLink* link = image->link(t->mirror_link);
+    auto copied = [](const std::map<std::string, std::string>& configs) {
+      std::map<std::string, std::string> out;
+      for (const auto& [k, v] : configs)
+        if (cluster::mirrored_config(k)) out.emplace(k, v);
+      return out;
+    };
+    if (link && link->sync_configs && copied(t->configs) != copied(overrides))
+      if (auto refusal = refuse_mirror_write(topic, t->mirror_link)) co_return ConfigResult{refusal->error, refusal->message};
+  }
   co_return co_await write_configs(svc, validate_only,
                                    [&] { return svc.metadata.set_topic_configs(topic, overrides, validate_only); });
 }

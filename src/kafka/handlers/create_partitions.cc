@@ -14,6 +14,7 @@
 #include "brokerd/protocol/messages/create_partitions_response.h"
 #include "kafka/authorize.h"
 #include "kafka/handler.h"
+#include "kafka/mirror_writes.h"
 #include "kafka/quotas.h"
 
 namespace brokerd::kafka {
@@ -31,9 +32,7 @@ struct Check {
 Check check(const CreatePartitionsRequest::CreatePartitionsTopic& req, const cluster::MetadataImage& image) {
   const cluster::TopicMetadata* t = image.topic(req.name);
   if (!t) return {ErrorCode::unknown_topic_or_partition, fmt::format("The topic '{}' does not exist.", req.name)};
-  if (!t->mirror_link.empty())
-    return {ErrorCode::invalid_request, fmt::format("Topic {} is a mirror of link {}: its partitions follow the source's.",
-                                                    req.name, t->mirror_link)};
+  if (auto refusal = refuse_mirror_write(req.name, t->mirror_link)) return {refusal->error, refusal->message};
   if (req.count == t->partition_count())
     return {ErrorCode::invalid_partitions, fmt::format("Topic already has {} partition(s).", t->partition_count())};
   if (req.count < t->partition_count())

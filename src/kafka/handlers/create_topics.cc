@@ -189,6 +189,15 @@ boost::asio::awaitable<net::Response> handle_create_topics(HandlerContext& ctx) 
       resp.topics.push_back(std::move(r));
       continue;
     }
+    // The configs, partition count and replication factor are described only to a principal
+    // that may DESCRIBE_CONFIGS the topic; for another Kafka answers TOPIC_AUTHORIZATION_FAILED
+    // in topic_config_error_code and leaves them out.
+    if (!permits(ctx, acl::Operation::describe_configs, acl::ResourceType::topic, topic.name)) {
+      r.topic_config_error_code = protocol::code(ErrorCode::topic_authorization_failed);
+      r.configs = std::vector<CreateTopicsResponse::CreatableTopicConfigs>{};
+      resp.topics.push_back(std::move(r));
+      continue;
+    }
     r.num_partitions = topic.partition_count();
     r.replication_factor = static_cast<int16_t>(topic.replication_factor());
     r.topic_config_error_code = 0;

@@ -13,6 +13,7 @@
 #include "brokerd/protocol/messages/delete_records_response.h"
 #include "kafka/authorize.h"
 #include "kafka/handler.h"
+#include "kafka/mirror_writes.h"
 
 namespace brokerd::kafka {
 namespace {
@@ -86,6 +87,8 @@ boost::asio::awaitable<net::Response> handle_delete_records(HandlerContext& ctx)
       pr.error_code = protocol::code(ErrorCode::unknown_topic_or_partition);
     } else if (cluster::is_internal_topic(key.first)) {
       pr.error_code = protocol::code(ErrorCode::invalid_topic_exception);
+    } else if (auto refusal = refuse_mirror_write(key.first, meta->mirror_link)) {
+      pr.error_code = protocol::code(refusal->error);  // DeleteRecords answers carry no message
     } else {
       cluster::TopicPartition tp{key.first, key.second};
       slots.push_back(slot);

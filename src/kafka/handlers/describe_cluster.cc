@@ -6,6 +6,7 @@
 #include "brokerd/cluster/metadata_store.h"
 #include "brokerd/protocol/messages/describe_cluster_request.h"
 #include "brokerd/protocol/messages/describe_cluster_response.h"
+#include "kafka/authorize.h"
 #include "kafka/handler.h"
 
 namespace brokerd::kafka {
@@ -16,11 +17,6 @@ using protocol::DescribeClusterResponse;
 using protocol::ErrorCode;
 
 constexpr int8_t kBrokers = 1, kControllers = 2;
-
-// Without an authorizer Kafka grants every operation the CLUSTER resource supports:
-// CREATE(5), ALTER(7), DESCRIBE(8), CLUSTER_ACTION(9), DESCRIBE_CONFIGS(10),
-// ALTER_CONFIGS(11), IDEMPOTENT_WRITE(12).
-constexpr int32_t kClusterOperations = (1 << 5) | (1 << 7) | (1 << 8) | (1 << 9) | (1 << 10) | (1 << 11) | (1 << 12);
 
 }  // namespace
 
@@ -55,7 +51,8 @@ boost::asio::awaitable<net::Response> handle_describe_cluster(HandlerContext& ct
     out.is_fenced = b.fenced;
     resp.brokers.push_back(std::move(out));
   }
-  if (req.include_cluster_authorized_operations) resp.cluster_authorized_operations = kClusterOperations;
+  if (req.include_cluster_authorized_operations)
+    resp.cluster_authorized_operations = authorized_operations(ctx, acl::ResourceType::cluster, acl::kClusterName);
   co_return ctx.respond(resp);
 }
 

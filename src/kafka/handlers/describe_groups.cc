@@ -7,12 +7,6 @@
 #include "kafka/handler.h"
 
 namespace brokerd::kafka {
-namespace {
-
-// READ, DELETE and DESCRIBE, the operations a group supports (no ACLs yet: all allowed).
-constexpr int32_t kGroupOperations = (1 << 3) | (1 << 6) | (1 << 8);
-
-}  // namespace
 
 boost::asio::awaitable<net::Response> handle_describe_groups(HandlerContext& ctx) {
   auto req = ctx.decode<protocol::DescribeGroupsRequest>();
@@ -46,7 +40,8 @@ boost::asio::awaitable<net::Response> handle_describe_groups(HandlerContext& ctx
       dm.member_assignment = std::move(m.assignment);
       dg.members.push_back(std::move(dm));
     }
-    if (req.include_authorized_operations) dg.authorized_operations = kGroupOperations;
+    if (req.include_authorized_operations)
+      dg.authorized_operations = authorized_operations(ctx, acl::ResourceType::group, id);
     resp.groups.push_back(std::move(dg));
   }
   co_return ctx.respond(resp);

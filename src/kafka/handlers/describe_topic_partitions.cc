@@ -21,11 +21,6 @@ using protocol::ErrorCode;
 // max.request.partition.size.limit default).
 constexpr int32_t kMaxPartitionsPerResponse = 2000;
 
-// Without an authorizer Kafka grants every operation a TOPIC supports: READ(3), WRITE(4),
-// CREATE(5), DELETE(6), ALTER(7), DESCRIBE(8), DESCRIBE_CONFIGS(10), ALTER_CONFIGS(11).
-constexpr int32_t kTopicOperations =
-    (1 << 3) | (1 << 4) | (1 << 5) | (1 << 6) | (1 << 7) | (1 << 8) | (1 << 10) | (1 << 11);
-
 DescribeTopicPartitionsResponse::DescribeTopicPartitionsResponsePartition describe_partition(
     const cluster::PartitionAssignment& a, int32_t index, const cluster::MetadataImage& image, int32_t withheld) {
   DescribeTopicPartitionsResponse::DescribeTopicPartitionsResponsePartition out;
@@ -90,7 +85,7 @@ boost::asio::awaitable<net::Response> handle_describe_topic_partitions(HandlerCo
     }
     out.topic_id = t->id;
     out.is_internal = t->internal;
-    out.topic_authorized_operations = kTopicOperations;
+    out.topic_authorized_operations = authorized_operations(ctx, acl::ResourceType::topic, t->name);
     int32_t p = first_partition;
     for (; p < t->partition_count() && budget > 0; ++p, --budget)
       out.partitions.push_back(describe_partition(*t->partition(p), p, *image, withheld));

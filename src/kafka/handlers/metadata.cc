@@ -73,6 +73,16 @@ boost::asio::awaitable<net::Response> handle_metadata(HandlerContext& ctx) {
   }
   resp.cluster_id = image->cluster_id;
   resp.controller_id = svc.metadata.controller_for_clients();
+  // The operations the principal may do, when asked (v8+ for topics, v8-10 for the cluster;
+  // later clients ask DescribeCluster); unasked they keep the schema's default.
+  if (ctx.version >= 8 && ctx.version <= 10 && req.include_cluster_authorized_operations)
+    resp.cluster_authorized_operations = authorized_operations(ctx, acl::ResourceType::cluster, acl::kClusterName);
+  const bool topic_operations = ctx.version >= 8 && req.include_topic_authorized_operations;
+  auto describe = [&](const cluster::TopicMetadata& t, const cluster::MetadataImage& in) {
+    auto out = describe_topic(t, in, withheld);
+    if (topic_operations) out.topic_authorized_operations = authorized_operations(ctx, acl::ResourceType::topic, t.name);
+    return out;
+  };
 
   // v0 sends an empty list for "all topics"; later versions send null.
   bool all_topics = !req.topics.has_value() || (ctx.version == 0 && req.topics->empty());
@@ -85,7 +95,7 @@ boost::asio::awaitable<net::Response> handle_metadata(HandlerContext& ctx) {
     });
     std::sort(all.begin(), all.end(), [](const auto* a, const auto* b) { return a->name < b->name; });
     resp.topics.reserve(all.size());
-    for (const auto* t : all) resp.topics.push_back(describe_topic(*t, *image, withheld));
+    for (const auto* t : all) resp.topics.push_back(describe(*t, *image));
     co_return ctx.respond(resp);
   }
 
@@ -98,7 +108,7 @@ boost::asio::awaitable<net::Response> handle_metadata(HandlerContext& ctx) {
         std::optional<std::string> no_name = ctx.version >= 12 ? std::nullopt : std::optional<std::string>("");
         resp.topics.push_back(topic_error(std::move(no_name), requested.topic_id, ErrorCode::topic_authorization_failed));
       } else if (t) {
-        resp.topics.push_back(describe_topic(*t, *image, withheld));
+        resp.topics.push_back(describe(*t, *image));
       } else {
         // The response name is nullable from v12 only: v10-11 answer with an empty name.
         std::optional<std::string> no_name = ctx.version >= 12 ? std::nullopt : std::optional<std::string>("");
@@ -112,7 +122,7 @@ boost::asio::awaitable<net::Response> handle_metadata(HandlerContext& ctx) {
       continue;
     }
     if (const auto* t = image->topic(name)) {
-      resp.topics.push_back(describe_topic(*t, *image, withheld));
+      resp.topics.push_back(describe(*t, *image));
       continue;
     }
     if (!cluster::valid_topic_name(name)) {
@@ -140,7 +150,7 @@ boost::asio::awaitable<net::Response> handle_metadata(HandlerContext& ctx) {
     if (change.image) co_await svc.partitions.reconcile(change.image);
     const cluster::TopicMetadata* created = change.topic ? change.topic.get() : svc.metadata.image()->topic(name);
     if (created) {
-      resp.topics.push_back(describe_topic(*created, *svc.metadata.image(), withheld));
+      resp.topics.push_back(describe(*created, *svc.metadata.image()));
     } else {
       resp.topics.push_back(topic_error(name, {}, change.error == ErrorCode::none ? ErrorCode::leader_not_available : change.error));
     }

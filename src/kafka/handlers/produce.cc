@@ -17,6 +17,7 @@
 #include "kafka/authorize.h"
 #include "kafka/quotas.h"
 #include "kafka/handler.h"
+#include "kafka/mirror_writes.h"
 
 namespace brokerd::kafka {
 namespace {
@@ -118,10 +119,9 @@ boost::asio::awaitable<net::Response> handle_produce(HandlerContext& ctx) {
                              r.error = pm->not_served(tp);
                              return r;
                            }
-                           if (!p->mirror_link.empty()) {
-                             r.error = ErrorCode::invalid_request;
-                             r.message = "Topic " + tp.topic + " is a mirror of link " + p->mirror_link +
-                                         " and is read-only until the link promotes it.";
+                           if (auto refusal = refuse_mirror_write(tp.topic, p->mirror_link)) {
+                             r.error = refusal->error;
+                             r.message = std::move(refusal->message);
                              return r;
                            }
                            // NOT_ENOUGH_REPLICAS before anything is written.
