@@ -3,6 +3,7 @@
 #include <fmt/core.h>
 
 #include <algorithm>
+#include <limits>
 #include <stdexcept>
 
 #include "stamp.h"
@@ -23,7 +24,8 @@ int64_t StartOffsets::claim(int partition) {
   return offset;
 }
 
-ConsumerWorker::ConsumerWorker(const Options& o, int index) : _o(o) {
+ConsumerWorker::ConsumerWorker(const Options& o, int index)
+    : _o(o), _measure_from_ns(o.warmup_s > 0 ? std::numeric_limits<int64_t>::max() : 0) {
   rd_kafka_conf_t* conf = make_conf(o, ClientKind::consumer, fmt::format("brokerd-load-c{}", index));
   rd_kafka_conf_set_opaque(conf, this);
   if (!o.group.empty()) rd_kafka_conf_set_rebalance_cb(conf, &ConsumerWorker::on_rebalance);
@@ -94,13 +96,15 @@ void ConsumerWorker::run() {
       if (_failure.empty()) _failure = rd_kafka_message_errstr(msg);
     } else {
       int64_t latency_us = -1;
-      bool warmup = false;
-      if (auto sent_us = read_stamp(msg->payload, msg->len)) {
+      auto sent_us = read_stamp(msg->payload, msg->len);
+      if (sent_us && *sent_us >= _run_start_us.load(std::memory_order_relaxed)) {
         // A clock step backwards must not turn into a huge unsigned latency.
         latency_us = std::max<int64_t>(0, wall_clock_us() - *sent_us);
-        warmup = *sent_us < _measure_from_us;
       }
+      int64_t now_ns = steady_ns();
+      bool warmup = now_ns < _measure_from_ns.load(std::memory_order_relaxed);
       (warmup ? _warmup_stats : _stats).record(msg->len + msg->key_len, latency_us);
+      if (!warmup) _last_counted_ns.store(now_ns, std::memory_order_relaxed);
       _consumed.fetch_add(1, std::memory_order_relaxed);
     }
     rd_kafka_message_destroy(msg);

@@ -5,6 +5,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <limits>
 #include <map>
 #include <mutex>
 #include <string>
@@ -46,8 +47,18 @@ public:
   // Partitions this consumer currently reads (in group mode: once the group assigned them).
   int assigned() const { return _assigned.load(std::memory_order_relaxed); }
   uint64_t consumed() const { return _consumed.load(std::memory_order_relaxed); }
-  // Records stamped before `wall_us` (the warm-up) go to warmup_stats(), the rest to stats().
-  void measure_from(int64_t wall_us) { _measure_from_us = wall_us; }
+  // Warm-up is by this consumer's clock: records received before `from_ns` (steady_ns())
+  // go to warmup_stats(), the rest to stats(), whenever they were written, so a replay of
+  // an old log counts. End-to-end latency is taken only from records stamped at or after
+  // `run_start_wall_us`: an older record's age says nothing about the broker. Until this
+  // is called (a group consumer runs while its group forms), records are warm-up if the
+  // run has one and carry no latency.
+  void measure_from(int64_t from_ns, int64_t run_start_wall_us) {
+    _measure_from_ns.store(from_ns, std::memory_order_relaxed);
+    _run_start_us.store(run_start_wall_us, std::memory_order_relaxed);
+  }
+  // steady_ns() when the last record after the warm-up arrived; 0 if none did.
+  int64_t last_counted_ns() const { return _last_counted_ns.load(std::memory_order_relaxed); }
   WorkerStats& stats() { return _stats; }
   WorkerStats& warmup_stats() { return _warmup_stats; }
   const std::string& failure() const { return _failure; }
@@ -65,7 +76,9 @@ private:
   std::atomic<uint64_t> _consumed{0};
   std::atomic<bool> _stop{false};
   std::thread _thread;
-  int64_t _measure_from_us = 0;
+  std::atomic<int64_t> _measure_from_ns;
+  std::atomic<int64_t> _run_start_us{std::numeric_limits<int64_t>::max()};
+  std::atomic<int64_t> _last_counted_ns{0};
   WorkerStats _stats;
   WorkerStats _warmup_stats;
   std::string _failure;

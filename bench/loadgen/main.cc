@@ -3,6 +3,7 @@
 
 #include <fmt/core.h>
 
+#include <algorithm>
 #include <chrono>
 #include <csignal>
 #include <memory>
@@ -109,12 +110,17 @@ int run(Options& o) {
     for (int i = 0; i < o.producers; ++i)
       producers.push_back(std::make_unique<ProducerWorker>(o, i, o.rate / o.producers));
 
-  // Only records sent after the warm-up count in the final figures, on both sides.
+  // The final figures leave out the warm-up: records sent in it (producers) and records
+  // received in it (consumers), each by its own clock, so records written before the run
+  // count when consumers replay them.
   const auto start = clock_type::now();
   const auto warmup = std::chrono::duration_cast<clock_type::duration>(std::chrono::duration<double>(o.warmup_s));
-  const int64_t measure_from_wall_us = wall_clock_us() + int64_t(o.warmup_s * 1e6);
-  for (auto& p : producers) p->measure_from(std::chrono::duration_cast<std::chrono::nanoseconds>((start + warmup).time_since_epoch()).count());
-  for (auto& c : consumers) c->measure_from(measure_from_wall_us);
+  const int64_t start_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(start.time_since_epoch()).count();
+  const int64_t measure_from_ns =
+      std::chrono::duration_cast<std::chrono::nanoseconds>((start + warmup).time_since_epoch()).count();
+  const int64_t start_wall_us = wall_clock_us();
+  for (auto& p : producers) p->measure_from(measure_from_ns);
+  for (auto& c : consumers) c->measure_from(measure_from_ns, start_wall_us);
   for (auto& p : producers) p->start();
 
   // Once a second: take each worker's interval, print it, and add what was sent after the
@@ -167,6 +173,13 @@ int run(Options& o) {
 
   result.produce_seconds = produce_end - o.warmup_s;
   result.consume_seconds = consume_end - o.warmup_s;
+  if (producers.empty()) {
+    // Consuming alone (a replay): the rate is over the time records kept arriving, not the
+    // idle rest of --duration after the consumers caught up.
+    int64_t last_ns = 0;
+    for (auto& c : consumers) last_ns = std::max(last_ns, c->last_counted_ns());
+    if (last_ns > measure_from_ns) result.consume_seconds = double(last_ns - start_ns) / 1e9 - o.warmup_s;
+  }
   for (auto& p : producers)
     if (!p->failure().empty()) result.failures.push_back("producer: " + p->failure());
   for (auto& c : consumers)

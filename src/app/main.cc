@@ -42,6 +42,7 @@
 #include "brokerd/security/authorization.h"
 #include "brokerd/security/sasl_client.h"
 #include "brokerd/security/sasl_listeners.h"
+#include "brokerd/security/scram_decoy.h"
 #include "brokerd/security/tls_listeners.h"
 #include "brokerd/quota/throttler.h"
 #include "brokerd/metrics/broker_metrics.h"
@@ -262,7 +263,7 @@ int run(const brokerd::config::BrokerConfig& cfg) {
   const auto inter_broker_credentials =
       broker_role ? security::node_credentials(cfg, advertised.listener, "sasl.mechanism.inter.broker.protocol")
                   : security::ClientCredentials{};
-  const security::SaslListeners sasl_listeners(cfg);
+  security::SaslListeners sasl_listeners(cfg);
   const security::Authorization authorization(cfg);
   const auto open_files_note = set_open_files_budget(cfg);
   // One process per data directory, checked before anything is written to them.
@@ -288,6 +289,7 @@ int run(const brokerd::config::BrokerConfig& cfg) {
   const auto new_log_dirs = cluster::new_log_dirs(log_dirs);  // before it formats them
   const auto cluster_id = cluster::ensure_node_identity(log_dirs, node_id, quorum::cluster_id_from(cfg));
   quorum_options.cluster_id = cluster_id;
+  sasl_listeners.set_scram_decoy(security::scram_decoy(cfg, log_dirs.front()));
   const InjectedBugs bugs = injected_bugs(cfg);
   metadata_log_test_switches(bugs, quorum_options.log);
   cluster::BrokerInfo self{node_id, advertised.host, advertised.port, cfg.raw("broker.rack"), -1, {}, true};

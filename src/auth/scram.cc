@@ -131,16 +131,15 @@ std::string xor_bytes(std::string_view a, std::string_view b) {
   return out;
 }
 
-// The salt an unknown user is answered with: stable per user (a changing salt would tell
-// unknown users apart from known ones) and unpredictable without this process's secret.
-std::string decoy_salt(ScramMechanism m, std::string_view user) {
-  static const std::string secret = random_bytes(32);
-  std::string salt = hmac(ScramMechanism::sha256, secret, std::string(mechanism_name(m)) + ',' + std::string(user));
+}  // namespace
+
+std::string decoy_salt(const ScramDecoy& decoy, ScramMechanism m, std::string_view user) {
+  static const std::string process_key = random_bytes(32);
+  const std::string& key = decoy.key.empty() ? process_key : decoy.key;
+  std::string salt = hmac(ScramMechanism::sha256, key, std::string(mechanism_name(m)) + ',' + std::string(user));
   salt.resize(kSaltBytes);
   return salt;
 }
-
-}  // namespace
 
 std::optional<ScramMechanism> scram_mechanism(std::string_view name) {
   if (name == "SCRAM-SHA-256") return ScramMechanism::sha256;
@@ -194,8 +193,8 @@ bool equal_secret(std::string_view a, std::string_view b) {
 
 // ---- server ----
 
-ScramServer::ScramServer(ScramMechanism m, Lookup lookup)
-    : mechanism_(m), lookup_(std::move(lookup)), server_nonce_(random_nonce()) {}
+ScramServer::ScramServer(ScramMechanism m, Lookup lookup, ScramDecoy decoy)
+    : mechanism_(m), lookup_(std::move(lookup)), decoy_(std::move(decoy)), server_nonce_(random_nonce()) {}
 
 ScramServer::ScramServer(ScramMechanism m, Lookup lookup, std::string fixed_nonce_for_testing)
     : mechanism_(m), lookup_(std::move(lookup)), server_nonce_(std::move(fixed_nonce_for_testing)) {}
@@ -266,8 +265,9 @@ ScramServer::Step ScramServer::on_client_first(std::string_view message) {
     credential_ = std::move(*found);
   } else {
     // Answer as if the user existed; the final step fails.
-    credential_ = ScramCredential{mechanism_, decoy_salt(mechanism_, user_), std::string(digest_size(mechanism_), '\0'),
-                                  std::string(digest_size(mechanism_), '\0'), kMinScramIterations};
+    credential_ = ScramCredential{mechanism_, decoy_salt(decoy_, mechanism_, user_),
+                                  std::string(digest_size(mechanism_), '\0'), std::string(digest_size(mechanism_), '\0'),
+                                  decoy_.iterations};
   }
 
   server_first_ = "r=" + nonce_ + ",s=" + base64_encode(credential_.salt) + ",i=" + std::to_string(credential_.iterations);

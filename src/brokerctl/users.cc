@@ -55,7 +55,7 @@ void create(Context& ctx) {
   const std::string user = ctx.args.positionals().at(0);
   const auto mechanism = mechanism_of(ctx);
   const int32_t iterations = static_cast<int32_t>(
-      ctx.args.get_int("iterations", auth::kMinScramIterations, auth::kMaxScramIterations).value_or(8192));
+      ctx.args.get_int("iterations", auth::kMinScramIterations, auth::kMaxScramIterations).value_or(auth::kDefaultScramIterations));
   const std::string password = password_of(ctx);
   if (password.empty()) throw UsageError("the password must not be empty");
   const std::string salt = auth::random_salt();

@@ -5,6 +5,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <span>
 #include <unordered_map>
 
 #include "brokerd/cluster/partition_call.h"
@@ -59,6 +60,18 @@ std::vector<replication::Batch> split_batches(std::span<const std::byte> bytes) 
   return out;
 }
 
+// Partitions whose answer was an error sit out the backoff; the others go on.
+void hold_errors(const FetcherOptions& options, const quorum::Voter& leader, std::span<const TopicPartition> tps,
+                 std::span<const ErrorCode> errors, HeldPartitions& held, int64_t now) {
+  for (size_t i = 0; i < tps.size(); ++i) {
+    if (errors[i] == ErrorCode::none) continue;
+    held[tps[i]] = now + options.backoff_ms;
+    module_logger("replication")->debug("leader {} answered {} for {}-{}; asking again in {} ms", leader.id,
+                                        protocol::error_name(errors[i]), tps[i].topic, tps[i].partition,
+                                        options.backoff_ms);
+  }
+}
+
 // Tells every asked core that its request got no answer.
 template <typename T>
 void fail_all(PartitionManager& pm, const Asks<T>& asks) {
@@ -101,7 +114,8 @@ std::optional<Msg> call(controller::ControllerClient& client, const quorum::Vote
 }
 
 bool ask_epoch_ends(const FetcherOptions& options, PartitionManager& pm, const quorum::Voter& leader,
-                    const Asks<replication::EpochEndRequest>& asks, controller::ControllerClient& client) {
+                    const Asks<replication::EpochEndRequest>& asks, HeldPartitions& held,
+                    controller::ControllerClient& client) {
   protocol::OffsetForLeaderEpochRequest req;
   req.replica_id = options.node_id;
   std::map<std::string, size_t> topic_index;
@@ -119,17 +133,20 @@ bool ask_epoch_ends(const FetcherOptions& options, PartitionManager& pm, const q
   for (const auto& t : resp->topics)
     for (const auto& p : t.partitions) answers[{t.topic, p.partition}] = p;
   std::vector<replication::EpochEndResponse> replies(asks.size());
+  std::vector<ErrorCode> errors(asks.size());
   for (size_t i = 0; i < asks.size(); ++i) {
     auto it = answers.find(asks.tps[i]);
     auto& r = replies[i];
     r.current_leader_epoch = asks.requests[i].current_leader_epoch;
     r.error = it == answers.end() ? ErrorCode::unknown_server_error : static_cast<ErrorCode>(it->second.error_code);
+    errors[i] = r.error;
     if (it != answers.end()) {
       r.leader_epoch = it->second.leader_epoch;
       r.end_offset = it->second.end_offset;
     }
   }
   const int64_t now = wall_clock_ms();
+  hold_errors(options, leader, asks.tps, errors, held, now);
   cluster::call_on_partitions(pm, asks.tps, [&replies, now](size_t i, Partition& p) {
     p.replica().handle_epoch_end_response(replies[i], now);
     return true;
@@ -164,7 +181,7 @@ protocol::FetchRequest fetch_request(const FetcherOptions& options, const Follow
 }
 
 bool fetch(const FetcherOptions& options, PartitionManager& pm, const quorum::Voter& leader,
-           const Asks<replication::FetchRequest>& asks, FollowerFetchSession& session,
+           const Asks<replication::FetchRequest>& asks, FollowerFetchSession& session, HeldPartitions& held,
            controller::ControllerClient& client) {
   std::vector<FetchWant> wanted;
   wanted.reserve(asks.size());
@@ -194,7 +211,7 @@ bool fetch(const FetcherOptions& options, PartitionManager& pm, const quorum::Vo
   // watermark and log start as last told.
   std::vector<replication::FetchResponse> replies(asks.size());
   std::vector<SharedBytes> records(asks.size());  // the batches, still in the response buffer
-  bool any_error = false;
+  std::vector<ErrorCode> errors(asks.size());
   for (size_t i = 0; i < asks.size(); ++i) {
     const auto& tp = asks.tps[i];
     auto& r = replies[i];
@@ -221,9 +238,10 @@ bool fetch(const FetcherOptions& options, PartitionManager& pm, const quorum::Vo
       }
       if (options.bytes_replicated && bytes.size() > 0) options.bytes_replicated->add(bytes.size());
     }
-    any_error = any_error || r.error != ErrorCode::none;
+    errors[i] = r.error;
   }
   const int64_t now = wall_clock_ms();
+  hold_errors(options, leader, asks.tps, errors, held, now);
   cluster::call_on_partitions(pm, asks.tps, [&pm, self = options.node_id, &replies, &records, now](size_t i, Partition& p) {
     const auto& bytes = records[i];
     if (p.follower_throttled && !p.in_isr(self)) pm.follower_quota().record(bytes.size(), now);
@@ -231,15 +249,23 @@ bool fetch(const FetcherOptions& options, PartitionManager& pm, const quorum::Vo
     p.replica().handle_fetch_response(replies[i], now);
     return true;
   }).wait();
-  return !any_error;
+  return true;
 }
 
 }  // namespace
 
 RoundResult fetch_round(const FetcherOptions& options, PartitionManager& pm, const quorum::Voter& leader,
-                        const std::vector<TopicPartition>& followed, FollowerFetchSession& session,
-                        controller::ControllerClient& client) {
+                        const std::vector<TopicPartition>& all_followed, FollowerFetchSession& session,
+                        HeldPartitions& held, controller::ControllerClient& client) {
   const int64_t now = wall_clock_ms();
+  std::erase_if(held, [now](const auto& h) { return h.second <= now; });
+  std::vector<TopicPartition> not_held;
+  if (!held.empty()) {
+    not_held.reserve(all_followed.size());
+    for (const auto& tp : all_followed)
+      if (!held.contains(tp)) not_held.push_back(tp);
+  }
+  const auto& followed = held.empty() ? all_followed : not_held;
   const int32_t self = options.node_id;
   const int64_t backoff_ms = options.backoff_ms;
   auto wanted = cluster::call_on_partitions(
@@ -262,8 +288,8 @@ RoundResult fetch_round(const FetcherOptions& options, PartitionManager& pm, con
   }
   if (epoch_asks.empty() && fetches.empty()) return RoundResult::idle;
   bool ok = true;
-  if (!epoch_asks.empty()) ok = ask_epoch_ends(options, pm, leader, epoch_asks, client) && ok;
-  if (!fetches.empty()) ok = fetch(options, pm, leader, fetches, session, client) && ok;
+  if (!epoch_asks.empty()) ok = ask_epoch_ends(options, pm, leader, epoch_asks, held, client) && ok;
+  if (!fetches.empty()) ok = fetch(options, pm, leader, fetches, session, held, client) && ok;
   return ok ? RoundResult::ok : RoundResult::failed;
 }
 

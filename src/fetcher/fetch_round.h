@@ -2,6 +2,7 @@
 // One round of a replica fetcher against one leader: ask the cores, send, hand back. Fetches
 // go through the fetcher's incremental session with that leader.
 #include <cstdint>
+#include <unordered_map>
 #include <vector>
 
 #include "brokerd/cluster/topic_partition.h"
@@ -11,11 +12,15 @@
 
 namespace brokerd::fetcher {
 
-// failed: a request got no answer or an error (the caller backs off); idle: no core had
-// anything to send.
+// failed: a request got no answer or a top-level error (the caller backs off); idle: no
+// core had anything to send. An error for one partition (its topic just deleted, a leader
+// epoch not yet known here) is that partition's alone: it sits out replica.fetch.backoff.ms
+// (`held`, partition -> wall-clock ms until which it is not asked; while out, the session
+// forgets it) and the round goes on for the others.
 enum class RoundResult { ok, idle, failed };
+using HeldPartitions = std::unordered_map<cluster::TopicPartition, int64_t>;
 RoundResult fetch_round(const FetcherOptions& options, cluster::PartitionManager& partitions,
                         const quorum::Voter& leader, const std::vector<cluster::TopicPartition>& followed,
-                        FollowerFetchSession& session, controller::ControllerClient& client);
+                        FollowerFetchSession& session, HeldPartitions& held, controller::ControllerClient& client);
 
 }  // namespace brokerd::fetcher

@@ -52,6 +52,7 @@ void ReplicaFetchers::run(int32_t leader, int32_t index) {
   controller::ControllerClient client("brokerd-" + std::to_string(options_.node_id) + "-replica-fetcher",
                                       options_.wait_max_ms + 5000, options_.credentials);
   FollowerFetchSession session;
+  HeldPartitions held;
   bool failing = false;
   std::shared_ptr<const std::vector<cluster::TopicPartition>> followed;
   std::vector<cluster::TopicPartition> mine;
@@ -73,7 +74,7 @@ void ReplicaFetchers::run(int32_t leader, int32_t index) {
       continue;
     }
     const quorum::Voter to{leader, b->host, static_cast<uint16_t>(b->port)};
-    const RoundResult result = fetch_round(options_, partitions_, to, mine, session, client);
+    const RoundResult result = fetch_round(options_, partitions_, to, mine, session, held, client);
     if (result == RoundResult::idle) {
       pause(20);
     } else if (result == RoundResult::failed) {

@@ -137,11 +137,11 @@ std::shared_ptr<ssl::context> TlsContextImpl::build() const {
             "ssl.keystore.certificate.chain");
   boost::system::error_code ec;
   ctx->use_certificate_chain(boost::asio::buffer(chain), ec);
-  if (ec) fail(s, fmt::format("{}: no usable certificate chain: {}", chain_setting, openssl_errors()));
+  if (ec) fail(s, fmt::format("{}: no usable certificate chain: {}", chain_setting, openssl_errors(ec)));
   ctx->use_private_key(boost::asio::buffer(key), ssl::context::pem, ec);
   if (ec) {
     fail(s, fmt::format("{}: no usable private key{}: {}", key_setting,
-                        s.key_password.empty() ? " (an encrypted one needs ssl.key.password)" : "", openssl_errors()));
+                        s.key_password.empty() ? " (an encrypted one needs ssl.key.password)" : "", openssl_errors(ec)));
   }
   if (SSL_CTX_check_private_key(c) != 1)
     fail(s, fmt::format("{}: the private key does not match the certificate", key_setting));

@@ -79,7 +79,8 @@ HandshakeAnswer sasl_handshake(net::ConnectionContext& conn, const SaslListeners
   conn.bare_sasl_tokens = version == 0;
   if (auto scram = auth::scram_mechanism(mechanism)) {
     session.scram = std::make_unique<auth::ScramServer>(
-        *scram, [lookup = std::move(lookup), m = *scram](const std::string& user) { return lookup(user, m); });
+        *scram, [lookup = std::move(lookup), m = *scram](const std::string& user) { return lookup(user, m); },
+        listeners.scram_decoy());
   }
   return out;
 }

@@ -270,3 +270,32 @@ def test_an_offset_commit_is_answered_only_once_the_isr_has_it(cluster):
             pass
         time.sleep(0.5)
     assert got == 42, f"the group's committed offset after the coordinator died: {got}"
+
+
+def test_deleting_a_topic_does_not_fail_the_fetches_of_other_partitions(cluster):
+    """A follower may still fetch a partition its leader has just deleted (each node applies
+    the deletion when it replays it): the leader answers UNKNOWN_TOPIC_OR_PARTITION for that
+    partition alone, which must not fail the round, and back off, every other partition
+    fetched from that leader."""
+    create(cluster, "kept", 6)
+    doomed = [f"doomed-{i}" for i in range(4)]
+    for name in doomed:
+        create(cluster, name, 6)
+    writer = KeyedWriter(cluster.bootstrap(), "kept").start()
+    time.sleep(2)
+    logs_before = {i: len(n.log_text()) for i, n in cluster.nodes.items()}
+    a = clients.admin(cluster.bootstrap())
+    for name in doomed:
+        # One deletion at a time: each is a chance for a follower's fetch to name a
+        # partition its leader has just dropped.
+        a.delete_topics([name], operation_timeout=30)[name].result(timeout=30)
+        time.sleep(1.0)
+    time.sleep(1.0)
+    failed = {i: [line for line in n.log_text()[logs_before[i]:].splitlines()
+                  if "fetching from broker" in line and "failed" in line]
+              for i, n in cluster.nodes.items()}
+    assert not any(failed.values()), failed
+    # Replication of the kept topic went on: every follower is still in sync.
+    for p in range(6):
+        assert isr_of(cluster, "kept", p) == [1, 2, 3]
+    run_and_check(cluster, writer, 6, "while topics were deleted")

@@ -187,6 +187,35 @@ sasl_handshake = kw.sasl_handshake
 sasl_authenticate = kw.sasl_authenticate
 
 
+def scram_server_first(broker, mechanism, user):
+    """The server-first message's salt and iteration count for a raw client-first message
+    naming `user` (the exchange is then abandoned)."""
+    with kw.Connection(broker.sasl_port) as c:
+        assert sasl_handshake(c, mechanism)[0] == 0
+        error, message, reply, _ = sasl_authenticate(c, f"n,,n={user},r=clientnonce".encode())
+        assert error == 0, message
+    fields = dict(part.split("=", 1) for part in reply.decode().split(","))
+    return fields["s"], int(fields["i"])
+
+
+@pytest.mark.parametrize("mechanism", ["SCRAM-SHA-256", "SCRAM-SHA-512"])
+def test_an_unknown_scram_user_is_answered_like_a_known_one(sasl_broker, mechanism):
+    """No user enumeration: the server-first message for a user with no credential has the
+    iteration count real users get by default and a salt that stays the same across
+    exchanges and restarts, as a real user's does."""
+    create_user(sasl_broker, "frank", "frank-secret", mechanism, iterations=8192)
+    real_salt, real_iterations = scram_server_first(sasl_broker, mechanism, "frank")
+    salt, iterations = scram_server_first(sasl_broker, mechanism, "nobody")
+    assert iterations == real_iterations == 8192
+    assert len(salt) == len(real_salt) and salt != real_salt
+    assert scram_server_first(sasl_broker, mechanism, "nobody") == (salt, iterations)
+    sasl_broker.stop()
+    sasl_broker.start()
+    assert scram_server_first(sasl_broker, mechanism, "frank") == (real_salt, real_iterations)
+    assert scram_server_first(sasl_broker, mechanism, "nobody") == (salt, iterations)
+    assert authentication_refused(sasl_broker, mechanism, "nobody", "guess")
+
+
 def metadata_v1(conn):
     return conn.request(3, 1, kw.i32(-1))
 

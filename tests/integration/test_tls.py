@@ -301,6 +301,21 @@ def test_a_listener_without_a_key_refuses_to_start(broker_factory, pki, tmp_path
     assert "trust store" in b2.log_text()
 
 
+def test_a_certificate_signed_with_sha1_is_refused_with_openssl_reason(broker_factory, pki, tmp_path):
+    """OpenSSL 3 at security level 2 (Debian's default) refuses a certificate whose signature
+    uses SHA-1; the line that stops the node says why."""
+    from cryptography.hazmat.primitives import hashes
+    weak = pki["ca"].issue("weak", "127.0.0.1", server=True, digest=hashes.SHA1())
+    b = broker_factory(start=False)
+    b.overrides.update({"listeners": f"PLAINTEXT://127.0.0.1:{b.port},SSL://127.0.0.1:{free_port()}",
+                        "ssl.keystore.location": str(weak["pem"])})
+    b.start(wait=False)
+    assert b.proc.wait(timeout=30) != 0
+    log = b.log_text()
+    assert "ssl.keystore.location" in log and "md too weak" in log, log[-2000:]
+    assert "no reason given" not in log
+
+
 def test_brokerctl_speaks_tls(tls_broker, pki, tmp_path):
     create_topic(tls_broker.bootstrap, "ctl-tls")
 

@@ -44,9 +44,10 @@ class Authority:
         self.ca_file = self.dir / f"{name}.pem"
         self.ca_file.write_bytes(_pem_cert(self.cert))
 
-    def issue(self, file_stem, cn, ou=None, server=False, expired=False, key_password=None):
+    def issue(self, file_stem, cn, ou=None, server=False, expired=False, key_password=None, digest=None):
         """Writes FILE_STEM.key, FILE_STEM.crt and FILE_STEM.pem (key and chain in one file);
-        returns the paths as a dict with the certificate's serial number."""
+        returns the paths as a dict with the certificate's serial number. `digest`: the
+        signature's hash (SHA-256 unless given, e.g. hashes.SHA1() for a weak one)."""
         key = ec.generate_private_key(ec.SECP256R1())
         now = datetime.datetime.now(datetime.timezone.utc)
         start, end = (now - 10 * ONE_DAY, now - ONE_DAY) if expired else (now - ONE_DAY, now + 30 * ONE_DAY)
@@ -62,7 +63,7 @@ class Authority:
                                                                    ExtendedKeyUsageOID.CLIENT_AUTH]), critical=False)
         else:
             builder = builder.add_extension(x509.ExtendedKeyUsage([ExtendedKeyUsageOID.CLIENT_AUTH]), critical=False)
-        cert = builder.sign(self.key, hashes.SHA256())
+        cert = builder.sign(self.key, digest or hashes.SHA256())
         key_pem, chain_pem = _pem_key(key, key_password), _pem_cert(cert) + _pem_cert(self.cert)
         paths = {"key": self.dir / f"{file_stem}.key", "cert": self.dir / f"{file_stem}.crt",
                  "pem": self.dir / f"{file_stem}.pem", "serial": cert.serial_number}

@@ -23,6 +23,8 @@ std::string_view mechanism_name(ScramMechanism m);
 // Kafka's bounds on iterations (AlterUserScramCredentials refuses others).
 constexpr int32_t kMinScramIterations = 4096;
 constexpr int32_t kMaxScramIterations = 16384;
+// What brokerctl salts new passwords with, and what an unknown user is answered with.
+constexpr int32_t kDefaultScramIterations = 8192;
 
 // What the server keeps of a password: never the password, never the salted password.
 struct ScramCredential {
@@ -42,6 +44,17 @@ ScramCredential credential_from_salted(ScramMechanism m, std::string_view salt, 
 std::string random_salt();
 ScramCredential make_credential(ScramMechanism m, std::string_view password, int32_t iterations);
 
+// How the server answers a user it has no credential for: as if it had one, with a salt that
+// is the same at every exchange, across restarts, and (given the same key) on every node,
+// and the default iteration count, so that the server-first message does not tell unknown
+// users apart from known ones; the exchange then fails at its final step.
+struct ScramDecoy {
+  std::string key;  // HMAC-SHA-256 key of the salts; empty: a random key for this process only
+  int32_t iterations = kDefaultScramIterations;
+};
+// The decoy salt of `user`: HMAC-SHA-256(key, "<mechanism>,<user>"), 32 bytes.
+std::string decoy_salt(const ScramDecoy& decoy, ScramMechanism m, std::string_view user);
+
 // The server side of one exchange. Feed each client message to step(); the first answer is
 // the server-first message, the second the server-final one. Any failure (unknown user, bad
 // proof, malformed message, a nonce that does not extend ours) ends the exchange with an
@@ -50,7 +63,7 @@ ScramCredential make_credential(ScramMechanism m, std::string_view password, int
 class ScramServer {
  public:
   using Lookup = std::function<std::optional<ScramCredential>(const std::string& user)>;
-  ScramServer(ScramMechanism m, Lookup lookup);
+  ScramServer(ScramMechanism m, Lookup lookup, ScramDecoy decoy = {});
   // Tests only (known-answer vectors such as RFC 7677's): a fixed server nonce instead of a
   // random one. Never use outside tests: a predictable nonce allows replaying an exchange.
   ScramServer(ScramMechanism m, Lookup lookup, std::string fixed_nonce_for_testing);
@@ -76,6 +89,7 @@ class ScramServer {
   std::string server_first_;
   std::string nonce_;  // client nonce + server nonce
   ScramCredential credential_;
+  ScramDecoy decoy_;
   std::string gs2_header_;    // as the client sent it; client-final's c= must repeat it
   std::string server_nonce_;  // ours; random unless a test fixed it
   bool known_user_ = false;   // false: credential_ is a decoy, the final step fails

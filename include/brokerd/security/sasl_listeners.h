@@ -6,7 +6,10 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <utility>
 #include <vector>
+
+#include "brokerd/auth/scram.h"
 
 namespace brokerd::config { class BrokerConfig; }
 
@@ -28,10 +31,15 @@ class SaslListeners {
   const SaslListener* find(const std::string& listener) const;
   // connections.max.reauth.ms: 0, or how long a session lasts before re-authentication.
   int64_t session_lifetime_ms() const { return session_lifetime_ms_; }
+  // How SCRAM answers unknown users (security/scram_decoy.h), set once the data directory
+  // is known and before any listener serves.
+  void set_scram_decoy(auth::ScramDecoy decoy) { scram_decoy_ = std::move(decoy); }
+  const auth::ScramDecoy& scram_decoy() const { return scram_decoy_; }
 
  private:
   std::map<std::string, SaslListener> listeners_;
   int64_t session_lifetime_ms_ = 0;
+  auth::ScramDecoy scram_decoy_;
 };
 
 }  // namespace brokerd::security

@@ -1,4 +1,5 @@
 #include "brokerd/auth/scram.h"
+#include "brokerd/auth/base64.h"
 
 #include <gtest/gtest.h>
 
@@ -198,6 +199,27 @@ TEST(Scram, UnknownUserFailsOnlyAtFinalStep) {
   };
   EXPECT_EQ(salt_of("mallory"), salt_of("mallory"));
   EXPECT_NE(salt_of("mallory"), salt_of("trudy"));
+}
+
+TEST(Scram, DecoyFollowsItsKeyAndIterations) {
+  // The answer to an unknown user depends only on the decoy's key, the mechanism and the
+  // name: a restarted node with the same key answers the same.
+  auto first_of = [](const ScramDecoy& decoy, ScramMechanism m, const std::string& user) {
+    ScramServer s(m, nullptr, decoy);
+    return s.step("n,,n=" + user + ",r=abc").reply;
+  };
+  const ScramDecoy a{std::string(32, 'a')}, b{std::string(32, 'b')};
+  EXPECT_EQ(a.iterations, kDefaultScramIterations);
+  for (auto m : {ScramMechanism::sha256, ScramMechanism::sha512}) {
+    const std::string reply = first_of(a, m, "mallory");
+    EXPECT_NE(reply.find(",s=" + base64_encode(decoy_salt(a, m, "mallory")) + ",i=8192"), std::string::npos) << reply;
+    EXPECT_EQ(decoy_salt(a, m, "mallory").size(), 32u);
+    EXPECT_EQ(decoy_salt(a, m, "mallory"), decoy_salt(ScramDecoy{std::string(32, 'a')}, m, "mallory"));
+    EXPECT_NE(decoy_salt(a, m, "mallory"), decoy_salt(b, m, "mallory"));
+  }
+  EXPECT_NE(decoy_salt(a, ScramMechanism::sha256, "mallory"), decoy_salt(a, ScramMechanism::sha512, "mallory"));
+  const ScramDecoy fewer{std::string(32, 'a'), 4096};
+  EXPECT_NE(first_of(fewer, ScramMechanism::sha256, "mallory").find(",i=4096"), std::string::npos);
 }
 
 TEST(Scram, NullLookupTreatsEveryoneAsUnknown) {
