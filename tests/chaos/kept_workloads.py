@@ -28,7 +28,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "utils"))
 import kafka_wire as kw  # noqa: E402
-from workloads import ConfluentWriter  # noqa: E402
+from checker import parse_value  # noqa: E402
+from replicas import whole_batches  # noqa: E402
+from workloads import ConfluentWriter, Writer  # noqa: E402
 
 COMPACTED = "chaos-compacted"
 RETAINED = "chaos-retained"
@@ -75,32 +77,15 @@ class TopicWriter(ConfluentWriter):
         self.recorder.record({"type": "send", "topic": self.topic, "writer": self.name, "value": value})
 
 
-class CompactedWriter:
+class CompactedWriter(Writer):
     """New keys at `rate`/s: each key's first value with acks=all, its second with acks=1."""
 
     SECOND_AFTER_S = 0.4
 
     def __init__(self, recorder, rate, bootstrap):
+        super().__init__("compacted", recorder, COMPACTED, rate)
         self.durable = TopicWriter("compacted", recorder, COMPACTED, rate, bootstrap, "all", True)
         self.loose = TopicWriter("compacted-acks1", recorder, COMPACTED, rate, bootstrap, "1", False)
-        self.name = "compacted"
-        self.interval = 1.0 / rate
-        self.crashed = None
-        self.unanswered = 0
-        self.recorder = recorder
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, name="compacted", daemon=True)
-
-    def start(self):
-        self._thread.start()
-        return self
-
-    def _run(self):
-        try:
-            self._write()
-        except Exception as e:  # a workload that stops writing would hide faults
-            self.crashed = f"{type(e).__name__}: {e}"
-            self.recorder.record({"type": "writer-crashed", "writer": self.name, "error": self.crashed})
 
     def _send(self, writer, key, seq):
         value = f"{writer.name}|{key}|{seq}"
@@ -128,10 +113,8 @@ class CompactedWriter:
             self.loose.poll()
             self._stop.wait(max(0.0, min(next_at, seconds[0][0] if seconds else next_at) - time.monotonic()))
 
-    def stop(self, flush_timeout):
-        self._stop.set()
-        self._thread.join(timeout=10)
-        self.unanswered = self.durable.flush(flush_timeout) + self.loose.flush(flush_timeout)
+    def flush(self, timeout):
+        return self.durable.flush(timeout) + self.loose.flush(timeout)
 
 
 class RetainedWriters:
@@ -223,14 +206,6 @@ class WatermarkSampler:
 
 # ---------------------------------------------------------------------------- checks
 
-def parse_value(v):
-    try:
-        writer, key, seq = v.split("|")
-        return writer, key, int(seq)
-    except (ValueError, AttributeError):
-        return None
-
-
 def check_compacted(history, final, on_disk):
     """`final`: {partition: [(offset, key, value)]} read back through a client; `on_disk`:
     {partition: {node: {key: (offset, value)}}}, each replica's latest record of each key."""
@@ -274,34 +249,12 @@ def latest_per_key_on_disk(partition_dir, end):
     """{key: (offset, value)} of the last record of each key below `end` in a partition's
     segment files (uncompressed batches; control batches skipped)."""
     out = {}
-    d = Path(partition_dir)
-    if not d.is_dir():
-        return out
-    for seg in sorted(p for p in d.iterdir() if p.suffix == ".log" and p.stem.isdigit()):
-        data = seg.read_bytes()
-        pos = 0
-        while pos + 61 <= len(data):
-            base, length = struct.unpack_from(">qi", data, pos)
-            if length <= 0 or pos + 12 + length > len(data):
-                break  # preallocated zeros or a torn tail
-            attributes, = struct.unpack_from(">h", data, pos + 21)
-            if not attributes & 0x20:  # not a control batch
-                batch = kw.Reader(data[pos + 12: pos + 12 + length])
-                batch.take(45)  # epoch .. producer fields, up to the record count
-                count = batch.i32()
-                for _ in range(count):
-                    batch.varint()  # length
-                    batch.i8()
-                    batch.varint()  # timestamp delta
-                    offset = base + batch.varint()
-                    kl = batch.varint()
-                    key = None if kl < 0 else batch.take(kl)
-                    vl = batch.varint()
-                    value = None if vl < 0 else batch.take(vl)
-                    for _ in range(batch.varint()):
-                        batch.take(batch.varint())
-                        batch.take(batch.varint())
-                    if offset < end and key is not None:
-                        out[key.decode(errors="replace")] = (offset, None if value is None else value.decode(errors="replace"))
-            pos += 12 + length
+    for base, data in whole_batches(partition_dir):
+        attributes, = struct.unpack_from(">h", data, 21)
+        if attributes & 0x20 or len(data) < 61:  # a control batch
+            continue
+        batch = kw.Reader(bytes(data[57:]))
+        for offset, _, key, value in kw.read_records(batch, base, 0, batch.i32()):
+            if offset < end and key is not None:
+                out[key.decode(errors="replace")] = (offset, None if value is None else value.decode(errors="replace"))
     return out

@@ -5,23 +5,30 @@ import struct
 from pathlib import Path
 
 
-def batches(partition_dir):
-    """[(base offset, last offset, crc)] of every whole batch in a partition's segments."""
-    out = []
+def whole_batches(partition_dir):
+    """(base offset, the batch's bytes from its first header byte) of every whole batch in a
+    partition's segment files, in offset order; preallocated zeros or a torn tail end a segment."""
     d = Path(partition_dir)
     if not d.is_dir():
-        return out
+        return
     for seg in sorted(p for p in d.iterdir() if p.suffix == ".log" and p.stem.isdigit()):
         data = seg.read_bytes()
         pos = 0
         while pos + 27 <= len(data):
             base, length = struct.unpack_from(">qi", data, pos)
             if length <= 0 or pos + 12 + length > len(data):
-                break  # preallocated zeros or a torn tail
-            crc, = struct.unpack_from(">I", data, pos + 17)
-            last_delta, = struct.unpack_from(">i", data, pos + 23)
-            out.append((base, base + last_delta, crc))
+                break
+            yield base, memoryview(data)[pos:pos + 12 + length]
             pos += 12 + length
+
+
+def batches(partition_dir):
+    """[(base offset, last offset, crc)] of every whole batch in a partition's segments."""
+    out = []
+    for base, batch in whole_batches(partition_dir):
+        crc, = struct.unpack_from(">I", batch, 17)
+        last_delta, = struct.unpack_from(">i", batch, 23)
+        out.append((base, base + last_delta, crc))
     return out
 
 

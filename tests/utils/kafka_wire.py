@@ -148,6 +148,25 @@ def legacy_message_v1(key, value, timestamp=None, offset=0):
     return i64(offset) + i32(len(msg)) + msg
 
 
+def read_records(body, base_offset, base_ts, count):
+    """[(offset, timestamp, key, value)] of `count` uncompressed v2 records read from `body`."""
+    records = []
+    for _ in range(count):
+        body.varint()  # length
+        body.i8()  # attributes
+        ts_delta = body.varint()
+        off_delta = body.varint()
+        kl = body.varint()
+        key = None if kl < 0 else body.take(kl)
+        vl = body.varint()
+        value = None if vl < 0 else body.take(vl)
+        for _ in range(body.varint()):  # headers
+            body.take(body.varint())
+            body.take(body.varint())
+        records.append((base_offset + off_delta, base_ts + ts_delta, key, value))
+    return records
+
+
 def parse_batches(data):
     """Decode stored v2 batches: yields dicts with base_offset, records [(offset, ts, key, value)]."""
     r = Reader(data)
@@ -170,20 +189,7 @@ def parse_batches(data):
         count = body.i32()
         if magic != 2 or attributes & 0x7:
             raise ValueError("parse_batches handles uncompressed magic 2 batches only")
-        records = []
-        for _ in range(count):
-            body.varint()
-            body.i8()
-            ts_delta = body.varint()
-            off_delta = body.varint()
-            kl = body.varint()
-            key = None if kl < 0 else body.take(kl)
-            vl = body.varint()
-            value = None if vl < 0 else body.take(vl)
-            for _ in range(body.varint()):
-                body.take(body.varint())
-                body.take(body.varint())
-            records.append((base_offset + off_delta, base_ts + ts_delta, key, value))
+        records = read_records(body, base_offset, base_ts, count)
         out.append({"base_offset": base_offset, "crc_ok": crc32c(rest) == crc, "records": records})
     return out
 
