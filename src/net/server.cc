@@ -55,7 +55,8 @@ struct CreationRate {
   std::chrono::steady_clock::time_point window_start = std::chrono::steady_clock::now();
   int64_t accepted = 0;
 
-  std::optional<std::string> admit(int64_t rate) {
+  // Says why a new connection may not be accepted now, if it may not.
+  std::optional<std::string> refusal(int64_t rate) {
     if (rate < 0) return std::nullopt;
     const auto now = std::chrono::steady_clock::now();
     if (now - window_start >= std::chrono::seconds(1)) {
@@ -63,7 +64,6 @@ struct CreationRate {
       accepted = 0;
     }
     if (accepted >= rate) return "max.connection.creation.rate " + std::to_string(rate);
-    ++accepted;
     return std::nullopt;
   }
 };
@@ -106,7 +106,8 @@ asio::awaitable<void> accept_loop(std::shared_ptr<Server::State> state, size_t i
       continue;
     }
     std::string address = client_address(socket);
-    auto refusal = rate.admit(state->config.max_connection_creation_rate);
+    // Only connections accepted count towards the rate, not those another bound refused.
+    auto refusal = rate.refusal(state->config.max_connection_creation_rate);
     if (!refusal) refusal = state->admit(address);
     if (refusal) {
       boost::system::error_code ignored;
@@ -114,6 +115,7 @@ asio::awaitable<void> accept_loop(std::shared_ptr<Server::State> state, size_t i
       refusals.note(*state, name, address, *refusal);
       continue;
     }
+    ++rate.accepted;
     auto ex = socket.get_executor();
     // The connection is built on its own shard, the only thread that will touch it.
     auto tls = listener.tls ? static_cast<TlsContextImpl&>(*listener.tls).current() : nullptr;
