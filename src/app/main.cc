@@ -1,6 +1,8 @@
 // brokerd: wires configuration, storage, metadata, the Kafka API and the network together,
 // then waits for SIGTERM or SIGINT and shuts down cleanly.
 #include <signal.h>
+#include <arpa/inet.h>
+#include <netdb.h>
 #include <sys/resource.h>
 
 #include <boost/asio/co_spawn.hpp>
@@ -237,6 +239,48 @@ std::string set_open_files_budget(const brokerd::config::BrokerConfig& cfg) {
   return note + fmt::format("partition files may hold {} descriptors ({})", budget, how);
 }
 
+// Admission bounds of the client listeners. max.connections is held to what the open files
+// limit leaves after the partitions' budget (set before), so that sockets never take the
+// descriptors partitions need, nor partitions those of connections. Host names in
+// max.connections.per.ip.overrides are resolved here, once. Returns what to log.
+std::string set_connection_limits(const brokerd::config::BrokerConfig& cfg, brokerd::net::ServerConfig& server_cfg) {
+  server_cfg.max_connections = cfg.integer("max.connections");
+  server_cfg.max_connections_per_ip = cfg.integer("max.connections.per.ip");
+  server_cfg.max_connection_creation_rate = cfg.integer("max.connection.creation.rate");
+  for (const auto& [host, count] : cfg.max_connections_per_ip_overrides()) {
+    addrinfo hints{};
+    hints.ai_socktype = SOCK_STREAM;
+    addrinfo* found = nullptr;
+    // An address is taken as written (in the form inet_ntop gives, as the server compares).
+    hints.ai_flags = AI_NUMERICHOST;
+    if (::getaddrinfo(host.c_str(), nullptr, &hints, &found) != 0) {
+      hints.ai_flags = 0;
+      found = nullptr;
+      if (::getaddrinfo(host.c_str(), nullptr, &hints, &found) != 0) found = nullptr;
+    }
+    if (!found)
+      throw brokerd::config::ConfigError(
+          fmt::format("max.connections.per.ip.overrides: cannot resolve host '{}'", host));
+    for (auto* a = found; a; a = a->ai_next) {
+      char text[INET6_ADDRSTRLEN] = {};
+      const void* raw = a->ai_family == AF_INET6 ? static_cast<const void*>(&reinterpret_cast<sockaddr_in6*>(a->ai_addr)->sin6_addr)
+                                                 : static_cast<const void*>(&reinterpret_cast<sockaddr_in*>(a->ai_addr)->sin_addr);
+      if (::inet_ntop(a->ai_family, raw, text, sizeof text)) server_cfg.max_connections_per_ip_overrides[text] = count;
+    }
+    ::freeaddrinfo(found);
+  }
+  rlimit lim{};
+  const int64_t budget = brokerd::storage::open_files_budget();
+  if (::getrlimit(RLIMIT_NOFILE, &lim) != 0 || lim.rlim_cur == RLIM_INFINITY || budget <= 0)
+    return fmt::format("client connections at most {} (max.connections)", server_cfg.max_connections);
+  const int64_t most = brokerd::storage::derived_max_connections(static_cast<int64_t>(lim.rlim_cur), budget);
+  if (server_cfg.max_connections <= most)
+    return fmt::format("client connections at most {} (max.connections)", server_cfg.max_connections);
+  server_cfg.max_connections = most;
+  return fmt::format("client connections at most {} (what the open files limit {} leaves after {} partition "
+                     "descriptors and their margin)", most, lim.rlim_cur, budget);
+}
+
 int run(const brokerd::config::BrokerConfig& cfg) {
   using namespace brokerd;
   auto log = module_logger("main");
@@ -266,6 +310,8 @@ int run(const brokerd::config::BrokerConfig& cfg) {
   security::SaslListeners sasl_listeners(cfg);
   const security::Authorization authorization(cfg);
   const auto open_files_note = set_open_files_budget(cfg);
+  net::ServerConfig admission;  // the client listeners' bounds, taken with the other checks
+  const auto connections_note = set_connection_limits(cfg, admission);
   // One process per data directory, checked before anything is written to them.
   auto data_dirs = log_dirs;
   data_dirs.push_back(quorum_options.dir.parent_path());
@@ -302,6 +348,13 @@ int run(const brokerd::config::BrokerConfig& cfg) {
   server_cfg.connections_max_idle_ms = cfg.integer("connections.max.idle.ms");
   server_cfg.queued_max_request_bytes = cfg.integer("queued.max.request.bytes");
   server_cfg.queued_max_request_bytes_per_principal = cfg.integer("queued.max.request.bytes.per.principal");
+  // The controller listener takes only the quorum's few nodes: the admission bounds are the
+  // client listeners'.
+  net::ServerConfig client_server_cfg = server_cfg;
+  client_server_cfg.max_connections = admission.max_connections;
+  client_server_cfg.max_connections_per_ip = admission.max_connections_per_ip;
+  client_server_cfg.max_connections_per_ip_overrides = admission.max_connections_per_ip_overrides;
+  client_server_cfg.max_connection_creation_rate = admission.max_connection_creation_rate;
 
   net::ReactorPool reactors(static_cast<size_t>(cfg.reactor_threads()));
   // The controller listener has a thread of its own: the quorum's fetches and votes and the
@@ -423,6 +476,7 @@ int run(const brokerd::config::BrokerConfig& cfg) {
     group_settings.offsets_partitions = t->partition_count();
   }
   log->info("{}", open_files_note);
+  log->info("{}", connections_note);
   partitions.load(metadata.image());
   // Changes committed by other nodes reach the partitions too.
   metadata.on_publish([&partitions, &reactors](std::shared_ptr<const cluster::MetadataImage> image) {
@@ -517,10 +571,14 @@ int run(const brokerd::config::BrokerConfig& cfg) {
   kafka::KafkaDispatcher dispatcher(kafka::Services{cfg, metadata, partitions, reactors, blocking, node_id, groups,
                                                     broker_metrics, quorum_driver, fetch_sessions, mirror_status,
                                                     sasl_listeners, authorization, throttler});
-  net::Server server(reactors, blocking, dispatcher, client_listeners, server_cfg);
+  net::Server server(reactors, blocking, dispatcher, client_listeners, client_server_cfg);
 
   auto connections = [&server] { return static_cast<double>(server.connection_count()); };
   registry.gauge_fn("brokerd_connections", "Open client connections.", connections);
+  auto refused = [&server] { return static_cast<double>(server.refused_connection_count()); };
+  registry.counter_fn("brokerd_connections_refused_total",
+                      "Client connections closed at accept: max.connections, max.connections.per.ip or "
+                      "max.connection.creation.rate reached.", refused);
   auto queued = [&server] { return static_cast<double>(server.queued_request_bytes()); };
   registry.gauge_fn("brokerd_queued_request_bytes", "Request bytes read and not yet answered.", queued);
   registry.sync_collector(metrics::write_process_metrics);

@@ -5,6 +5,9 @@
 
 #include <algorithm>
 #include <cctype>
+#include <charconv>
+#include <climits>
+#include <cstdint>
 #include <thread>
 
 #include "brokerd/config/properties.h"
@@ -179,6 +182,35 @@ void BrokerConfig::validate() const {
     if (!found) throw ConfigError(fmt::format("inter.broker.listener.name: '{}' is not an advertised listener", inter));
   }
   if (log_dirs().empty()) throw ConfigError("log.dirs: at least one directory is required");
+  max_connections_per_ip_overrides();
+}
+
+std::map<std::string, int64_t> BrokerConfig::max_connections_per_ip_overrides() const {
+  constexpr std::string_view key = "max.connections.per.ip.overrides";
+  std::map<std::string, int64_t> out;
+  const std::string& text = raw(std::string(key));
+  size_t start = 0;
+  while (start <= text.size() && !text.empty()) {
+    const size_t comma = std::min(text.find(',', start), text.size());
+    std::string entry = text.substr(start, comma - start);
+    start = comma + 1;
+    entry.erase(0, entry.find_first_not_of(' '));
+    entry.erase(entry.find_last_not_of(' ') + 1);
+    const size_t colon = entry.rfind(':');
+    int64_t count = -1;
+    if (colon != std::string::npos && colon > 0) {
+      const std::string digits = entry.substr(colon + 1);
+      auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), count);
+      if (ec != std::errc{} || end != digits.data() + digits.size() || digits.empty()) count = -1;
+    }
+    if (count < 0 || count > INT32_MAX)
+      throw ConfigError(fmt::format("{}: '{}' is not host:count with count from 0 to {}", key, entry, INT32_MAX));
+    std::string host = entry.substr(0, colon);
+    // An IPv6 address may be written in brackets, [::1]:5.
+    if (host.size() > 2 && host.front() == '[' && host.back() == ']') host = host.substr(1, host.size() - 2);
+    out[host] = count;
+  }
+  return out;
 }
 
 namespace {

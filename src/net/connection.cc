@@ -53,11 +53,13 @@ std::string endpoint_string(const tcp::socket& s) {
 }  // namespace
 
 Connection::Connection(std::shared_ptr<Server::State> state, tcp::socket socket,
-                       const Listener& listener, size_t shard, std::shared_ptr<asio::ssl::context> tls)
+                       const Listener& listener, size_t shard, std::shared_ptr<asio::ssl::context> tls,
+                       std::string address)
     : state_(std::move(state)),
       listener_(listener),
       socket_(std::move(socket)),
       tls_context_(std::move(tls)),
+      address_(std::move(address)),
       stage_(std::make_unique_for_overwrite<std::byte[]>(kStageSize)),
       reader_wake_(socket_.get_executor()),
       writer_wake_(socket_.get_executor()),
@@ -130,7 +132,7 @@ void Connection::coroutine_done() {
   if (--running_ > 0) return;
   state_->log->debug("connection {} from {} closed", context_.id, context_.peer);
   state_->shards[context_.shard].erase(context_.id);
-  state_->remove_live();
+  state_->remove_live(address_);
 }
 
 asio::awaitable<void> Connection::wait(asio::steady_timer& event,

@@ -25,9 +25,11 @@ namespace brokerd::net {
 
 class Connection : public std::enable_shared_from_this<Connection> {
  public:
-  // `tls`: the context of a TLS listener's connection, null on a plaintext one.
+  // `tls`: the context of a TLS listener's connection, null on a plaintext one. `address`:
+  // the client address the server counted it under (Server::State::admit), released at its end.
   Connection(std::shared_ptr<Server::State> state, boost::asio::ip::tcp::socket socket,
-             const Listener& listener, size_t shard, std::shared_ptr<boost::asio::ssl::context> tls);
+             const Listener& listener, size_t shard, std::shared_ptr<boost::asio::ssl::context> tls,
+             std::string address);
 
   // On the connection's shard: registers it and starts its coroutines.
   void start();
@@ -90,6 +92,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   std::unique_ptr<boost::asio::ssl::stream<boost::asio::ip::tcp::socket&>> tls_;
   std::vector<std::byte> tls_out_;  // a TLS write gathered into one buffer (one record per 16 KiB)
   ConnectionContext context_;
+  const std::string address_;
 
   // Read-ahead buffer: small frames are copied out of it, large ones read in place.
   std::unique_ptr<std::byte[]> stage_;

@@ -3,6 +3,9 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <chrono>
+#include <optional>
+#include <string>
 #include <system_error>
 
 #include <boost/asio/as_tuple.hpp>
@@ -35,11 +38,61 @@ tcp::endpoint resolve(asio::any_io_executor ex, const Listener& l) {
   return *results.begin();
 }
 
+// The client's address as max.connections.per.ip.overrides names it (IPv4 for a mapped one).
+std::string client_address(const tcp::socket& socket) {
+  boost::system::error_code ec;
+  const auto endpoint = socket.remote_endpoint(ec);
+  if (ec) return "?";
+  auto address = endpoint.address();
+  if (address.is_v6() && address.to_v6().is_v4_mapped())
+    return asio::ip::make_address_v4(asio::ip::v4_mapped, address.to_v6()).to_string();
+  return address.to_string();
+}
+
+// max.connection.creation.rate of one listener: at most `rate` connections accepted in each
+// second (a fixed window; the listener's accept loop is its only user).
+struct CreationRate {
+  std::chrono::steady_clock::time_point window_start = std::chrono::steady_clock::now();
+  int64_t accepted = 0;
+
+  // Says why a new connection may not be accepted now, if it may not.
+  std::optional<std::string> refusal(int64_t rate) {
+    if (rate < 0) return std::nullopt;
+    const auto now = std::chrono::steady_clock::now();
+    if (now - window_start >= std::chrono::seconds(1)) {
+      window_start = now;
+      accepted = 0;
+    }
+    if (accepted >= rate) return "max.connection.creation.rate " + std::to_string(rate);
+    return std::nullopt;
+  }
+};
+
+// Logs refused connections at most once per 10 s per listener, so a flood cannot fill the log.
+struct Refusals {
+  std::chrono::steady_clock::time_point last_log{};
+  uint64_t unlogged = 0;
+
+  void note(Server::State& state, const std::string& listener, const std::string& address,
+            const std::string& bound) {
+    state.refused_connections.fetch_add(1);
+    ++unlogged;
+    const auto now = std::chrono::steady_clock::now();
+    if (now - last_log < std::chrono::seconds(10)) return;
+    state.log->warn("listener {}: closed a new connection from {} at once: {} reached ({} refused since the last "
+                    "such line)", listener, address, bound, unlogged);
+    last_log = now;
+    unlogged = 0;
+  }
+};
+
 asio::awaitable<void> accept_loop(std::shared_ptr<Server::State> state, size_t index) {
   auto& acceptor = *state->acceptors[index];
   const Listener& listener = state->listeners[index];
   const std::string& name = listener.name;
   asio::steady_timer backoff(co_await asio::this_coro::executor);
+  CreationRate rate;
+  Refusals refusals;
   for (;;) {
     const size_t shard = state->next_shard.fetch_add(1) % state->reactors.size();
     auto [ec, socket] = co_await acceptor.async_accept(state->reactors.executor(shard),
@@ -52,12 +105,24 @@ asio::awaitable<void> accept_loop(std::shared_ptr<Server::State> state, size_t i
       co_await backoff.async_wait(asio::as_tuple(asio::use_awaitable));
       continue;
     }
-    state->add_live();
+    std::string address = client_address(socket);
+    // Only connections accepted count towards the rate, not those another bound refused.
+    auto refusal = rate.refusal(state->config.max_connection_creation_rate);
+    if (!refusal) refusal = state->admit(address);
+    if (refusal) {
+      boost::system::error_code ignored;
+      socket.close(ignored);
+      refusals.note(*state, name, address, *refusal);
+      continue;
+    }
+    ++rate.accepted;
     auto ex = socket.get_executor();
     // The connection is built on its own shard, the only thread that will touch it.
     auto tls = listener.tls ? static_cast<TlsContextImpl&>(*listener.tls).current() : nullptr;
-    asio::post(ex, [state, socket = std::move(socket), &listener, shard, tls = std::move(tls)]() mutable {
-      auto conn = std::make_shared<Connection>(state, std::move(socket), listener, shard, std::move(tls));
+    asio::post(ex, [state, socket = std::move(socket), &listener, shard, tls = std::move(tls),
+                    address = std::move(address)]() mutable {
+      auto conn = std::make_shared<Connection>(state, std::move(socket), listener, shard, std::move(tls),
+                                               std::move(address));
       conn->start();
     });
   }
@@ -201,6 +266,8 @@ size_t Server::connection_count() const {
   std::lock_guard lock(state_->mu);
   return state_->live_connections;
 }
+
+uint64_t Server::refused_connection_count() const { return state_->refused_connections.load(); }
 
 int64_t Server::queued_request_bytes() const { return state_->queued_bytes.load(); }
 

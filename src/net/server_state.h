@@ -7,6 +7,7 @@
 #include <condition_variable>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -59,12 +60,31 @@ struct Server::State {
   size_t accept_loops = 0;
   std::unordered_map<std::string, PrincipalBytes> queued_by_principal;  // under mu
 
-  void add_live() {
+  std::unordered_map<std::string, int64_t> live_by_address;  // under mu
+  std::atomic<uint64_t> refused_connections{0};
+
+  // Counts a new connection from `address`, or says which bound it would pass (nothing counted).
+  std::optional<std::string> admit(const std::string& address) {
     std::lock_guard lock(mu);
+    if (config.max_connections >= 0 && static_cast<int64_t>(live_connections) >= config.max_connections)
+      return "max.connections " + std::to_string(config.max_connections);
+    int64_t per_address = config.max_connections_per_ip;
+    if (auto it = config.max_connections_per_ip_overrides.find(address);
+        it != config.max_connections_per_ip_overrides.end())
+      per_address = it->second;
+    auto& from = live_by_address[address];
+    if (per_address >= 0 && from >= per_address) {
+      if (from == 0) live_by_address.erase(address);
+      return "max.connections.per.ip " + std::to_string(per_address);
+    }
+    ++from;
     ++live_connections;
+    return std::nullopt;
   }
-  void remove_live() {
+  void remove_live(const std::string& address) {
     std::lock_guard lock(mu);
+    if (auto it = live_by_address.find(address); it != live_by_address.end() && --it->second <= 0)
+      live_by_address.erase(it);
     --live_connections;
     cv.notify_all();
   }

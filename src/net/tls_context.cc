@@ -14,6 +14,7 @@
 #include "brokerd/common/clock.h"
 #include "brokerd/common/logger.h"
 #include "openssl_errors.h"
+#include "subject_name.h"
 
 namespace brokerd::net {
 
@@ -201,12 +202,9 @@ std::shared_ptr<ssl::context> TlsContextImpl::current() {
 std::optional<std::string> peer_subject(SSL* ssl) {
   std::unique_ptr<X509, X509Free> cert(SSL_get1_peer_certificate(ssl));
   if (!cert) return std::nullopt;
-  std::unique_ptr<BIO, BioFree> bio(BIO_new(BIO_s_mem()));
-  // RFC 2253 as Java's X500Principal writes it, UTF-8 left as is.
-  X509_NAME_print_ex(bio.get(), X509_get_subject_name(cert.get()), 0, XN_FLAG_RFC2253 & ~ASN1_STRFLGS_ESC_MSB);
-  char* data = nullptr;
-  const long n = BIO_get_mem_data(bio.get(), &data);
-  return std::string(data, static_cast<size_t>(n));
+  // Not OpenSSL's RFC 2253 printer: Kafka's principals are what Java writes, which names
+  // attributes outside its keywords by OID and escapes '=' and '#' too.
+  return java_rfc2253_name(X509_get_subject_name(cert.get()));
 }
 
 }  // namespace brokerd::net

@@ -35,7 +35,8 @@ class TlsContextImpl final : public TlsServerContext {
   std::atomic<int64_t> next_check_ms_{0};
 };
 
-// The subject of the client's certificate in RFC 2253 form, or nullopt when it sent none.
+// The subject of the client's certificate in RFC 2253 form as Java writes it (subject_name.h),
+// or nullopt when it sent none.
 std::optional<std::string> peer_subject(SSL* ssl);
 
 }  // namespace brokerd::net

@@ -125,6 +125,12 @@ int64_t derived_open_files_budget(int64_t rlimit_nofile) {
   return std::max<int64_t>(rlimit_nofile - reserve, 1);
 }
 
+int64_t derived_max_connections(int64_t rlimit_nofile, int64_t partition_budget) {
+  const int64_t own = std::max<int64_t>(24, rlimit_nofile / 16);
+  const int64_t partitions = partition_budget + open_files_margin(partition_budget);
+  return std::max<int64_t>(rlimit_nofile - partitions - own, 1);
+}
+
 std::shared_ptr<const FileHandle> open_segment_file(const std::filesystem::path& path, int flags, bool budgeted) {
   constexpr int mode = 0644;
   if (!budgeted) {

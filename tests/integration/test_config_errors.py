@@ -15,6 +15,12 @@ from brokerd_harness import brokerd_binary, free_port, port_answers
     ("log.message.timestamp.type=Sometimes", "log.message.timestamp.type"),
     ("auto.create.topics.enable=maybe", "auto.create.topics.enable"),
     ("message.max.bytes=99999999999999", "message.max.bytes"),
+    ("max.connections=-1", "max.connections"),
+    ("max.connections.per.ip=many", "max.connections.per.ip"),
+    ("max.connection.creation.rate=-5", "max.connection.creation.rate"),
+    ("max.connections.per.ip.overrides=127.0.0.1", "max.connections.per.ip.overrides"),
+    ("max.connections.per.ip.overrides=127.0.0.1:5,:3", "max.connections.per.ip.overrides"),
+    ("max.connections.per.ip.overrides=127.0.0.1:-2", "max.connections.per.ip.overrides"),
 ])
 def test_bad_setting_refused(tmp_path, override, key):
     port = free_port()

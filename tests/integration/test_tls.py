@@ -184,6 +184,22 @@ def test_mutual_tls_names_the_principal_from_the_certificate(tls_broker, pki):
     assert results == [None], (results, errors)
 
 
+def test_mutual_tls_principal_is_written_as_java_writes_it(tls_broker, pki):
+    """An attribute outside Java's RFC 2253 keywords (emailAddress) is named by its OID with
+    the hex of its DER value (IA5String, 14 bytes), and '=' in a value is escaped, so an ACL
+    written for Kafka's principal matches."""
+    pki["ca"].issue("mailer", "team=ops", ou="ops", email="alice@corp.com")
+    conf = ssl_conf(tls_broker, pki, "MTLS")
+    conf.update({"ssl.certificate.location": str(pki["ca"].dir / "mailer.crt"),
+                 "ssl.key.location": str(pki["ca"].dir / "mailer.key")})
+    create_topic(tls_broker.bootstrap, "team-ops")
+    kafka_principal = (r"User:1.2.840.113549.1.9.1=#160e616c69636540636f72702e636f6d,"
+                       r"CN=team\=ops,OU=ops,O=brokerd-tests")
+    ctl(tls_broker, "acls", "create", "--principal", kafka_principal, "--topic", "team-ops", "--operation", "WRITE")
+    results, errors = produce(conf, "team-ops")
+    assert results == [None], (results, errors)
+
+
 def test_bad_client_certificates_are_refused(tls_broker, pki):
     port = tls_broker.tls_ports["MTLS"]
     assert not handshake_fails(port, client_context(pki, "alice"))

@@ -12,11 +12,13 @@ from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 ONE_DAY = datetime.timedelta(days=1)
 
 
-def _name(cn, ou=None, o="brokerd-tests"):
+def _name(cn, ou=None, o="brokerd-tests", email=None):
     parts = [x509.NameAttribute(NameOID.ORGANIZATION_NAME, o)]
     if ou:
         parts.append(x509.NameAttribute(NameOID.ORGANIZATIONAL_UNIT_NAME, ou))
     parts.append(x509.NameAttribute(NameOID.COMMON_NAME, cn))
+    if email:  # an IA5String, as certificate tools write it
+        parts.append(x509.NameAttribute(NameOID.EMAIL_ADDRESS, email))
     return x509.Name(parts)
 
 
@@ -44,14 +46,16 @@ class Authority:
         self.ca_file = self.dir / f"{name}.pem"
         self.ca_file.write_bytes(_pem_cert(self.cert))
 
-    def issue(self, file_stem, cn, ou=None, server=False, expired=False, key_password=None, digest=None):
+    def issue(self, file_stem, cn, ou=None, server=False, expired=False, key_password=None, digest=None,
+              email=None):
         """Writes FILE_STEM.key, FILE_STEM.crt and FILE_STEM.pem (key and chain in one file);
         returns the paths as a dict with the certificate's serial number. `digest`: the
-        signature's hash (SHA-256 unless given, e.g. hashes.SHA1() for a weak one)."""
+        signature's hash (SHA-256 unless given, e.g. hashes.SHA1() for a weak one). `email`:
+        an emailAddress attribute after the CN in the subject."""
         key = ec.generate_private_key(ec.SECP256R1())
         now = datetime.datetime.now(datetime.timezone.utc)
         start, end = (now - 10 * ONE_DAY, now - ONE_DAY) if expired else (now - ONE_DAY, now + 30 * ONE_DAY)
-        builder = (x509.CertificateBuilder().subject_name(_name(cn, ou)).issuer_name(self.cert.subject)
+        builder = (x509.CertificateBuilder().subject_name(_name(cn, ou, email=email)).issuer_name(self.cert.subject)
                    .public_key(key.public_key()).serial_number(x509.random_serial_number())
                    .not_valid_before(start).not_valid_after(end))
         if server:

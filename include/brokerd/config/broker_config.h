@@ -49,6 +49,8 @@ class BrokerConfig {
   std::vector<Endpoint> listeners() const;
   std::vector<Endpoint> advertised_listeners() const;  // falls back to listeners
   std::vector<std::filesystem::path> log_dirs() const;
+  // max.connections.per.ip.overrides as host -> count (validate() checked its form).
+  std::map<std::string, int64_t> max_connections_per_ip_overrides() const;
   int reactor_threads() const;  // num.network.threads, 0 -> hardware cores
   // The protocol listener.security.protocol.map gives `listener` (validate() checked it has one).
   SecurityProtocol security_protocol(const std::string& listener) const;

@@ -3,6 +3,7 @@
 // read framed requests, hand them to a Dispatcher and write responses in request order.
 #include <cstddef>
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -49,6 +50,14 @@ struct ServerConfig {
   int64_t queued_max_request_bytes_per_principal = 128 * 1024 * 1024;
   // stop(): how long in-flight requests may take to finish before connections are cut.
   int64_t shutdown_drain_ms = 10000;
+  // Admission, checked at accept: a connection past any of these is closed at once, before
+  // it reads anything. Open connections over all listeners (max.connections), from one
+  // client address (max.connections.per.ip, with per-address exceptions), and accepted per
+  // second on each listener (max.connection.creation.rate). Negative: no bound.
+  int64_t max_connections = -1;
+  int64_t max_connections_per_ip = -1;
+  std::map<std::string, int64_t> max_connections_per_ip_overrides;  // by address text
+  int64_t max_connection_creation_rate = -1;
 };
 
 class Server {
@@ -74,6 +83,8 @@ class Server {
 
   // Connections currently open (for tests and metrics).
   size_t connection_count() const;
+  // Connections closed at accept by the admission bounds since start (for metrics).
+  uint64_t refused_connection_count() const;
   // Request bytes queued node-wide (for tests and metrics).
   int64_t queued_request_bytes() const;
 

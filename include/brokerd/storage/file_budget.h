@@ -32,6 +32,14 @@ int64_t open_files_share_limit(size_t share);
 // for everything else (a quarter, at least min(1024, half)).
 int64_t derived_open_files_budget(int64_t rlimit_nofile);
 
+// The connections a node may hold at once under an open files limit, when its partitions take
+// `partition_budget` descriptors: what the limit leaves after that budget, its margin
+// (open_files_margin) and a reserve for the node's own files, sockets and pipes (metadata
+// log, listeners, reactors, checkpoints: max(24, a sixteenth of the limit); an idle node on two
+// reactors holds about 23). At least 1.
+// Connections and partitions so never take each other's descriptors.
+int64_t derived_max_connections(int64_t rlimit_nofile, int64_t partition_budget);
+
 // How this thread frees descriptors when its share is spent: it releases the files of some of
 // its least recently used logs (Log::release_files) and says whether it released any. Each
 // thread that owns logs installs its own, since only the owner thread may touch a log: a

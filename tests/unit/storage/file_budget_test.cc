@@ -122,5 +122,19 @@ TEST_F(FileBudgetTest, NoBudgetMeansNoLimit) {
   EXPECT_FALSE(over_open_files_budget(0));
 }
 
+TEST(DerivedLimits, ConnectionsTakeWhatPartitionsAndTheNodeLeave) {
+  // 400: partitions 200 + margin 25, the node's own 25, connections 150.
+  EXPECT_EQ(derived_max_connections(400, derived_open_files_budget(400)), 150);
+  EXPECT_EQ(derived_max_connections(1048576, derived_open_files_budget(1048576)), 98304);
+  // A smaller log.open.files.max leaves more to connections: 400 - (100 + 12) - 25.
+  EXPECT_EQ(derived_max_connections(400, 100), 263);
+  EXPECT_EQ(derived_max_connections(64, derived_open_files_budget(64)), 1);
+  for (const int64_t limit : {80, 256, 400, 1024, 4096, 65536, 1048576}) {
+    const int64_t partitions = derived_open_files_budget(limit);
+    const int64_t connections = derived_max_connections(limit, partitions);
+    EXPECT_LE(partitions + open_files_margin(partitions) + connections + 24, limit) << limit;
+  }
+}
+
 }  // namespace
 }  // namespace brokerd::storage
