@@ -37,7 +37,7 @@ class Partition::LogAdapter final : public replication::ReplicaLog {
   explicit LogAdapter(const std::unique_ptr<storage::Log>& log) : log_(log) {}
   replication::Offset start_offset() const override { return log_->log_start_offset(); }
   replication::Offset end_offset() const override { return log_->log_end_offset(); }
-  void append_replica(const replication::Batch& b) override {
+  bool append_replica(const replication::Batch& b) override {
     const int64_t now = wall_clock_ms();
     auto res = log_->append_replica(b.bytes, now);
     if (res.error == protocol::ErrorCode::kafka_storage_error) {
@@ -46,6 +46,7 @@ class Partition::LogAdapter final : public replication::ReplicaLog {
       module_logger("cluster")->error("{}: replicated batch at {} not written: {}", log_->dir().string(), b.base_offset,
                                       res.message);
     }
+    return res.error == protocol::ErrorCode::none;
   }
   void truncate_to(replication::Offset end) override {
     module_logger("replication")->info("{}: truncating from {} to {}", log_->dir().filename().string(),

@@ -84,6 +84,9 @@ void DiskRaftLog::open_storage() {
   cfg.retention_bytes = -1;
   cfg.file_delete_delay_ms = 0;  // nobody reads raft segments through file slices later
   cfg.budgeted_files = false;
+  // A segment's blocks are taken when it is created: a file system that fills up later (other
+  // logs, anything else on the disk) does not stop the quorum at its next append.
+  cfg.preallocate = true;
   // Always recover the tail: the metadata log is small and a raft log must never trust bytes
   // past the last fsync without checking them.
   log_ = storage::Log::open(dir_, cfg, /*clean_shutdown=*/false);

@@ -20,10 +20,11 @@ StoredBatch SimLog::decode(const Batch& b) {
   return out;
 }
 
-void SimLog::append_replica(const Batch& batch) {
+bool SimLog::append_replica(const Batch& batch) {
   StoredBatch b = decode(batch);
   if (b.records.empty() || b.base != end_offset() || b.last() != batch.last_offset) std::abort();  // the core's duty
   batches_.push_back(std::move(b));
+  return true;
 }
 
 void SimLog::truncate_to(Offset end) {

@@ -32,7 +32,7 @@ class SimLog final : public ReplicaLog {
  public:
   Offset start_offset() const override { return start_; }
   Offset end_offset() const override { return batches_.empty() ? start_ : batches_.back().last() + 1; }
-  void append_replica(const Batch& batch) override;
+  bool append_replica(const Batch& batch) override;
   void truncate_to(Offset end) override;
   void reset_to(Offset start) override;
   void advance_start(Offset start) override;

@@ -86,7 +86,7 @@ void Replica::handle_fetch_response(const FetchResponse& r, int64_t now) {
     // batches in between. One that starts before the end does not: the next fetch asks again.
     if (b.base_offset < log_.end_offset() || b.last_offset < b.base_offset || b.leader_epoch > state_.leader_epoch)
       break;
-    log_.append_replica(b);
+    if (!log_.append_replica(b)) break;  // not written: the batches after it would leave a hole
     const auto latest = epochs_.latest();
     if (!latest || b.leader_epoch != latest->epoch) {
       epochs_.assign(b.leader_epoch, b.base_offset);

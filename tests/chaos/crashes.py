@@ -27,6 +27,7 @@ class CrashWatch:
         self.tail_lines = tail_lines
         self.crashes = []
         self._watched = {}  # id(proc) -> (node, proc, log path)
+        self._ended = set()  # processes already looked at after their end (kept, so ids stay theirs)
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name="crash-watch", daemon=True)
 
@@ -48,13 +49,14 @@ class CrashWatch:
     def _look(self):
         for node, n in list(self.cluster.nodes.items()):
             proc = n.proc
-            if proc is not None and id(proc) not in self._watched and n.log_paths:
+            if proc is not None and id(proc) not in self._watched and proc not in self._ended and n.log_paths:
                 self._watched[id(proc)] = (node, proc, n.log_paths[-1])
         for key, (node, proc, log_path) in list(self._watched.items()):
             rc = proc.poll()
             if rc is None:
                 continue
             del self._watched[key]
+            self._ended.add(proc)
             if rc in CAUSED_BY_NEMESIS:
                 continue
             try:

@@ -259,6 +259,7 @@ def test_a_node_that_ends_on_its_own_is_a_crash_and_a_nemesis_kill_is_not(tmp_pa
     watch = CrashWatch(cluster, rec, lambda msg: None)
     for n in cluster.nodes.values():
         n.proc.wait(timeout=10)
-    watch.stop()
+    watch._look()
+    watch.stop()  # looks again: an ended process is reported once
     assert sorted((e["node"], e["ended"]) for e in rec.events) == [(2, "SIGBUS"), (3, "exit code 3")]
     assert rec.events[0]["last_lines"][-1] == "last words"

@@ -27,7 +27,9 @@ class ReplicaLog {
   virtual Offset start_offset() const = 0;
   virtual Offset end_offset() const = 0;
   // A follower appends the leader's batch as it was written (offsets and epoch included).
-  virtual void append_replica(const Batch& batch) = 0;
+  // False when the batch was not written (a full disk, an I/O error): the follower stops
+  // there, and the next fetch asks for it again.
+  virtual bool append_replica(const Batch& batch) = 0;
   // Drops [end, end_offset()).
   virtual void truncate_to(Offset end) = 0;
   // Drops everything; the log continues, empty, at `start` (the leader deleted our end).

@@ -119,6 +119,19 @@ TEST_F(Follower, ABatchPastAGapInACompactedLeadersLogIsAppended) {
   EXPECT_EQ(epochs.entries(), (std::vector<EpochEntry>{{3, 3}}));
 }
 
+// A batch the disk refused is not skipped: the next one would otherwise land past a hole
+// (taken for a compaction gap) and this replica would differ from the leader for good.
+TEST_F(Follower, ABatchThatWasNotWrittenStopsTheAppendsThere) {
+  start(partition(1, 3, {1, 2, 3}), 0);
+  EXPECT_EQ(next<FetchRequest>().fetch_offset, 0);
+  log.fail_appends = true;
+  r->handle_fetch_response({ErrorCode::none, 3, 4, 0, {Batch{0, 1, 3, {}}, Batch{2, 3, 3, {}}}}, now);
+  log.fail_appends = false;
+  EXPECT_EQ(log.end_offset(), 0);
+  EXPECT_EQ(r->high_watermark(), 0);
+  EXPECT_EQ(next<FetchRequest>().fetch_offset, 0);
+}
+
 TEST_F(Follower, AnswersOfAnOlderEpochAreIgnored) {
   seed_divergent_log();
   start(partition(1, 3, {1, 2, 3}));

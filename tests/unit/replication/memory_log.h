@@ -18,7 +18,12 @@ struct MemoryLog final : ReplicaLog {
 
   Offset start_offset() const override { return start; }
   Offset end_offset() const override { return batches.empty() ? start : batches.back().last + 1; }
-  void append_replica(const Batch& b) override { batches.push_back({b.base_offset, b.last_offset, b.leader_epoch}); }
+  bool append_replica(const Batch& b) override {
+    if (fail_appends) return false;
+    batches.push_back({b.base_offset, b.last_offset, b.leader_epoch});
+    return true;
+  }
+  bool fail_appends = false;  // a full disk
   void truncate_to(Offset end) override {
     while (!batches.empty() && batches.back().base >= end) batches.pop_back();
     if (!batches.empty() && batches.back().last >= end) batches.back().last = end - 1;
