@@ -19,13 +19,13 @@
 
 #include <fmt/format.h>
 
-#include "brokerd/cluster/metadata_store.h"
-#include "brokerd/cluster/isr_change_batcher.h"
-#include "brokerd/cluster/node_identity.h"
+#include "brokerd/metadata/metadata_store.h"
+#include "brokerd/partitions/isr_change_batcher.h"
+#include "brokerd/metadata/node_identity.h"
 #include "brokerd/storage/dir_lock.h"
 #include "brokerd/storage/file_budget.h"
 #include "brokerd/storage/log.h"
-#include "brokerd/cluster/partition_manager.h"
+#include "brokerd/partitions/partition_manager.h"
 #include "brokerd/common/clock.h"
 #include "brokerd/common/logger.h"
 #include "brokerd/config/broker_config.h"
@@ -36,7 +36,7 @@
 #include "brokerd/controller/forwarding_channel.h"
 #include "brokerd/fetcher/replica_fetchers.h"
 #include "brokerd/mirror/mirror_service.h"
-#include "brokerd/cluster/mirror_status.h"
+#include "brokerd/partitions/mirror_status.h"
 #include "brokerd/group/group_coordinator.h"
 #include "brokerd/kafka/broker_collectors.h"
 #include "brokerd/kafka/dispatcher.h"
@@ -73,7 +73,7 @@ constexpr int64_t kForwardTimeoutMs = 30000;
 struct InjectedBugs {
   uint32_t replication = 0;
   bool metadata_log_no_fsync = false;
-  brokerd::cluster::PartitionManager::Options::StorageBugs storage;
+  brokerd::partitions::PartitionManager::Options::StorageBugs storage;
 };
 
 InjectedBugs injected_bugs(const brokerd::config::BrokerConfig& cfg) {
@@ -191,8 +191,8 @@ brokerd::config::Endpoint inter_broker_listener(const brokerd::config::BrokerCon
 }
 
 // Every advertised client listener, as the broker registers them.
-std::vector<brokerd::cluster::BrokerEndpoint> client_endpoints(const brokerd::config::BrokerConfig& cfg) {
-  std::vector<brokerd::cluster::BrokerEndpoint> out;
+std::vector<brokerd::metadata::BrokerEndpoint> client_endpoints(const brokerd::config::BrokerConfig& cfg) {
+  std::vector<brokerd::metadata::BrokerEndpoint> out;
   for (const auto& e : cfg.advertised_listeners())
     if (!brokerd::quorum::is_controller_listener(cfg, e.listener))
       out.push_back({e.listener, e.host, e.port, static_cast<int16_t>(cfg.security_protocol(e.listener))});
@@ -332,13 +332,13 @@ int run(const brokerd::config::BrokerConfig& cfg) {
   std::shared_ptr<net::BoundAddress> metrics_bound;
   if (metrics_at && broker_role)
     metrics_bound = std::make_shared<net::BoundAddress>(metrics_at->host, metrics_at->port, "metrics.listener");
-  const auto new_log_dirs = cluster::new_log_dirs(log_dirs);  // before it formats them
-  const auto cluster_id = cluster::ensure_node_identity(log_dirs, node_id, quorum::cluster_id_from(cfg));
+  const auto new_log_dirs = metadata::new_log_dirs(log_dirs);  // before it formats them
+  const auto cluster_id = metadata::ensure_node_identity(log_dirs, node_id, quorum::cluster_id_from(cfg));
   quorum_options.cluster_id = cluster_id;
   sasl_listeners.set_scram_decoy(security::scram_decoy(cfg, log_dirs.front()));
   const InjectedBugs bugs = injected_bugs(cfg);
   metadata_log_test_switches(bugs, quorum_options.log);
-  cluster::BrokerInfo self{node_id, advertised.host, advertised.port, cfg.raw("broker.rack"), -1, {}, true};
+  metadata::BrokerInfo self{node_id, advertised.host, advertised.port, cfg.raw("broker.rack"), -1, {}, true};
   self.listener = advertised.listener;
   if (broker_role) self.endpoints = client_endpoints(cfg);
 
@@ -368,7 +368,7 @@ int run(const brokerd::config::BrokerConfig& cfg) {
   // The metadata quorum comes first: the image every other part starts from is its log
   // replayed. Its controller listener serves from the start, since the other voters need it
   // before any node can replay anything.
-  cluster::MetadataStore metadata(cluster_id, node_id);
+  metadata::MetadataStore metadata(cluster_id, node_id);
   quorum::QuorumDriver quorum_driver(quorum_options, &metadata);
   metadata.attach(quorum_driver);
   // Changes made on a node that does not lead the quorum go to the one that does.
@@ -437,7 +437,7 @@ int run(const brokerd::config::BrokerConfig& cfg) {
   // serves clients once the controller has unfenced it.
   bool ready = metadata.wait_until_caught_up(signalled);
   if (ready) {
-    lifecycle.set_clean_shutdown(cluster::log_dirs_shut_down_cleanly(log_dirs));
+    lifecycle.set_clean_shutdown(partitions::log_dirs_shut_down_cleanly(log_dirs));
     lifecycle.start();
     try {
       ready = lifecycle.wait_until_unfenced(signalled);
@@ -457,10 +457,10 @@ int run(const brokerd::config::BrokerConfig& cfg) {
     return 0;
   }
 
-  cluster::PartitionManager partitions(
+  partitions::PartitionManager partitions(
       reactors, blocking,
       {node_id, log_dirs, cfg.topic_defaults(), cfg.integer("log.retention.check.interval.ms"),
-       cluster::PartitionManager::cleaner_settings_from(cfg), cfg.integer("replica.lag.time.max.ms"),
+       partitions::PartitionManager::cleaner_settings_from(cfg), cfg.integer("replica.lag.time.max.ms"),
        bugs.replication,
        [&metadata, session = cfg.integer("broker.session.timeout.ms")] { return metadata.image_current(session); },
        cfg.integer("broker.session.timeout.ms"), cfg.integer("replica.high.watermark.checkpoint.interval.ms"),
@@ -479,7 +479,7 @@ int run(const brokerd::config::BrokerConfig& cfg) {
   log->info("{}", connections_note);
   partitions.load(metadata.image());
   // Changes committed by other nodes reach the partitions too.
-  metadata.on_publish([&partitions, &reactors](std::shared_ptr<const cluster::MetadataImage> image) {
+  metadata.on_publish([&partitions, &reactors](std::shared_ptr<const metadata::MetadataImage> image) {
     boost::asio::co_spawn(reactors.executor(0), partitions.reconcile(std::move(image)), boost::asio::detached);
   });
   // And whatever was published between the load and the hook.
@@ -488,13 +488,13 @@ int run(const brokerd::config::BrokerConfig& cfg) {
   // request, and the answers go back to each partition's core on its home shard.
   auto& isr_shrinks = registry.counter("brokerd_isr_shrinks_total", "ISR changes this node's leaders made that removed replicas.");
   auto& isr_expands = registry.counter("brokerd_isr_expands_total", "ISR changes this node's leaders made that added replicas.");
-  cluster::IsrChangeBatcher isr_changes(metadata, [&partitions, &isr_shrinks, &isr_expands](
-                                                      const cluster::IsrChangeBatcher::Change& change,
-                                                      const cluster::AlterPartitionAnswer& answer) {
+  partitions::IsrChangeBatcher isr_changes(metadata, [&partitions, &isr_shrinks, &isr_expands](
+                                                      const partitions::IsrChangeBatcher::Change& change,
+                                                      const metadata::AlterPartitionAnswer& answer) {
     boost::asio::post(partitions.executor_of(change.tp), [&partitions, &isr_shrinks, &isr_expands, change, answer] {
       const auto& tp = change.tp;
       const auto& request = change.item.request;
-      cluster::Partition* p = partitions.local(tp);
+      partitions::Partition* p = partitions.local(tp);
       if (!p || p->topic_id() != change.item.topic_id) return;
       replication::PartitionState s = p->replica().state();
       if (answer.error != protocol::ErrorCode::none) {
@@ -512,12 +512,12 @@ int run(const brokerd::config::BrokerConfig& cfg) {
       partitions.after_replica_input(tp, *p);
     });
   });
-  partitions.on_alter_partition([&partitions, &isr_changes](const cluster::TopicPartition& tp,
+  partitions.on_alter_partition([&partitions, &isr_changes](const partitions::TopicPartition& tp,
                                                             const protocol::Uuid& topic_id,
                                                             replication::AlterPartitionRequest request) {
     // The ISR the change starts from, read now on the home shard: by the time the answer
     // comes back, the committed change may already have reached the core through the image.
-    cluster::Partition* proposer = partitions.local(tp);
+    partitions::Partition* proposer = partitions.local(tp);
     const size_t isr_before = proposer ? proposer->replica().state().isr.size() : 0;
     isr_changes.submit({tp, {topic_id, tp.partition, std::move(request)}, isr_before});
   });
@@ -537,7 +537,7 @@ int run(const brokerd::config::BrokerConfig& cfg) {
   // Partitions without a leader anywhere in the cluster, as this node's image shows them.
   registry.gauge_fn("brokerd_offline_partitions", "Partitions with no live leader (every eligible replica is down).", [&metadata] {
     double offline = 0;
-    metadata.image()->for_each_topic([&](const cluster::TopicPtr& t) {
+    metadata.image()->for_each_topic([&](const metadata::TopicPtr& t) {
       for (const auto& a : t->partitions) offline += a.leader < 0 ? 1 : 0;
     });
     return offline;
@@ -553,7 +553,7 @@ int run(const brokerd::config::BrokerConfig& cfg) {
   registry.gauge_fn("brokerd_fetch_session_partitions", "Partitions held by every incremental fetch session.",
                     [&fetch_sessions] { return static_cast<double>(fetch_sessions.partitions()); });
   // Mirror links: the topics of other clusters copied here (docs/mirroring.md).
-  cluster::MirrorStatus mirror_status;
+  partitions::MirrorStatus mirror_status;
   mirror::MirrorOptions mirror_opts;
   mirror_opts.node_id = node_id;
   mirror_opts.replication_factor = static_cast<int32_t>(cfg.integer("default.replication.factor"));

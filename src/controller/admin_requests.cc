@@ -1,6 +1,6 @@
 #include "controller/admin_requests.h"
 
-#include "brokerd/cluster/metadata_store.h"
+#include "brokerd/metadata/metadata_store.h"
 #include "brokerd/common/logger.h"
 
 namespace brokerd::controller {
@@ -12,8 +12,8 @@ constexpr int8_t kTopicResource = 2, kBrokerResource = 4;
 
 // A controller that no longer leads answers NOT_CONTROLLER (the broker retries with the new
 // one) rather than forwarding the change itself.
-cluster::TopicChange not_controller() {
-  cluster::TopicChange c;
+metadata::TopicChange not_controller() {
+  metadata::TopicChange c;
   c.error = ErrorCode::not_controller;
   c.message = "This node does not lead the metadata quorum.";
   return c;
@@ -26,17 +26,17 @@ std::optional<std::string> message_of(ErrorCode e, const std::string& message) {
 
 }  // namespace
 
-protocol::CreateTopicsResponse serve_create_topics(cluster::MetadataStore& store, const protocol::CreateTopicsRequest& req,
+protocol::CreateTopicsResponse serve_create_topics(metadata::MetadataStore& store, const protocol::CreateTopicsRequest& req,
                                                   const std::string& owner) {
   protocol::CreateTopicsResponse resp;
-  std::vector<cluster::TopicSpec> specs;
+  std::vector<metadata::TopicSpec> specs;
   std::vector<size_t> slot;  // response index of each spec
   const bool leads = store.leads();
   for (const auto& t : req.topics) {
     auto& r = resp.topics.emplace_back();
     r.name = t.name;
     r.configs = std::nullopt;
-    cluster::TopicSpec spec;
+    metadata::TopicSpec spec;
     spec.name = t.name;
     spec.partitions = t.num_partitions;
     spec.replication_factor = t.replication_factor;
@@ -49,7 +49,7 @@ protocol::CreateTopicsResponse serve_create_topics(cluster::MetadataStore& store
       if (a.partition_index < 0 || static_cast<size_t>(a.partition_index) >= spec.assignment.size()) bad_assignment = true;
       else spec.assignment[static_cast<size_t>(a.partition_index)] = a.broker_ids;
     }
-    cluster::TopicChange refused;
+    metadata::TopicChange refused;
     if (!leads) refused = not_controller();
     else if (bad_assignment) refused = {ErrorCode::invalid_replica_assignment, "Partitions should be a consecutive 0-based integer sequence.", nullptr, nullptr};
     if (refused.error != ErrorCode::none) {
@@ -75,7 +75,7 @@ protocol::CreateTopicsResponse serve_create_topics(cluster::MetadataStore& store
   return resp;
 }
 
-protocol::DeleteTopicsResponse serve_delete_topics(cluster::MetadataStore& store, const protocol::DeleteTopicsRequest& req) {
+protocol::DeleteTopicsResponse serve_delete_topics(metadata::MetadataStore& store, const protocol::DeleteTopicsRequest& req) {
   protocol::DeleteTopicsResponse resp;
   std::vector<std::string> names = req.topic_names;
   for (const auto& t : req.topics) {
@@ -101,7 +101,7 @@ protocol::DeleteTopicsResponse serve_delete_topics(cluster::MetadataStore& store
   return resp;
 }
 
-protocol::CreatePartitionsResponse serve_create_partitions(cluster::MetadataStore& store,
+protocol::CreatePartitionsResponse serve_create_partitions(metadata::MetadataStore& store,
                                                            const protocol::CreatePartitionsRequest& req) {
   protocol::CreatePartitionsResponse resp;
   for (const auto& t : req.topics) {
@@ -118,7 +118,7 @@ protocol::CreatePartitionsResponse serve_create_partitions(cluster::MetadataStor
   return resp;
 }
 
-protocol::AlterConfigsResponse serve_alter_configs(cluster::MetadataStore& store, const protocol::AlterConfigsRequest& req) {
+protocol::AlterConfigsResponse serve_alter_configs(metadata::MetadataStore& store, const protocol::AlterConfigsRequest& req) {
   protocol::AlterConfigsResponse resp;
   for (const auto& res : req.resources) {
     auto& r = resp.responses.emplace_back();
@@ -142,7 +142,7 @@ protocol::AlterConfigsResponse serve_alter_configs(cluster::MetadataStore& store
   return resp;
 }
 
-protocol::AllocateProducerIdsResponse serve_allocate_producer_ids(cluster::MetadataStore& store,
+protocol::AllocateProducerIdsResponse serve_allocate_producer_ids(metadata::MetadataStore& store,
                                                                   const protocol::AllocateProducerIdsRequest& req) {
   protocol::AllocateProducerIdsResponse resp;
   if (!store.leads()) {
@@ -160,7 +160,7 @@ protocol::AllocateProducerIdsResponse serve_allocate_producer_ids(cluster::Metad
   return resp;
 }
 
-protocol::AlterPartitionResponse serve_alter_partition(cluster::MetadataStore& store,
+protocol::AlterPartitionResponse serve_alter_partition(metadata::MetadataStore& store,
                                                        const protocol::AlterPartitionRequest& req, int16_t version) {
   protocol::AlterPartitionResponse resp;
   if (!store.leads()) {
@@ -168,7 +168,7 @@ protocol::AlterPartitionResponse serve_alter_partition(cluster::MetadataStore& s
     return resp;
   }
   // Every partition of the request in one change of the metadata log.
-  std::vector<cluster::AlterPartitionItem> items;
+  std::vector<metadata::AlterPartitionItem> items;
   for (const auto& t : req.topics) {
     for (const auto& p : t.partitions) {
       auto& item = items.emplace_back();

@@ -18,9 +18,9 @@
 #include "brokerd/protocol/messages/delete_topics_request.h"
 #include "brokerd/protocol/messages/delete_topics_response.h"
 
-namespace brokerd::cluster {
+namespace brokerd::metadata {
 class MetadataStore;
-}
+}  // namespace brokerd::metadata
 
 namespace brokerd::controller {
 
@@ -32,16 +32,16 @@ inline constexpr int16_t kCreateTopicsVersion = 7, kDeleteTopicsVersion = 6, kCr
 inline constexpr int16_t kAlterPartitionSendVersion = 3;
 
 // `owner`: the principal the topics are created for (from an envelope), empty for none.
-protocol::CreateTopicsResponse serve_create_topics(cluster::MetadataStore& store, const protocol::CreateTopicsRequest& req,
+protocol::CreateTopicsResponse serve_create_topics(metadata::MetadataStore& store, const protocol::CreateTopicsRequest& req,
                                                   const std::string& owner = {});
-protocol::DeleteTopicsResponse serve_delete_topics(cluster::MetadataStore& store, const protocol::DeleteTopicsRequest& req);
-protocol::CreatePartitionsResponse serve_create_partitions(cluster::MetadataStore& store,
+protocol::DeleteTopicsResponse serve_delete_topics(metadata::MetadataStore& store, const protocol::DeleteTopicsRequest& req);
+protocol::CreatePartitionsResponse serve_create_partitions(metadata::MetadataStore& store,
                                                            const protocol::CreatePartitionsRequest& req);
-protocol::AlterConfigsResponse serve_alter_configs(cluster::MetadataStore& store, const protocol::AlterConfigsRequest& req);
-protocol::AllocateProducerIdsResponse serve_allocate_producer_ids(cluster::MetadataStore& store,
+protocol::AlterConfigsResponse serve_alter_configs(metadata::MetadataStore& store, const protocol::AlterConfigsRequest& req);
+protocol::AllocateProducerIdsResponse serve_allocate_producer_ids(metadata::MetadataStore& store,
                                                                   const protocol::AllocateProducerIdsRequest& req);
 // AlterPartition v2-3 (topics by id): each partition's ISR change, checked and committed.
-protocol::AlterPartitionResponse serve_alter_partition(cluster::MetadataStore& store,
+protocol::AlterPartitionResponse serve_alter_partition(metadata::MetadataStore& store,
                                                        const protocol::AlterPartitionRequest& req, int16_t version);
 
 }  // namespace brokerd::controller

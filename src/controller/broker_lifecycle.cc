@@ -3,7 +3,7 @@
 #include <chrono>
 #include <stdexcept>
 
-#include "brokerd/cluster/metadata_store.h"
+#include "brokerd/metadata/metadata_store.h"
 #include "brokerd/common/clock.h"
 #include "brokerd/common/logger.h"
 #include "brokerd/controller/broker_registry.h"
@@ -36,8 +36,8 @@ std::optional<Msg> decode(const Bytes& body, int16_t version) {
 
 }  // namespace
 
-BrokerLifecycle::BrokerLifecycle(cluster::MetadataStore& metadata, quorum::QuorumDriver& quorum,
-                                 BrokerRegistry& local_controller, cluster::BrokerInfo self, std::string listener,
+BrokerLifecycle::BrokerLifecycle(metadata::MetadataStore& metadata, quorum::QuorumDriver& quorum,
+                                 BrokerRegistry& local_controller, metadata::BrokerInfo self, std::string listener,
                                  int64_t heartbeat_interval_ms, int64_t session_timeout_ms)
     : metadata_(metadata),
       quorum_(quorum),
@@ -184,7 +184,7 @@ void BrokerLifecycle::start() {
 bool BrokerLifecycle::wait_until_unfenced(const std::function<bool()>& stop) {
   // Unfenced by the controller, and this node's own image says so too (the record replayed).
   auto unfenced_here = [this] {
-    const cluster::BrokerInfo* b = metadata_.image()->broker(self_.node_id);
+    const metadata::BrokerInfo* b = metadata_.image()->broker(self_.node_id);
     return b && !b->fenced && b->epoch == epoch_.load();
   };
   while (fenced_.load() || !unfenced_here()) {

@@ -4,7 +4,7 @@
 #include <chrono>
 #include <vector>
 
-#include "brokerd/cluster/metadata_store.h"
+#include "brokerd/metadata/metadata_store.h"
 #include "brokerd/common/clock.h"
 #include "brokerd/common/logger.h"
 #include "brokerd/net/request.h"
@@ -35,7 +35,7 @@ class BrokerRegistry::ConnectionWatch : public net::SessionState {
   int32_t broker_id_;
 };
 
-BrokerRegistry::BrokerRegistry(cluster::MetadataStore& metadata, quorum::QuorumDriver& quorum, int64_t session_timeout_ms,
+BrokerRegistry::BrokerRegistry(metadata::MetadataStore& metadata, quorum::QuorumDriver& quorum, int64_t session_timeout_ms,
                                int64_t heartbeat_interval_ms)
     : metadata_(metadata),
       quorum_(quorum),
@@ -104,7 +104,7 @@ protocol::BrokerRegistrationResponse BrokerRegistry::registration(const protocol
     // Another live process already holds this node id: refuse the newcomer.
     std::lock_guard lock(mu_);
     auto it = sessions_.find(req.broker_id);
-    const cluster::BrokerInfo* existing = image->broker(req.broker_id);
+    const metadata::BrokerInfo* existing = image->broker(req.broker_id);
     if (it != sessions_.end() && existing && !existing->fenced && it->second.incarnation != req.incarnation_id &&
         steady_clock_ms() - it->second.last_heartbeat_ms < session_timeout_ms_) {
       module_logger("controller")->warn("refused a second registration of broker {}: another process holds that id",
@@ -112,7 +112,7 @@ protocol::BrokerRegistrationResponse BrokerRegistry::registration(const protocol
       return refuse(ErrorCode::duplicate_broker_registration);
     }
   }
-  cluster::BrokerInfo b;
+  metadata::BrokerInfo b;
   b.node_id = req.broker_id;
   b.incarnation = req.incarnation_id;
   b.rack = req.rack.value_or("");
@@ -123,7 +123,7 @@ protocol::BrokerRegistrationResponse BrokerRegistry::registration(const protocol
     listener = req.listeners[0].name;
   }
   for (const auto& l : req.listeners)
-    b.endpoints.push_back(cluster::BrokerEndpoint{l.name, l.host, l.port, l.security_protocol});
+    b.endpoints.push_back(metadata::BrokerEndpoint{l.name, l.host, l.port, l.security_protocol});
   // KIP-966: a broker that did not stop cleanly sends no previous epoch.
   auto [err, epoch] = metadata_.register_broker(b, listener, req.previous_broker_epoch >= 0);
   if (err != ErrorCode::none) return refuse(err);
@@ -143,7 +143,7 @@ std::optional<protocol::BrokerHeartbeatResponse> BrokerRegistry::answer_at_once(
   }
   take_over_if_new_epoch();
   auto image = metadata_.image();
-  const cluster::BrokerInfo* b = image->broker(req.broker_id);
+  const metadata::BrokerInfo* b = image->broker(req.broker_id);
   if (!b) {
     resp.error_code = protocol::code(ErrorCode::broker_id_not_registered);
     return resp;
@@ -171,7 +171,7 @@ protocol::BrokerHeartbeatResponse BrokerRegistry::heartbeat(const protocol::Brok
   protocol::BrokerHeartbeatResponse resp;
   resp.is_fenced = true;
   auto image = metadata_.image();
-  const cluster::BrokerInfo* b = image->broker(req.broker_id);
+  const metadata::BrokerInfo* b = image->broker(req.broker_id);
   if (!b || b->epoch != req.broker_epoch) {
     resp.error_code = protocol::code(b ? ErrorCode::stale_broker_epoch : ErrorCode::broker_id_not_registered);
     return resp;

@@ -1,11 +1,11 @@
 #include "brokerd/controller/controller_dispatcher.h"
 
-#include "brokerd/cluster/elect_leaders_request.h"
-#include "brokerd/cluster/mirror_link_requests.h"
-#include "brokerd/cluster/acl_requests.h"
-#include "brokerd/cluster/scram_credential_requests.h"
-#include "brokerd/cluster/client_quota_requests.h"
-#include "brokerd/cluster/reassignment_requests.h"
+#include "brokerd/metadata/elect_leaders_request.h"
+#include "brokerd/metadata/mirror_link_requests.h"
+#include "brokerd/metadata/acl_requests.h"
+#include "brokerd/metadata/scram_credential_requests.h"
+#include "brokerd/metadata/client_quota_requests.h"
+#include "brokerd/metadata/reassignment_requests.h"
 #include "brokerd/common/clock.h"
 #include "brokerd/common/logger.h"
 #include "brokerd/controller/broker_registry.h"
@@ -22,10 +22,10 @@
 #include "brokerd/quorum/quorum_driver.h"
 #include "brokerd/security/authorization.h"
 #include "brokerd/security/sasl_server.h"
-#include "brokerd/cluster/metadata_store.h"
+#include "brokerd/metadata/metadata_store.h"
 #include "controller/admin_requests.h"
 #include "controller/envelope.h"
-#include "brokerd/cluster/tenant_limit_requests.h"
+#include "brokerd/metadata/tenant_limit_requests.h"
 
 namespace brokerd::controller {
 
@@ -86,17 +86,17 @@ const std::vector<ControllerApi>& controller_apis() {
       {kCreatePartitions, kCreatePartitionsVersion, kCreatePartitionsVersion},
       {kAllocateProducerIds, kAllocateProducerIdsVersion, kAllocateProducerIdsVersion},
       {kAlterPartition, kAlterPartitionVersion, kAlterPartitionMaxVersion},
-      {cluster::kElectLeaders, cluster::kElectLeadersMinVersion, cluster::kElectLeadersMaxVersion},
-      {cluster::kAlterPartitionReassignments, 0, cluster::kAlterPartitionReassignmentsMaxVersion},
-      {cluster::kListPartitionReassignments, 0, 0},
-      {cluster::kCreateMirrorLinks, 0, 0},
-      {cluster::kAlterUserScramCredentials, 0, 0},
-      {cluster::kAlterClientQuotas, 0, 1},
-      {cluster::kCreateAcls, cluster::kAclsMinVersion, cluster::kAclsMaxVersion},
-      {cluster::kDeleteAcls, cluster::kAclsMinVersion, cluster::kAclsMaxVersion},
-      {cluster::kAlterMirrorLinks, 0, 0},
-      {cluster::kPromoteMirrorTopics, 0, 0},
-      {cluster::kAlterTenantLimits, 0, 0},
+      {metadata::kElectLeaders, metadata::kElectLeadersMinVersion, metadata::kElectLeadersMaxVersion},
+      {metadata::kAlterPartitionReassignments, 0, metadata::kAlterPartitionReassignmentsMaxVersion},
+      {metadata::kListPartitionReassignments, 0, 0},
+      {metadata::kCreateMirrorLinks, 0, 0},
+      {metadata::kAlterUserScramCredentials, 0, 0},
+      {metadata::kAlterClientQuotas, 0, 1},
+      {metadata::kCreateAcls, metadata::kAclsMinVersion, metadata::kAclsMaxVersion},
+      {metadata::kDeleteAcls, metadata::kAclsMinVersion, metadata::kAclsMaxVersion},
+      {metadata::kAlterMirrorLinks, 0, 0},
+      {metadata::kPromoteMirrorTopics, 0, 0},
+      {metadata::kAlterTenantLimits, 0, 0},
       {kEnvelope, 0, 0},
   };
   return apis;
@@ -270,46 +270,46 @@ boost::asio::awaitable<net::Response> ControllerDispatcher::dispatch(net::Reques
         co_return co_await on_blocking_pool<protocol::AlterPartitionRequest>(
             req, body, [this, v](const auto& r) { return serve_alter_partition(metadata_, r, v); });
       }
-      case cluster::kElectLeaders: {
+      case metadata::kElectLeaders: {
         const int16_t v = req.api_version;
         co_return co_await on_blocking_pool<protocol::ElectLeadersRequest>(
-            req, body, [this, v](const auto& r) { return cluster::answer_elect_leaders(metadata_, r, v); });
+            req, body, [this, v](const auto& r) { return metadata::answer_elect_leaders(metadata_, r, v); });
       }
-      case cluster::kAlterPartitionReassignments: {
+      case metadata::kAlterPartitionReassignments: {
         const int16_t v = req.api_version;
         co_return co_await on_blocking_pool<protocol::AlterPartitionReassignmentsRequest>(req, body, [this, v](const auto& r) {
-          return cluster::answer_alter_partition_reassignments(metadata_, r, v);
+          return metadata::answer_alter_partition_reassignments(metadata_, r, v);
         });
       }
-      case cluster::kListPartitionReassignments:
+      case metadata::kListPartitionReassignments:
         co_return co_await on_blocking_pool<protocol::ListPartitionReassignmentsRequest>(
-            req, body, [this](const auto& r) { return cluster::answer_list_partition_reassignments(metadata_, r); });
-      case cluster::kCreateMirrorLinks:
+            req, body, [this](const auto& r) { return metadata::answer_list_partition_reassignments(metadata_, r); });
+      case metadata::kCreateMirrorLinks:
         co_return co_await on_blocking_pool<protocol::CreateMirrorLinksRequest>(
-            req, body, [this](const auto& r) { return cluster::answer_create_mirror_links(metadata_, r); });
-      case cluster::kAlterMirrorLinks:
+            req, body, [this](const auto& r) { return metadata::answer_create_mirror_links(metadata_, r); });
+      case metadata::kAlterMirrorLinks:
         co_return co_await on_blocking_pool<protocol::AlterMirrorLinksRequest>(
-            req, body, [this](const auto& r) { return cluster::answer_alter_mirror_links(metadata_, r); });
-      case cluster::kCreateAcls:
+            req, body, [this](const auto& r) { return metadata::answer_alter_mirror_links(metadata_, r); });
+      case metadata::kCreateAcls:
         co_return co_await on_blocking_pool<protocol::CreateAclsRequest>(
-            req, body, [this](const auto& r) { return cluster::answer_create_acls(metadata_, r); });
-      case cluster::kDeleteAcls:
+            req, body, [this](const auto& r) { return metadata::answer_create_acls(metadata_, r); });
+      case metadata::kDeleteAcls:
         co_return co_await on_blocking_pool<protocol::DeleteAclsRequest>(
-            req, body, [this](const auto& r) { return cluster::answer_delete_acls(metadata_, r); });
-      case cluster::kAlterClientQuotas:
+            req, body, [this](const auto& r) { return metadata::answer_delete_acls(metadata_, r); });
+      case metadata::kAlterClientQuotas:
         co_return co_await on_blocking_pool<protocol::AlterClientQuotasRequest>(
-            req, body, [this](const auto& r) { return cluster::answer_alter_client_quotas(metadata_, r); });
-      case cluster::kAlterUserScramCredentials:
+            req, body, [this](const auto& r) { return metadata::answer_alter_client_quotas(metadata_, r); });
+      case metadata::kAlterUserScramCredentials:
         co_return co_await on_blocking_pool<protocol::AlterUserScramCredentialsRequest>(
-            req, body, [this](const auto& r) { return cluster::answer_alter_user_scram_credentials(metadata_, r); });
-      case cluster::kAlterTenantLimits:
+            req, body, [this](const auto& r) { return metadata::answer_alter_user_scram_credentials(metadata_, r); });
+      case metadata::kAlterTenantLimits:
         co_return co_await on_blocking_pool<protocol::AlterTenantLimitsRequest>(
-            req, body, [this](const auto& r) { return cluster::answer_alter_tenant_limits(metadata_, r); });
+            req, body, [this](const auto& r) { return metadata::answer_alter_tenant_limits(metadata_, r); });
       case kEnvelope:
         co_return co_await envelope(req, body);
-      case cluster::kPromoteMirrorTopics:
+      case metadata::kPromoteMirrorTopics:
         co_return co_await on_blocking_pool<protocol::PromoteMirrorTopicsRequest>(
-            req, body, [this](const auto& r) { return cluster::answer_promote_mirror_topics(metadata_, r); });
+            req, body, [this](const auto& r) { return metadata::answer_promote_mirror_topics(metadata_, r); });
       default:
         break;
     }

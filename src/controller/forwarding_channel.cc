@@ -28,19 +28,19 @@ constexpr int64_t kAlterPartitionTimeoutMs = 2000;
 constexpr int16_t kApiVersions = 18;
 constexpr int64_t kEnvelopeRecheckMs = 60'000;
 
-cluster::ForwardedAnswer answer_of(int16_t code, const std::optional<std::string>& message) {
-  cluster::ForwardedAnswer a;
+metadata::ForwardedAnswer answer_of(int16_t code, const std::optional<std::string>& message) {
+  metadata::ForwardedAnswer a;
   a.error = static_cast<ErrorCode>(code);
   a.message = message.value_or("");
   return a;
 }
 
 // One answer per topic asked, in order.
-std::vector<cluster::ForwardedAnswer> answers_of(const protocol::CreateTopicsResponse& resp, size_t n) {
+std::vector<metadata::ForwardedAnswer> answers_of(const protocol::CreateTopicsResponse& resp, size_t n) {
   if (resp.topics.size() != n) throw protocol::DecodeError("the answer does not have one result per topic");
-  std::vector<cluster::ForwardedAnswer> out;
+  std::vector<metadata::ForwardedAnswer> out;
   for (const auto& t : resp.topics) {
-    cluster::ForwardedAnswer a;
+    metadata::ForwardedAnswer a;
     a.error = static_cast<ErrorCode>(t.error_code);
     a.message = t.error_message.value_or("");
     a.topic_id = t.topic_id;
@@ -49,7 +49,7 @@ std::vector<cluster::ForwardedAnswer> answers_of(const protocol::CreateTopicsRes
   return out;
 }
 
-cluster::ForwardedAnswer timed_out() { return answer_of(protocol::code(ErrorCode::request_timed_out), "no controller answered in time"); }
+metadata::ForwardedAnswer timed_out() { return answer_of(protocol::code(ErrorCode::request_timed_out), "no controller answered in time"); }
 
 }  // namespace
 
@@ -89,9 +89,9 @@ T ForwardingChannel::call(int16_t api_key, int16_t version, const Req& req, Deco
 }
 
 template <typename Req, typename Decode>
-cluster::ForwardedAnswer ForwardingChannel::call_one(int16_t api_key, int16_t version, const Req& req, Decode answer) {
+metadata::ForwardedAnswer ForwardingChannel::call_one(int16_t api_key, int16_t version, const Req& req, Decode answer) {
   return call(api_key, version, req, answer,
-              [](const cluster::ForwardedAnswer& a) { return a.error == ErrorCode::not_controller; }, timed_out());
+              [](const metadata::ForwardedAnswer& a) { return a.error == ErrorCode::not_controller; }, timed_out());
 }
 
 bool ForwardingChannel::leader_takes_envelopes() {
@@ -123,7 +123,7 @@ bool ForwardingChannel::leader_takes_envelopes() {
   return known.served;
 }
 
-std::vector<cluster::ForwardedAnswer> ForwardingChannel::create_topics(const std::vector<cluster::TopicSpec>& topics) {
+std::vector<metadata::ForwardedAnswer> ForwardingChannel::create_topics(const std::vector<metadata::TopicSpec>& topics) {
   protocol::CreateTopicsRequest req;
   for (const auto& spec : topics) {
     auto& t = req.topics.emplace_back();
@@ -150,10 +150,10 @@ std::vector<cluster::ForwardedAnswer> ForwardingChannel::create_topics(const std
   };
   // A controller that lost leadership answers NOT_CONTROLLER for all of them (it checks
   // first), so the whole request goes to the next one.
-  auto retry = [](const std::vector<cluster::ForwardedAnswer>& got) {
+  auto retry = [](const std::vector<metadata::ForwardedAnswer>& got) {
     return std::any_of(got.begin(), got.end(), [](const auto& a) { return a.error == ErrorCode::not_controller; });
   };
-  const std::vector<cluster::ForwardedAnswer> none(n, timed_out());
+  const std::vector<metadata::ForwardedAnswer> none(n, timed_out());
   const std::string& owner = topics.empty() ? std::string() : topics.front().owner;
   if (owner.empty() || !leader_takes_envelopes())
     return call(kCreateTopics, kCreateTopicsVersion, req, decode, retry, none);
@@ -163,7 +163,7 @@ std::vector<cluster::ForwardedAnswer> ForwardingChannel::create_topics(const std
     protocol::EnvelopeResponse resp;
     resp.decode(r, 0);
     if (resp.error_code != 0 || !resp.response_data)
-      return std::vector<cluster::ForwardedAnswer>(n, answer_of(resp.error_code ? resp.error_code : protocol::code(ErrorCode::unknown_server_error),
+      return std::vector<metadata::ForwardedAnswer>(n, answer_of(resp.error_code ? resp.error_code : protocol::code(ErrorCode::unknown_server_error),
                                                               "the controller refused the forwarded request"));
     protocol::Reader inner(*resp.response_data);
     protocol::decode_response_header(inner, kCreateTopics, kCreateTopicsVersion);
@@ -174,7 +174,7 @@ std::vector<cluster::ForwardedAnswer> ForwardingChannel::create_topics(const std
   return call(kEnvelope, 0, env, open, retry, none);
 }
 
-cluster::ForwardedAnswer ForwardingChannel::delete_topic(const std::string& name) {
+metadata::ForwardedAnswer ForwardingChannel::delete_topic(const std::string& name) {
   protocol::DeleteTopicsRequest req;
   req.topics.emplace_back().name = name;
   req.timeout_ms = static_cast<int32_t>(timeout_ms_);
@@ -186,7 +186,7 @@ cluster::ForwardedAnswer ForwardingChannel::delete_topic(const std::string& name
   });
 }
 
-cluster::ForwardedAnswer ForwardingChannel::create_partitions(const std::string& name, int32_t total,
+metadata::ForwardedAnswer ForwardingChannel::create_partitions(const std::string& name, int32_t total,
                                                               const std::vector<std::vector<int32_t>>& assignment) {
   protocol::CreatePartitionsRequest req;
   auto& t = req.topics.emplace_back();
@@ -207,17 +207,17 @@ cluster::ForwardedAnswer ForwardingChannel::create_partitions(const std::string&
   });
 }
 
-cluster::ForwardedAnswer ForwardingChannel::set_topic_configs(const std::string& name,
+metadata::ForwardedAnswer ForwardingChannel::set_topic_configs(const std::string& name,
                                                               const std::map<std::string, std::string>& configs) {
   return alter_configs(kTopicResource, name, configs);
 }
 
-cluster::ForwardedAnswer ForwardingChannel::set_broker_configs(const std::string& resource,
+metadata::ForwardedAnswer ForwardingChannel::set_broker_configs(const std::string& resource,
                                                                const std::map<std::string, std::string>& configs) {
   return alter_configs(kBrokerResource, resource, configs);
 }
 
-cluster::ForwardedAnswer ForwardingChannel::alter_configs(int8_t resource_type, const std::string& name,
+metadata::ForwardedAnswer ForwardingChannel::alter_configs(int8_t resource_type, const std::string& name,
                                                           const std::map<std::string, std::string>& configs) {
   protocol::AlterConfigsRequest req;
   auto& res = req.resources.emplace_back();
@@ -236,11 +236,11 @@ cluster::ForwardedAnswer ForwardingChannel::alter_configs(int8_t resource_type, 
   });
 }
 
-std::optional<cluster::ProducerIdBlock> ForwardingChannel::allocate_producer_ids(int32_t broker_id, int64_t broker_epoch) {
+std::optional<metadata::ProducerIdBlock> ForwardingChannel::allocate_producer_ids(int32_t broker_id, int64_t broker_epoch) {
   protocol::AllocateProducerIdsRequest req;
   req.broker_id = broker_id;
   req.broker_epoch = broker_epoch;
-  cluster::ProducerIdBlock block{broker_id, -1, 0};
+  metadata::ProducerIdBlock block{broker_id, -1, 0};
   auto a = call_one(kAllocateProducerIds, kAllocateProducerIdsVersion, req, [&block](protocol::Reader& r) {
     protocol::AllocateProducerIdsResponse resp;
     resp.decode(r, kAllocateProducerIdsVersion);
@@ -252,8 +252,8 @@ std::optional<cluster::ProducerIdBlock> ForwardingChannel::allocate_producer_ids
   return block;
 }
 
-std::vector<cluster::AlterPartitionAnswer> ForwardingChannel::alter_partitions(
-    const std::vector<cluster::AlterPartitionItem>& items) {
+std::vector<metadata::AlterPartitionAnswer> ForwardingChannel::alter_partitions(
+    const std::vector<metadata::AlterPartitionItem>& items) {
   // One topic entry per topic id, in order of first appearance; where each item went.
   protocol::AlterPartitionRequest req;
   std::vector<std::pair<size_t, size_t>> slots;
@@ -275,7 +275,7 @@ std::vector<cluster::AlterPartitionAnswer> ForwardingChannel::alter_partitions(
       b.broker_epoch = i < request.broker_epochs.size() ? request.broker_epochs[i] : replication::kNoBrokerEpoch;
     }
   }
-  using Answers = std::vector<cluster::AlterPartitionAnswer>;
+  using Answers = std::vector<metadata::AlterPartitionAnswer>;
   auto all = [&](protocol::ErrorCode e) {
     Answers out(items.size());
     for (auto& a : out) a.error = e;

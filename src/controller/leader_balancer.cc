@@ -3,12 +3,12 @@
 #include <chrono>
 #include <exception>
 
-#include "brokerd/cluster/metadata_store.h"
+#include "brokerd/metadata/metadata_store.h"
 #include "brokerd/common/logger.h"
 
 namespace brokerd::controller {
 
-LeaderBalancer::LeaderBalancer(cluster::MetadataStore& metadata, int64_t interval_ms, int32_t imbalance_percent)
+LeaderBalancer::LeaderBalancer(metadata::MetadataStore& metadata, int64_t interval_ms, int32_t imbalance_percent)
     : metadata_(metadata), interval_ms_(interval_ms), imbalance_percent_(imbalance_percent) {}
 
 LeaderBalancer::~LeaderBalancer() { stop(); }

@@ -8,8 +8,8 @@
 #include <span>
 #include <unordered_map>
 
-#include "brokerd/cluster/partition_call.h"
-#include "brokerd/cluster/partition_manager.h"
+#include "brokerd/partitions/partition_call.h"
+#include "brokerd/partitions/partition_manager.h"
 #include "brokerd/common/clock.h"
 #include "brokerd/common/logger.h"
 #include "brokerd/fetcher/fetch_session.h"
@@ -24,9 +24,9 @@
 namespace brokerd::fetcher {
 namespace {
 
-using cluster::Partition;
-using cluster::PartitionManager;
-using cluster::TopicPartition;
+using partitions::Partition;
+using partitions::PartitionManager;
+using partitions::TopicPartition;
 using protocol::ErrorCode;
 
 constexpr int16_t kFetch = 1, kFetchVersion = 12;
@@ -76,7 +76,7 @@ void hold_errors(const FetcherOptions& options, const quorum::Voter& leader, std
 template <typename T>
 void fail_all(PartitionManager& pm, const Asks<T>& asks) {
   const int64_t now = wall_clock_ms();
-  cluster::call_on_partitions(pm, asks.tps, [now](size_t, Partition& p) {
+  partitions::call_on_partitions(pm, asks.tps, [now](size_t, Partition& p) {
     p.replica().request_failed(now);
     return true;
   }).wait();
@@ -147,7 +147,7 @@ bool ask_epoch_ends(const FetcherOptions& options, PartitionManager& pm, const q
   }
   const int64_t now = wall_clock_ms();
   hold_errors(options, leader, asks.tps, errors, held, now);
-  cluster::call_on_partitions(pm, asks.tps, [&replies, now](size_t i, Partition& p) {
+  partitions::call_on_partitions(pm, asks.tps, [&replies, now](size_t i, Partition& p) {
     p.replica().handle_epoch_end_response(replies[i], now);
     return true;
   }).wait();
@@ -242,7 +242,7 @@ bool fetch(const FetcherOptions& options, PartitionManager& pm, const quorum::Vo
   }
   const int64_t now = wall_clock_ms();
   hold_errors(options, leader, asks.tps, errors, held, now);
-  cluster::call_on_partitions(pm, asks.tps, [&pm, self = options.node_id, &replies, &records, now](size_t i, Partition& p) {
+  partitions::call_on_partitions(pm, asks.tps, [&pm, self = options.node_id, &replies, &records, now](size_t i, Partition& p) {
     const auto& bytes = records[i];
     if (p.follower_throttled && !p.in_isr(self)) pm.follower_quota().record(bytes.size(), now);
     replies[i].batches = split_batches(bytes.data);
@@ -268,7 +268,7 @@ RoundResult fetch_round(const FetcherOptions& options, PartitionManager& pm, con
   const auto& followed = held.empty() ? all_followed : not_held;
   const int32_t self = options.node_id;
   const int64_t backoff_ms = options.backoff_ms;
-  auto wanted = cluster::call_on_partitions(
+  auto wanted = partitions::call_on_partitions(
                     pm, followed,
                     [&pm, now, self, backoff_ms](size_t, Partition& p) -> std::optional<replication::FollowerRequest> {
                       // A throttled copy (cluster/replication_throttle.h) waits while the rate is spent.

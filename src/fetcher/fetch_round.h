@@ -5,7 +5,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "brokerd/cluster/topic_partition.h"
+#include "brokerd/partitions/topic_partition.h"
 #include "brokerd/controller/controller_client.h"
 #include "brokerd/fetcher/fetch_session.h"
 #include "brokerd/fetcher/replica_fetchers.h"
@@ -18,9 +18,9 @@ namespace brokerd::fetcher {
 // (`held`, partition -> wall-clock ms until which it is not asked; while out, the session
 // forgets it) and the round goes on for the others.
 enum class RoundResult { ok, idle, failed };
-using HeldPartitions = std::unordered_map<cluster::TopicPartition, int64_t>;
-RoundResult fetch_round(const FetcherOptions& options, cluster::PartitionManager& partitions,
-                        const quorum::Voter& leader, const std::vector<cluster::TopicPartition>& followed,
+using HeldPartitions = std::unordered_map<partitions::TopicPartition, int64_t>;
+RoundResult fetch_round(const FetcherOptions& options, partitions::PartitionManager& partitions,
+                        const quorum::Voter& leader, const std::vector<partitions::TopicPartition>& followed,
                         FollowerFetchSession& session, HeldPartitions& held, controller::ControllerClient& client);
 
 }  // namespace brokerd::fetcher

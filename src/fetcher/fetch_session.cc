@@ -13,7 +13,7 @@ FollowerFetchSession::Plan FollowerFetchSession::plan(const std::vector<FetchWan
     p.send = wanted;
     return p;
   }
-  std::unordered_set<cluster::TopicPartition> still;
+  std::unordered_set<partitions::TopicPartition> still;
   still.reserve(wanted.size());
   for (const auto& w : wanted) {
     still.insert(w.tp);
@@ -39,7 +39,7 @@ void FollowerFetchSession::answered(const Plan& plan, int32_t session_id) {
   for (const auto& w : plan.send) partitions_[w.tp].position = w.position;
 }
 
-void FollowerFetchSession::answered_partition(const cluster::TopicPartition& tp, int64_t high_watermark,
+void FollowerFetchSession::answered_partition(const partitions::TopicPartition& tp, int64_t high_watermark,
                                               int64_t log_start_offset) {
   if (auto it = partitions_.find(tp); it != partitions_.end()) it->second.answer = LastAnswer{high_watermark, log_start_offset};
 }
@@ -52,7 +52,7 @@ void FollowerFetchSession::failed(protocol::ErrorCode error) {
   partitions_.clear();
 }
 
-std::optional<FollowerFetchSession::LastAnswer> FollowerFetchSession::last_answer(const cluster::TopicPartition& tp) const {
+std::optional<FollowerFetchSession::LastAnswer> FollowerFetchSession::last_answer(const partitions::TopicPartition& tp) const {
   auto it = partitions_.find(tp);
   if (it == partitions_.end()) return std::nullopt;
   return it->second.answer;

@@ -2,15 +2,15 @@
 
 #include <functional>
 
-#include "brokerd/cluster/metadata_store.h"
-#include "brokerd/cluster/partition_manager.h"
+#include "brokerd/metadata/metadata_store.h"
+#include "brokerd/partitions/partition_manager.h"
 #include "brokerd/common/logger.h"
 #include "fetch_round.h"
 
 namespace brokerd::fetcher {
 
-ReplicaFetchers::ReplicaFetchers(FetcherOptions options, cluster::PartitionManager& partitions,
-                                 cluster::MetadataStore& metadata)
+ReplicaFetchers::ReplicaFetchers(FetcherOptions options, partitions::PartitionManager& partitions,
+                                 metadata::MetadataStore& metadata)
     : options_(options), partitions_(partitions), metadata_(metadata) {}
 
 ReplicaFetchers::~ReplicaFetchers() { stop(); }
@@ -54,19 +54,19 @@ void ReplicaFetchers::run(int32_t leader, int32_t index) {
   FollowerFetchSession session;
   HeldPartitions held;
   bool failing = false;
-  std::shared_ptr<const std::vector<cluster::TopicPartition>> followed;
-  std::vector<cluster::TopicPartition> mine;
+  std::shared_ptr<const std::vector<partitions::TopicPartition>> followed;
+  std::vector<partitions::TopicPartition> mine;
   while (!stopping_) {
     // This fetcher's share of the partitions followed from the leader, picked again after a change.
     if (auto now_followed = partitions_.followed_from(leader); now_followed != followed) {
       followed = std::move(now_followed);
       mine.clear();
       for (const auto& tp : *followed)
-        if (std::hash<cluster::TopicPartition>{}(tp) % static_cast<size_t>(options_.fetchers_per_leader) ==
+        if (std::hash<partitions::TopicPartition>{}(tp) % static_cast<size_t>(options_.fetchers_per_leader) ==
             static_cast<size_t>(index))
           mine.push_back(tp);
     }
-    const cluster::BrokerInfo* b = nullptr;
+    const metadata::BrokerInfo* b = nullptr;
     auto image = metadata_.image();
     if (!mine.empty()) b = image->broker(leader);
     if (!b || b->host.empty()) {

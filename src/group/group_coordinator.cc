@@ -13,9 +13,9 @@
 #include <chrono>
 #include <future>
 
-#include "brokerd/cluster/fan_out.h"
-#include "brokerd/cluster/metadata_store.h"
-#include "brokerd/cluster/partition_manager.h"
+#include "brokerd/partitions/fan_out.h"
+#include "brokerd/metadata/metadata_store.h"
+#include "brokerd/partitions/partition_manager.h"
 #include "brokerd/net/blocking_pool.h"
 #include "brokerd/common/clock.h"
 #include "brokerd/common/logger.h"
@@ -27,7 +27,7 @@
 namespace brokerd::group {
 namespace {
 
-cluster::TopicPartition offsets_tp(int32_t p) { return {std::string(kOffsetsTopic), p}; }
+partitions::TopicPartition offsets_tp(int32_t p) { return {std::string(kOffsetsTopic), p}; }
 
 }  // namespace
 
@@ -81,7 +81,7 @@ Settings settings_from(const config::BrokerConfig& cfg) {
   return s;
 }
 
-int32_t ensure_offsets_topic(cluster::MetadataStore& metadata, const Settings& settings, int32_t replication_factor) {
+int32_t ensure_offsets_topic(metadata::MetadataStore& metadata, const Settings& settings, int32_t replication_factor) {
   std::string name(kOffsetsTopic);
   if (const auto* t = metadata.image()->topic(name)) return t->partition_count();
   // Kafka's settings for this topic: compacted, offsets.topic.segment.bytes segments.
@@ -120,7 +120,7 @@ struct GroupCoordinator::Slot {
   int64_t last_appended = -1;  // the last offset this coordinator wrote to the partition
 };
 
-GroupCoordinator::GroupCoordinator(Settings settings, cluster::PartitionManager& partitions,
+GroupCoordinator::GroupCoordinator(Settings settings, partitions::PartitionManager& partitions,
                                    net::BlockingPool& blocking)
     : settings_(settings), partitions_(partitions), blocking_(blocking) {
   for (int32_t p = 0; p < settings_.offsets_partitions; ++p) {
@@ -128,7 +128,7 @@ GroupCoordinator::GroupCoordinator(Settings settings, cluster::PartitionManager&
     auto tp = offsets_tp(p);
     slot->executor = partitions_.executor_of(tp);
     auto appender = [pm = &partitions_, tp, s = slot.get()](std::vector<OffsetsRecord> records) -> ErrorCode {
-      cluster::Partition* part = pm->leading(tp);
+      partitions::Partition* part = pm->leading(tp);
       if (!part) return ErrorCode::not_leader_or_follower;
       int64_t now = wall_clock_ms();
       storage::BatchBuilder builder;
@@ -156,7 +156,7 @@ int32_t GroupCoordinator::partition_for(std::string_view group_id) const {
 }
 
 void GroupCoordinator::start() {
-  partitions_.watch_leadership([this](const cluster::TopicPartition& tp, bool leads) {
+  partitions_.watch_leadership([this](const partitions::TopicPartition& tp, bool leads) {
     if (tp.topic != kOffsetsTopic || tp.partition < 0 || tp.partition >= settings_.offsets_partitions) return;
     on_leadership(tp.partition, leads);
   });
@@ -187,7 +187,7 @@ boost::asio::awaitable<void> GroupCoordinator::load(int32_t p, uint64_t term) {
   int64_t skipped = 0;  // records the coordinator cannot have written
   constexpr int64_t kSkipsLogged = 10;
   try {
-    cluster::Partition* partition = partitions_.local(tp);
+    partitions::Partition* partition = partitions_.local(tp);
     int64_t offset = partition ? partition->log().log_start_offset() : 0;
     while (partition && current()) {
       int64_t end = partition->log().log_end_offset();  // a new leader's high watermark may lag its log
@@ -351,13 +351,13 @@ boost::asio::awaitable<std::pair<ErrorCode, std::vector<GroupListing>>> GroupCoo
     bool loaded = false;
     std::vector<GroupListing> groups;
   };
-  std::vector<cluster::FanOutTask<Part>> tasks;
+  std::vector<partitions::FanOutTask<Part>> tasks;
   for (auto& slot : slots_) {
     tasks.push_back({slot->executor, [part = slot->part.get()] {
                        return Part{part->loaded() || !part->coordinating(), part->list()};
                      }});
   }
-  auto parts = co_await cluster::fan_out(std::move(tasks));
+  auto parts = co_await partitions::fan_out(std::move(tasks));
   std::pair<ErrorCode, std::vector<GroupListing>> out{ErrorCode::none, {}};
   for (auto& p : parts) {
     if (!p.loaded) out.first = ErrorCode::coordinator_load_in_progress;

@@ -2,7 +2,7 @@
 
 #include <span>
 
-#include "brokerd/cluster/metadata_store.h"
+#include "brokerd/metadata/metadata_store.h"
 #include "brokerd/common/logger.h"
 #include "brokerd/security/authorization.h"
 #include "brokerd/metrics/broker_metrics.h"

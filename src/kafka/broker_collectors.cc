@@ -4,7 +4,7 @@
 #include <map>
 #include <string>
 
-#include "brokerd/cluster/partition_manager.h"
+#include "brokerd/partitions/partition_manager.h"
 #include "brokerd/group/group_coordinator.h"
 #include "brokerd/metrics/registry.h"
 
@@ -14,7 +14,7 @@ namespace {
 using metrics::Label;
 using metrics::TextWriter;
 
-boost::asio::awaitable<void> collect(TextWriter& out, cluster::PartitionManager& pm, group::GroupCoordinator& gc) {
+boost::asio::awaitable<void> collect(TextWriter& out, partitions::PartitionManager& pm, group::GroupCoordinator& gc) {
   auto stats = co_await pm.partition_stats();
   std::sort(stats.begin(), stats.end(), [](const auto& a, const auto& b) {
     return a.tp.topic != b.tp.topic ? a.tp.topic < b.tp.topic : a.tp.partition < b.tp.partition;
@@ -25,17 +25,17 @@ boost::asio::awaitable<void> collect(TextWriter& out, cluster::PartitionManager&
   struct Column {
     const char* name;
     const char* help;
-    double (*value)(const cluster::PartitionStats&);
+    double (*value)(const partitions::PartitionStats&);
   };
   static constexpr Column kColumns[] = {
       {"brokerd_log_size_bytes", "Bytes of the partition's segment files.",
-       [](const cluster::PartitionStats& s) { return static_cast<double>(s.size_bytes); }},
+       [](const partitions::PartitionStats& s) { return static_cast<double>(s.size_bytes); }},
       {"brokerd_log_segments", "Segments of the partition's log.",
-       [](const cluster::PartitionStats& s) { return static_cast<double>(s.segments); }},
+       [](const partitions::PartitionStats& s) { return static_cast<double>(s.segments); }},
       {"brokerd_log_start_offset", "First offset of the partition's log.",
-       [](const cluster::PartitionStats& s) { return static_cast<double>(s.log_start_offset); }},
+       [](const partitions::PartitionStats& s) { return static_cast<double>(s.log_start_offset); }},
       {"brokerd_log_end_offset", "Offset the partition's next record gets.",
-       [](const cluster::PartitionStats& s) { return static_cast<double>(s.log_end_offset); }},
+       [](const partitions::PartitionStats& s) { return static_cast<double>(s.log_end_offset); }},
   };
   std::map<std::pair<std::string, int32_t>, int64_t> high_watermarks;
   for (const auto& c : kColumns) {
@@ -93,7 +93,7 @@ boost::asio::awaitable<void> collect(TextWriter& out, cluster::PartitionManager&
 
 }  // namespace
 
-void register_broker_collectors(metrics::Registry& registry, cluster::PartitionManager& partitions,
+void register_broker_collectors(metrics::Registry& registry, partitions::PartitionManager& partitions,
                                 group::GroupCoordinator& groups) {
   auto collector = [&partitions, &groups](TextWriter& out) { return collect(out, partitions, groups); };
   registry.collector(std::move(collector));

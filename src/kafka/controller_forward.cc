@@ -1,5 +1,5 @@
-#include "brokerd/cluster/controller_channel.h"
-#include "brokerd/cluster/metadata_store.h"
+#include "brokerd/metadata/controller_channel.h"
+#include "brokerd/metadata/metadata_store.h"
 #include "brokerd/net/blocking_pool.h"
 #include "kafka/handler.h"
 

@@ -15,7 +15,7 @@
 #include "brokerd/protocol/framing.h"
 #include "brokerd/protocol/wire.h"
 
-namespace brokerd::cluster { class MetadataImage; }
+namespace brokerd::metadata { class MetadataImage; }
 
 namespace brokerd::kafka {
 
@@ -34,7 +34,7 @@ struct HandlerContext {
   Services& services;
   // The image whose ACLs authorize this request: loaded at the first check, so a request
   // is judged against one set of bindings and a handler checking many topics loads it once.
-  mutable std::shared_ptr<const cluster::MetadataImage> acl_image = nullptr;
+  mutable std::shared_ptr<const metadata::MetadataImage> acl_image = nullptr;
   // Set when a request_percentage quota applies to the client: the request's time is counted.
   RequestTimeQuota* request_time = nullptr;
 

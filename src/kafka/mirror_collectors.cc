@@ -1,4 +1,4 @@
-#include "brokerd/cluster/mirror_status.h"
+#include "brokerd/partitions/mirror_status.h"
 #include "brokerd/common/clock.h"
 #include "brokerd/kafka/broker_collectors.h"
 #include "brokerd/metrics/registry.h"
@@ -6,7 +6,7 @@
 
 namespace brokerd::kafka {
 
-void register_mirror_collectors(metrics::Registry& registry, const cluster::MirrorStatus& status) {
+void register_mirror_collectors(metrics::Registry& registry, const partitions::MirrorStatus& status) {
   registry.sync_collector([&status](metrics::TextWriter& out) {
     const auto links = status.links();
     const auto parts = status.partitions();

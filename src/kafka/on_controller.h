@@ -4,8 +4,8 @@
 // the new image), forwarded to the controller otherwise.
 #include <optional>
 
-#include "brokerd/cluster/metadata_store.h"
-#include "brokerd/cluster/partition_manager.h"
+#include "brokerd/metadata/metadata_store.h"
+#include "brokerd/partitions/partition_manager.h"
 #include "brokerd/net/blocking_pool.h"
 #include "kafka/authorize.h"
 #include "kafka/handler.h"

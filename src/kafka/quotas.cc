@@ -8,7 +8,7 @@
 #include <algorithm>
 #include <chrono>
 
-#include "brokerd/cluster/metadata_store.h"
+#include "brokerd/metadata/metadata_store.h"
 #include "brokerd/common/clock.h"
 #include "brokerd/kafka/services.h"
 #include "brokerd/metrics/broker_metrics.h"

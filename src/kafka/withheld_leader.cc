@@ -1,4 +1,4 @@
-#include "brokerd/cluster/metadata_store.h"
+#include "brokerd/metadata/metadata_store.h"
 #include "brokerd/config/broker_config.h"
 #include "kafka/handler.h"
 

@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <cstring>
 
-#include "brokerd/cluster/metadata_store.h"
+#include "brokerd/metadata/metadata_store.h"
 #include "brokerd/common/logger.h"
 #include "brokerd/protocol/error_code.h"
 #include "brokerd/protocol/messages/describe_acls_request.h"
@@ -37,7 +37,7 @@ uint64_t fnv(std::string_view bytes, uint64_t basis) {
 
 }  // namespace
 
-bool copies_acl(const cluster::MirrorLink& link, const acl::Binding& b) {
+bool copies_acl(const metadata::MirrorLink& link, const acl::Binding& b) {
   const bool literal = b.pattern_type == acl::PatternType::literal;
   const bool prefixed = b.pattern_type == acl::PatternType::prefixed;
   switch (b.resource_type) {
@@ -67,8 +67,8 @@ protocol::Uuid copy_id(const protocol::Uuid& link, const acl::Binding& b) {
   return id;
 }
 
-std::string sync_acls(const cluster::MirrorLink& link, const SourceMetadata& source, SourceCluster& client,
-                      cluster::MetadataStore& store) {
+std::string sync_acls(const metadata::MirrorLink& link, const SourceMetadata& source, SourceCluster& client,
+                      metadata::MetadataStore& store) {
   static auto log = module_logger("mirror");
   if (source.brokers.empty()) return {};
   protocol::DescribeAclsRequest req;

@@ -12,23 +12,23 @@
 #include <string>
 
 #include "brokerd/acl/acl.h"
-#include "brokerd/cluster/mirror_link.h"
+#include "brokerd/metadata/mirror_link.h"
 #include "source_cluster.h"
 
-namespace brokerd::cluster {
+namespace brokerd::metadata {
 class MetadataStore;
-}
+}  // namespace brokerd::metadata
 
 namespace brokerd::mirror {
 
 // Whether the link copies source binding `b`.
-bool copies_acl(const cluster::MirrorLink& link, const acl::Binding& b);
+bool copies_acl(const metadata::MirrorLink& link, const acl::Binding& b);
 // The id of the link's copy of `b` (stable across nodes and releases).
 protocol::Uuid copy_id(const protocol::Uuid& link, const acl::Binding& b);
 
 // One pass: reads the source's ACLs (DescribeAcls) and makes this cluster's copies match.
 // Returns the problem, or an empty string. Blocks: run it on the controller's link thread.
-std::string sync_acls(const cluster::MirrorLink& link, const SourceMetadata& source, SourceCluster& client,
-                      cluster::MetadataStore& store);
+std::string sync_acls(const metadata::MirrorLink& link, const SourceMetadata& source, SourceCluster& client,
+                      metadata::MetadataStore& store);
 
 }  // namespace brokerd::mirror

@@ -6,8 +6,8 @@
 #include <vector>
 
 #include "brokerd/auth/sealed_secret.h"
-#include "brokerd/cluster/metadata_store.h"
-#include "brokerd/cluster/mirror_status.h"
+#include "brokerd/metadata/metadata_store.h"
+#include "brokerd/partitions/mirror_status.h"
 #include "brokerd/common/clock.h"
 #include "brokerd/common/logger.h"
 #include "acl_sync.h"
@@ -19,7 +19,7 @@
 namespace brokerd::mirror {
 namespace {
 
-std::string client_id(const cluster::MirrorLink& link, int32_t node_id) {
+std::string client_id(const metadata::MirrorLink& link, int32_t node_id) {
   auto it = link.source_configs.find("client.id");
   return it != link.source_configs.end() ? it->second : fmt::format("brokerd-mirror-{}-{}", link.name, node_id);
 }
@@ -27,7 +27,7 @@ std::string client_id(const cluster::MirrorLink& link, int32_t node_id) {
 // A client of the link's source, with the link's credentials. Throws std::invalid_argument
 // for settings the controller would not have accepted (a link made by an older release).
 // Throws std::runtime_error (bad settings, a password that does not unseal).
-std::unique_ptr<SourceCluster> source_of(const cluster::MirrorLink& link, int32_t node_id, int timeout_ms,
+std::unique_ptr<SourceCluster> source_of(const metadata::MirrorLink& link, int32_t node_id, int timeout_ms,
                                          const std::string& secret) {
   auto settings = link.source_configs;
   for (auto& [key, value] : settings) {
@@ -49,7 +49,7 @@ std::unique_ptr<SourceCluster> source_of(const cluster::MirrorLink& link, int32_
 // maps each led mirror partition to its source leader, and one thread per source broker.
 class MirrorService::LinkWorker {
  public:
-  LinkWorker(MirrorService& service, cluster::MirrorLink link) : service_(service), link_(std::move(link)) {
+  LinkWorker(MirrorService& service, metadata::MirrorLink link) : service_(service), link_(std::move(link)) {
     thread_ = std::thread([this] { run(); });
   }
   ~LinkWorker() { stop(); }
@@ -70,7 +70,7 @@ class MirrorService::LinkWorker {
     for (auto& [id, f] : fetchers_) f->stop();
     fetchers_.clear();
   }
-  const cluster::MirrorLink& link() const { return link_; }
+  const metadata::MirrorLink& link() const { return link_; }
 
  private:
   // Fetches the partitions one source broker leads.
@@ -151,7 +151,7 @@ class MirrorService::LinkWorker {
         next_refresh = now + svc.options_.metadata_refresh_ms;
         parts = parts_;
       }
-      cluster::LinkState state = svc.status_.link(link_.name);
+      partitions::LinkState state = svc.status_.link(link_.name);
       std::string error;
       std::optional<SourceMetadata> md;
       try {
@@ -205,7 +205,7 @@ class MirrorService::LinkWorker {
   }
 
   MirrorService& service_;
-  const cluster::MirrorLink link_;
+  const metadata::MirrorLink link_;
   std::mutex mu_;
   std::condition_variable cv_;
   std::vector<MirroredPartition> parts_;
@@ -215,8 +215,8 @@ class MirrorService::LinkWorker {
   std::map<int32_t, std::unique_ptr<Fetcher>> fetchers_;  // by source broker (run() only)
 };
 
-MirrorService::MirrorService(MirrorOptions options, cluster::MetadataStore& metadata,
-                             cluster::PartitionManager& partitions, cluster::MirrorStatus& status)
+MirrorService::MirrorService(MirrorOptions options, metadata::MetadataStore& metadata,
+                             partitions::PartitionManager& partitions, partitions::MirrorStatus& status)
     : options_(options), metadata_(metadata), partitions_(partitions), status_(status) {}
 
 MirrorService::~MirrorService() { stop(); }
@@ -266,7 +266,7 @@ void MirrorService::coordinate() {
     for (const auto& [name, link] : image->links) {
       if (link.paused || stopping_) continue;
       auto& source = sources[link.id.to_string() + link.source_bootstrap];
-      cluster::LinkState state = status_.link(name);
+      partitions::LinkState state = status_.link(name);
       std::string error;
       std::optional<SourceMetadata> md;
       try {
@@ -280,7 +280,7 @@ void MirrorService::coordinate() {
         state.state = "source-unreachable";
         state.message = error;
       } else {
-        cluster::LinkState synced = sync_topics(link, *md, *source, metadata_, options_.replication_factor);
+        partitions::LinkState synced = sync_topics(link, *md, *source, metadata_, options_.replication_factor);
         state.state = synced.state;
         state.message = synced.message;
         if (link.sync_acls) {
@@ -308,12 +308,12 @@ void MirrorService::supervise() {
       links.push_back(name);
       if (!link.paused) led[name];
     }
-    image->for_each_topic([&](const cluster::TopicPtr& t) {
+    image->for_each_topic([&](const metadata::TopicPtr& t) {
       auto it = led.find(t->mirror_link);
       if (t->mirror_link.empty() || it == led.end()) return;
       for (int32_t p = 0; p < t->partition_count(); ++p)
         if (t->partitions[static_cast<size_t>(p)].leader == options_.node_id)
-          it->second.push_back({cluster::TopicPartition{t->name, p}, t->source_topic_id});
+          it->second.push_back({partitions::TopicPartition{t->name, p}, t->source_topic_id});
     });
     status_.retain_links(links);
     // Progress of partitions no longer led here is forgotten.
@@ -324,7 +324,7 @@ void MirrorService::supervise() {
       if (!kept.count({e.link, e.tp.topic, e.tp.partition})) status_.drop_partition(e.link, e.tp);
     for (auto it = workers_.begin(); it != workers_.end();) {
       auto want = led.find(it->first);
-      const cluster::MirrorLink* now = image->link(it->first);
+      const metadata::MirrorLink* now = image->link(it->first);
       if (want == led.end() || want->second.empty() || !now || !(*now == it->second->link())) {
         it->second->stop();
         it = workers_.erase(it);

@@ -45,12 +45,12 @@ std::map<std::string, quorum::Voter> coordinators(SourceCluster& cluster, const 
 }
 
 // High watermarks of this cluster's partitions (ListOffsets latest to each leader).
-std::map<std::pair<std::string, int32_t>, int64_t> high_watermarks(SourceCluster& here, const cluster::MetadataImage& image,
+std::map<std::pair<std::string, int32_t>, int64_t> high_watermarks(SourceCluster& here, const metadata::MetadataImage& image,
                                                                    const std::set<std::pair<std::string, int32_t>>& wanted) {
   std::map<int32_t, protocol::ListOffsetsRequest> by_leader;
   for (const auto& [topic, partition] : wanted) {
-    const cluster::TopicMetadata* t = image.topic(topic);
-    const cluster::PartitionAssignment* a = t ? t->partition(partition) : nullptr;
+    const metadata::TopicMetadata* t = image.topic(topic);
+    const metadata::PartitionAssignment* a = t ? t->partition(partition) : nullptr;
     if (!a || a->leader < 0) continue;
     auto& req = by_leader[a->leader];
     req.replica_id = -1;
@@ -61,7 +61,7 @@ std::map<std::pair<std::string, int32_t>, int64_t> high_watermarks(SourceCluster
   }
   std::map<std::pair<std::string, int32_t>, int64_t> out;
   for (const auto& [leader, req] : by_leader) {
-    const cluster::BrokerInfo* b = image.broker(leader);
+    const metadata::BrokerInfo* b = image.broker(leader);
     if (!b) continue;
     std::string error;
     auto resp = here.call<protocol::ListOffsetsResponse>(quorum::Voter{b->node_id, b->host, static_cast<uint16_t>(b->port)},
@@ -76,8 +76,8 @@ std::map<std::pair<std::string, int32_t>, int64_t> high_watermarks(SourceCluster
 
 }  // namespace
 
-OffsetSyncResult sync_offsets(const cluster::MirrorLink& link, const SourceMetadata& source, SourceCluster& client,
-                              SourceCluster& here, const cluster::MetadataImage& image, CommittedOffsets& committed) {
+OffsetSyncResult sync_offsets(const metadata::MirrorLink& link, const SourceMetadata& source, SourceCluster& client,
+                              SourceCluster& here, const metadata::MetadataImage& image, CommittedOffsets& committed) {
   OffsetSyncResult result;
   auto problem = [&result](std::string p) {
     if (result.problem.empty()) result.problem = std::move(p);
@@ -102,7 +102,7 @@ OffsetSyncResult sync_offsets(const cluster::MirrorLink& link, const SourceMetad
 
   // The mirror topics of this link, by source topic id (positions of other topics are not copied).
   std::map<std::string, protocol::Uuid> mirrors;
-  image.for_each_topic([&](const cluster::TopicPtr& t) {
+  image.for_each_topic([&](const metadata::TopicPtr& t) {
     if (t->mirror_link == link.name) mirrors[t->name] = t->source_topic_id;
   });
 

@@ -10,7 +10,7 @@
 #include <string>
 #include <tuple>
 
-#include "brokerd/cluster/metadata_image.h"
+#include "brokerd/metadata/metadata_image.h"
 #include "source_cluster.h"
 
 namespace brokerd::mirror {
@@ -24,7 +24,7 @@ struct OffsetSyncResult {
 };
 
 // `here` speaks to this cluster's own brokers (their client listeners).
-OffsetSyncResult sync_offsets(const cluster::MirrorLink& link, const SourceMetadata& source, SourceCluster& client,
-                              SourceCluster& here, const cluster::MetadataImage& image, CommittedOffsets& committed);
+OffsetSyncResult sync_offsets(const metadata::MirrorLink& link, const SourceMetadata& source, SourceCluster& client,
+                              SourceCluster& here, const metadata::MetadataImage& image, CommittedOffsets& committed);
 
 }  // namespace brokerd::mirror

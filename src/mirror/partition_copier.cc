@@ -5,8 +5,8 @@
 #include <map>
 #include <optional>
 
-#include "brokerd/cluster/mirror_status.h"
-#include "brokerd/cluster/partition_call.h"
+#include "brokerd/partitions/mirror_status.h"
+#include "brokerd/partitions/partition_call.h"
 #include "brokerd/common/clock.h"
 #include "brokerd/common/logger.h"
 #include "brokerd/protocol/messages/fetch_request.h"
@@ -18,8 +18,8 @@
 namespace brokerd::mirror {
 namespace {
 
-using cluster::Partition;
-using cluster::PartitionMirrorState;
+using partitions::Partition;
+using partitions::PartitionMirrorState;
 using protocol::ErrorCode;
 
 constexpr int16_t kFetchVersion = 13;  // the first with topic ids: a recreated source topic is never read as the old one
@@ -27,9 +27,9 @@ constexpr int16_t kListOffsetsVersion = 7;
 
 // What the home shard says before a fetch: this node still leads tp as a mirror of `link`,
 // and where its log ends.
-std::optional<int64_t> mirror_end(cluster::PartitionManager& pm, const cluster::TopicPartition& tp,
+std::optional<int64_t> mirror_end(partitions::PartitionManager& pm, const partitions::TopicPartition& tp,
                                   const std::string& link) {
-  auto r = cluster::call_on_partition(pm, tp, [&link](Partition& p) -> std::optional<int64_t> {
+  auto r = partitions::call_on_partition(pm, tp, [&link](Partition& p) -> std::optional<int64_t> {
              if (!p.is_leader() || p.mirror_link != link || p.replica().lease_lost()) return std::nullopt;
              return p.log().log_end_offset();
            }).get();
@@ -39,7 +39,7 @@ std::optional<int64_t> mirror_end(cluster::PartitionManager& pm, const cluster::
 // The source's earliest and latest offsets of one partition, or nullopt. One request each:
 // a partition named twice in one ListOffsets is refused.
 std::optional<std::pair<int64_t, int64_t>> source_bounds(SourceCluster& source, const quorum::Voter& broker,
-                                                         const cluster::TopicPartition& tp) {
+                                                         const partitions::TopicPartition& tp) {
   int64_t bounds[2] = {-1, -1};
   const int64_t timestamps[2] = {-2, -1};  // earliest, latest
   for (int i = 0; i < 2; ++i) {
@@ -67,7 +67,7 @@ void set_state(PartitionMirrorState& s, const char* state, std::string message =
 
 }  // namespace
 
-CopyResult copy_round(const CopyOptions& options, cluster::PartitionManager& pm, cluster::MirrorStatus& status,
+CopyResult copy_round(const CopyOptions& options, partitions::PartitionManager& pm, partitions::MirrorStatus& status,
                       SourceCluster& source, const quorum::Voter& broker, const std::vector<MirroredPartition>& parts) {
   static auto log = module_logger("mirror");
   // Where each mirror stands; partitions this node no longer leads are left out.
@@ -145,7 +145,7 @@ CopyResult copy_round(const CopyOptions& options, cluster::PartitionManager& pm,
           // The source's retention deleted what was not copied yet: start over at its log
           // start, and say how much was lost.
           const int64_t start = bounds->first;
-          auto done = cluster::call_on_partition(pm, tp, [&options, start](Partition& p) {
+          auto done = partitions::call_on_partition(pm, tp, [&options, start](Partition& p) {
                         if (!p.is_leader() || p.mirror_link != options.link) return false;
                         p.restart_mirror_at(start, wall_clock_ms());
                         return true;
@@ -206,7 +206,7 @@ CopyResult copy_round(const CopyOptions& options, cluster::PartitionManager& pm,
     if (pos > skip) {
       std::span<std::byte> batches(bytes.data() + skip, pos - skip);
       const int64_t expected = a.offset;
-      auto appended = cluster::call_on_partition(pm, tp, [&options, batches, expected](Partition& p) {
+      auto appended = partitions::call_on_partition(pm, tp, [&options, batches, expected](Partition& p) {
                         storage::AppendResult r;
                         if (!p.is_leader() || p.mirror_link != options.link ||
                             p.log().log_end_offset() != expected) {

@@ -11,20 +11,20 @@
 #include <string>
 #include <vector>
 
-#include "brokerd/cluster/topic_partition.h"
+#include "brokerd/partitions/topic_partition.h"
 #include "brokerd/protocol/uuid.h"
 #include "brokerd/quorum/voters.h"
 #include "source_cluster.h"
 
-namespace brokerd::cluster {
+namespace brokerd::partitions {
 class MirrorStatus;
 class PartitionManager;
-}  // namespace brokerd::cluster
+}  // namespace brokerd::partitions
 
 namespace brokerd::mirror {
 
 struct MirroredPartition {
-  cluster::TopicPartition tp;  // same name and index on both sides
+  partitions::TopicPartition tp;  // same name and index on both sides
   protocol::Uuid source_topic_id;
   bool operator==(const MirroredPartition&) const = default;
 };
@@ -38,7 +38,7 @@ struct CopyOptions {
 
 enum class CopyResult { ok, idle, failed, stale_metadata };
 
-CopyResult copy_round(const CopyOptions& options, cluster::PartitionManager& partitions, cluster::MirrorStatus& status,
+CopyResult copy_round(const CopyOptions& options, partitions::PartitionManager& partitions, partitions::MirrorStatus& status,
                       SourceCluster& source, const quorum::Voter& broker, const std::vector<MirroredPartition>& parts);
 
 }  // namespace brokerd::mirror

@@ -4,8 +4,8 @@
 
 #include <algorithm>
 
-#include "brokerd/cluster/metadata_store.h"
-#include "brokerd/cluster/topic_config.h"
+#include "brokerd/metadata/metadata_store.h"
+#include "brokerd/metadata/topic_config.h"
 #include "brokerd/common/logger.h"
 #include "brokerd/protocol/messages/describe_configs_request.h"
 #include "brokerd/protocol/messages/describe_configs_response.h"
@@ -13,7 +13,7 @@
 namespace brokerd::mirror {
 namespace {
 
-using cluster::ConfigMap;
+using metadata::ConfigMap;
 using protocol::ErrorCode;
 
 constexpr int8_t kTopicResource = 2;
@@ -39,9 +39,9 @@ std::map<std::string, ConfigMap> source_configs(const SourceMetadata& source, co
       if (r.error_code != 0) continue;
       ConfigMap& c = out[r.resource_name];
       for (const auto& e : r.configs) {
-        if (e.config_source != kDynamicTopicConfig || !e.value || !cluster::mirrored_config(e.name)) continue;
+        if (e.config_source != kDynamicTopicConfig || !e.value || !metadata::mirrored_config(e.name)) continue;
         ConfigMap one{{e.name, *e.value}};
-        if (cluster::validate_topic_configs(one).first == ErrorCode::none) c.insert(one.begin(), one.end());
+        if (metadata::validate_topic_configs(one).first == ErrorCode::none) c.insert(one.begin(), one.end());
       }
     }
     return out;
@@ -54,16 +54,16 @@ std::map<std::string, ConfigMap> source_configs(const SourceMetadata& source, co
 ConfigMap merged(const ConfigMap& mirror, const ConfigMap& source) {
   ConfigMap out = source;
   for (const auto& [k, v] : mirror)
-    if (!cluster::mirrored_config(k)) out[k] = v;
+    if (!metadata::mirrored_config(k)) out[k] = v;
   return out;
 }
 
 }  // namespace
 
-cluster::LinkState sync_topics(const cluster::MirrorLink& link, const SourceMetadata& source, SourceCluster& client,
-                               cluster::MetadataStore& store, int32_t replication_factor) {
+partitions::LinkState sync_topics(const metadata::MirrorLink& link, const SourceMetadata& source, SourceCluster& client,
+                               metadata::MetadataStore& store, int32_t replication_factor) {
   static auto log = module_logger("mirror");
-  cluster::LinkState state;
+  partitions::LinkState state;
   state.state = "active";
   std::vector<std::string> problems;
   const auto image = store.image();
@@ -78,13 +78,13 @@ cluster::LinkState sync_topics(const cluster::MirrorLink& link, const SourceMeta
   std::string config_error;
   const auto configs = link.sync_configs ? source_configs(source, names, client, config_error) : std::map<std::string, ConfigMap>{};
 
-  std::vector<cluster::TopicSpec> creates;
+  std::vector<metadata::TopicSpec> creates;
   const int32_t rf = std::max(1, std::min(replication_factor, image->live_brokers()));
   for (const auto* t : wanted) {
-    const cluster::TopicMetadata* mine = image->topic(t->name);
+    const metadata::TopicMetadata* mine = image->topic(t->name);
     auto cfg = configs.find(t->name);
     if (!mine) {
-      cluster::TopicSpec spec;
+      metadata::TopicSpec spec;
       spec.name = t->name;
       spec.partitions = static_cast<int32_t>(t->leaders.size());
       spec.replication_factor = rf;

@@ -5,19 +5,19 @@
 #include <cstdint>
 #include <string>
 
-#include "brokerd/cluster/mirror_link.h"
-#include "brokerd/cluster/mirror_status.h"
+#include "brokerd/metadata/mirror_link.h"
+#include "brokerd/partitions/mirror_status.h"
 #include "source_cluster.h"
 
-namespace brokerd::cluster {
+namespace brokerd::metadata {
 class MetadataStore;
-}
+}  // namespace brokerd::metadata
 
 namespace brokerd::mirror {
 
 // One pass for one link; the link's state as it leaves it (active, or why not). Blocks on
 // the source and on metadata commits: run it on a thread of its own, on the controller.
-cluster::LinkState sync_topics(const cluster::MirrorLink& link, const SourceMetadata& source, SourceCluster& client,
-                               cluster::MetadataStore& store, int32_t replication_factor);
+partitions::LinkState sync_topics(const metadata::MirrorLink& link, const SourceMetadata& source, SourceCluster& client,
+                               metadata::MetadataStore& store, int32_t replication_factor);
 
 }  // namespace brokerd::mirror

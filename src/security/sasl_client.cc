@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "brokerd/auth/client_properties.h"
 #include "brokerd/auth/plain.h"
 #include "brokerd/auth/scram.h"
 #include "brokerd/common/byte_text.h"
@@ -99,61 +100,12 @@ ClientCredentials node_credentials(const config::BrokerConfig& cfg, const std::s
 }
 
 ClientCredentials credentials_from_properties(const std::map<std::string, std::string>& properties) {
-  std::string protocol = "PLAINTEXT";
+  auto p = auth::parse_client_properties(properties);
   ClientCredentials c;
-  net::TlsClientSettings tls;
-  for (const auto& [key, value] : properties) {
-    if (key == "security.protocol") {
-      protocol = value;
-    } else if (key == "sasl.mechanism" || key == "sasl.mechanisms") {
-      c.mechanism = value;
-    } else if (key == "sasl.username") {
-      c.user = value;
-    } else if (key == "sasl.password") {
-      c.password = value;
-    } else if (key == "sasl.jaas.config") {
-      try {
-        auto options = auth::jaas_options(value);
-        if (options.count("username")) c.user = options["username"];
-        if (options.count("password")) c.password = options["password"];
-      } catch (const std::invalid_argument& e) {
-        throw std::invalid_argument(std::string("sasl.jaas.config: ") + e.what());
-      }
-    } else if (key == "ssl.ca.location" || key == "ssl.truststore.location") {
-      tls.ca_file = value;
-    } else if (key == "ssl.certificate.location") {
-      tls.cert_file = value;
-    } else if (key == "ssl.key.location") {
-      tls.key_file = value;
-    } else if (key == "ssl.keystore.location") {
-      tls.cert_file = tls.key_file = value;
-    } else if (key == "ssl.key.password") {
-      tls.key_password = value;
-    } else if (key == "ssl.endpoint.identification.algorithm") {
-      if (value != "" && value != "https" && value != "none")
-        throw std::invalid_argument("ssl.endpoint.identification.algorithm must be https or empty, not '" + value + "'");
-      tls.verify_hostname = value == "https";
-    } else if ((key == "ssl.keystore.type" || key == "ssl.truststore.type") && value != "PEM") {
-      throw std::invalid_argument(key + " must be PEM, not '" + value + "'");
-    }
-  }
-  if (protocol != "PLAINTEXT" && protocol != "SASL_PLAINTEXT" && protocol != "SSL" && protocol != "SASL_SSL")
-    throw std::invalid_argument("security.protocol must be PLAINTEXT, SSL, SASL_PLAINTEXT or SASL_SSL, not '" + protocol +
-                                "'");
-  if (!tls.key_file.empty() && tls.cert_file.empty())
-    throw std::invalid_argument("ssl.key.location needs ssl.certificate.location");
-  if (protocol == "SSL" || protocol == "SASL_SSL") c.tls = tls;
-  if (protocol == "PLAINTEXT" || protocol == "SSL") {
-    c.mechanism.clear();
-    c.user.clear();
-    c.password.clear();
-    return c;
-  }
-  if (c.mechanism.empty()) c.mechanism = "PLAIN";
-  if (c.mechanism != "PLAIN" && !auth::scram_mechanism(c.mechanism))
-    throw std::invalid_argument("sasl.mechanism must be PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512, not '" + c.mechanism + "'");
-  if (c.user.empty() || c.password.empty())
-    throw std::invalid_argument("SASL needs sasl.username and sasl.password (or sasl.jaas.config with both)");
+  c.mechanism = p.mechanism;
+  c.user = p.user;
+  c.password = p.password;
+  if (p.tls) c.tls = net::TlsClientSettings{p.ca_file, p.cert_file, p.key_file, p.key_password, p.verify_hostname};
   return c;
 }
 

@@ -12,13 +12,13 @@
 #include <string>
 #include <thread>
 
-#include "brokerd/cluster/metadata_image.h"
+#include "brokerd/metadata/metadata_image.h"
 #include "brokerd/controller/controller_client.h"
 #include "brokerd/protocol/uuid.h"
 
-namespace brokerd::cluster {
+namespace brokerd::metadata {
 class MetadataStore;
-}
+}  // namespace brokerd::metadata
 namespace brokerd::quorum {
 class QuorumDriver;
 }
@@ -31,8 +31,8 @@ class BrokerLifecycle {
  public:
   // A registration refused as a duplicate is retried for twice the session timeout (the
   // refusal may be about this node's own previous process, whose session has to expire).
-  BrokerLifecycle(cluster::MetadataStore& metadata, quorum::QuorumDriver& quorum, BrokerRegistry& local_controller,
-                  cluster::BrokerInfo self, std::string listener, int64_t heartbeat_interval_ms,
+  BrokerLifecycle(metadata::MetadataStore& metadata, quorum::QuorumDriver& quorum, BrokerRegistry& local_controller,
+                  metadata::BrokerInfo self, std::string listener, int64_t heartbeat_interval_ms,
                   int64_t session_timeout_ms);
   ~BrokerLifecycle();  // stop(false)
   BrokerLifecycle(const BrokerLifecycle&) = delete;
@@ -60,10 +60,10 @@ class BrokerLifecycle {
   // not be reached (no leader yet, connection failed).
   bool call(int16_t api_key, int16_t version, const Bytes& body, Bytes& response);
 
-  cluster::MetadataStore& metadata_;
+  metadata::MetadataStore& metadata_;
   quorum::QuorumDriver& quorum_;
   BrokerRegistry& local_controller_;
-  cluster::BrokerInfo self_;
+  metadata::BrokerInfo self_;
   std::string listener_;
   const int64_t heartbeat_interval_ms_;
   const int64_t session_timeout_ms_;

@@ -34,9 +34,9 @@
 #include "brokerd/protocol/messages/broker_registration_response.h"
 #include "brokerd/protocol/uuid.h"
 
-namespace brokerd::cluster {
+namespace brokerd::metadata {
 class MetadataStore;
-}
+}  // namespace brokerd::metadata
 namespace brokerd::net {
 struct SessionState;
 }
@@ -48,7 +48,7 @@ namespace brokerd::controller {
 
 class BrokerRegistry {
  public:
-  BrokerRegistry(cluster::MetadataStore& metadata, quorum::QuorumDriver& quorum, int64_t session_timeout_ms,
+  BrokerRegistry(metadata::MetadataStore& metadata, quorum::QuorumDriver& quorum, int64_t session_timeout_ms,
                  int64_t heartbeat_interval_ms);
   ~BrokerRegistry();  // stop()
   BrokerRegistry(const BrokerRegistry&) = delete;
@@ -95,7 +95,7 @@ class BrokerRegistry {
   // enough to be a stall of this node (else 0); the check thread's alone.
   int64_t stall_before(int64_t now);
 
-  cluster::MetadataStore& metadata_;
+  metadata::MetadataStore& metadata_;
   quorum::QuorumDriver& quorum_;
   const int64_t session_timeout_ms_;
   const int64_t grace_ms_;  // two configured heartbeat intervals, at most the session timeout

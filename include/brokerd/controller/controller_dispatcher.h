@@ -30,9 +30,9 @@ class BlockingPool;
 namespace brokerd::protocol {
 class Reader;
 }
-namespace brokerd::cluster {
+namespace brokerd::metadata {
 class MetadataStore;
-}
+}  // namespace brokerd::metadata
 namespace brokerd::security {
 class SaslListeners;
 struct Authorization;
@@ -54,7 +54,7 @@ class BrokerRegistry;
 class ControllerDispatcher final : public net::Dispatcher {
  public:
   // Registration and heartbeats block on the quorum: they run on `blocking`.
-  ControllerDispatcher(quorum::QuorumDriver& quorum, cluster::MetadataStore& metadata, BrokerRegistry& brokers,
+  ControllerDispatcher(quorum::QuorumDriver& quorum, metadata::MetadataStore& metadata, BrokerRegistry& brokers,
                        net::BlockingPool& blocking, const security::SaslListeners& sasl,
                        const security::Authorization& authorization)
       : quorum_(quorum),
@@ -78,7 +78,7 @@ class ControllerDispatcher final : public net::Dispatcher {
   bool authorized(const net::Request& req);
 
   quorum::QuorumDriver& quorum_;
-  cluster::MetadataStore& metadata_;
+  metadata::MetadataStore& metadata_;
   quorum::RateLimitedLog mismatch_log_;
   BrokerRegistry& brokers_;
   net::BlockingPool& blocking_;

@@ -7,7 +7,7 @@
 #include <map>
 #include <mutex>
 
-#include "brokerd/cluster/controller_channel.h"
+#include "brokerd/metadata/controller_channel.h"
 #include "brokerd/controller/controller_client.h"
 
 namespace brokerd::quorum {
@@ -16,20 +16,20 @@ class QuorumDriver;
 
 namespace brokerd::controller {
 
-class ForwardingChannel final : public cluster::ControllerChannel {
+class ForwardingChannel final : public metadata::ControllerChannel {
  public:
   ForwardingChannel(quorum::QuorumDriver& quorum, int32_t node_id, int64_t timeout_ms);
 
-  std::vector<cluster::ForwardedAnswer> create_topics(const std::vector<cluster::TopicSpec>& topics) override;
-  cluster::ForwardedAnswer delete_topic(const std::string& name) override;
-  cluster::ForwardedAnswer create_partitions(const std::string& name, int32_t total,
+  std::vector<metadata::ForwardedAnswer> create_topics(const std::vector<metadata::TopicSpec>& topics) override;
+  metadata::ForwardedAnswer delete_topic(const std::string& name) override;
+  metadata::ForwardedAnswer create_partitions(const std::string& name, int32_t total,
                                              const std::vector<std::vector<int32_t>>& assignment) override;
-  cluster::ForwardedAnswer set_topic_configs(const std::string& name,
+  metadata::ForwardedAnswer set_topic_configs(const std::string& name,
                                              const std::map<std::string, std::string>& configs) override;
-  cluster::ForwardedAnswer set_broker_configs(const std::string& resource,
+  metadata::ForwardedAnswer set_broker_configs(const std::string& resource,
                                               const std::map<std::string, std::string>& configs) override;
-  std::optional<cluster::ProducerIdBlock> allocate_producer_ids(int32_t broker_id, int64_t broker_epoch) override;
-  std::vector<cluster::AlterPartitionAnswer> alter_partitions(const std::vector<cluster::AlterPartitionItem>& items) override;
+  std::optional<metadata::ProducerIdBlock> allocate_producer_ids(int32_t broker_id, int64_t broker_epoch) override;
+  std::vector<metadata::AlterPartitionAnswer> alter_partitions(const std::vector<metadata::AlterPartitionItem>& items) override;
   std::optional<Bytes> forward(int16_t api_key, int16_t version, const Bytes& body) override;
   // From now on no call waits for a controller: a call in flight gives up at once, the others
   // at their next retry (a change waiting then gets REQUEST_TIMED_OUT). At shutdown, when the
@@ -42,7 +42,7 @@ class ForwardingChannel final : public cluster::ControllerChannel {
 
  private:
   // AlterConfigs of one resource: its whole set of configs.
-  cluster::ForwardedAnswer alter_configs(int8_t resource_type, const std::string& name,
+  metadata::ForwardedAnswer alter_configs(int8_t resource_type, const std::string& name,
                                          const std::map<std::string, std::string>& configs);
   // Calls the leader until `answer` (which decodes a response body) returns something that
   // `retry` does not want sent again (NOT_CONTROLLER), or time runs out (then `timed_out`).
@@ -50,7 +50,7 @@ class ForwardingChannel final : public cluster::ControllerChannel {
   T call(int16_t api_key, int16_t version, const Req& req, Decode answer, Retry retry, T timed_out,
          int64_t timeout_ms = 0);
   template <typename Req, typename Decode>
-  cluster::ForwardedAnswer call_one(int16_t api_key, int16_t version, const Req& req, Decode answer);
+  metadata::ForwardedAnswer call_one(int16_t api_key, int16_t version, const Req& req, Decode answer);
 
   // Whether the quorum's leader takes Envelope (58), which carries a client's principal with
   // a forwarded CreateTopics: asked with ApiVersions, again after a minute. A controller of

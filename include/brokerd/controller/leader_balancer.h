@@ -9,15 +9,15 @@
 #include <mutex>
 #include <thread>
 
-namespace brokerd::cluster {
+namespace brokerd::metadata {
 class MetadataStore;
-}
+}  // namespace brokerd::metadata
 
 namespace brokerd::controller {
 
 class LeaderBalancer {
  public:
-  LeaderBalancer(cluster::MetadataStore& metadata, int64_t interval_ms, int32_t imbalance_percent);
+  LeaderBalancer(metadata::MetadataStore& metadata, int64_t interval_ms, int32_t imbalance_percent);
   ~LeaderBalancer();  // stop()
   LeaderBalancer(const LeaderBalancer&) = delete;
   LeaderBalancer& operator=(const LeaderBalancer&) = delete;
@@ -27,7 +27,7 @@ class LeaderBalancer {
   void stop();
 
  private:
-  cluster::MetadataStore& metadata_;
+  metadata::MetadataStore& metadata_;
   const int64_t interval_ms_;
   const int32_t imbalance_percent_;
   std::mutex mu_;

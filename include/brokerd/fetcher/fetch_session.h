@@ -13,7 +13,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "brokerd/cluster/topic_partition.h"
+#include "brokerd/partitions/topic_partition.h"
 #include "brokerd/protocol/error_code.h"
 
 namespace brokerd::fetcher {
@@ -28,7 +28,7 @@ struct FetchPosition {
 };
 
 struct FetchWant {
-  cluster::TopicPartition tp;
+  partitions::TopicPartition tp;
   FetchPosition position;
 };
 
@@ -39,7 +39,7 @@ class FollowerFetchSession {
     int32_t session_id = 0;
     int32_t epoch = 0;
     std::vector<FetchWant> send;
-    std::vector<cluster::TopicPartition> forget;
+    std::vector<partitions::TopicPartition> forget;
     bool full() const { return epoch == 0; }
   };
   // `wanted`: every partition this fetcher fetches now.
@@ -48,7 +48,7 @@ class FollowerFetchSession {
   // The leader answered `plan` with `session_id` and no top-level error. Record what the
   // answer said of each partition it carried with answered_partition() after this.
   void answered(const Plan& plan, int32_t session_id);
-  void answered_partition(const cluster::TopicPartition& tp, int64_t high_watermark, int64_t log_start_offset);
+  void answered_partition(const partitions::TopicPartition& tp, int64_t high_watermark, int64_t log_start_offset);
   // No answer, or a top-level error: the next request is a full one.
   void failed(protocol::ErrorCode error);
 
@@ -57,7 +57,7 @@ class FollowerFetchSession {
     int64_t log_start_offset = 0;
   };
   // What the last answer that carried tp said of it (nullopt: none since it joined).
-  std::optional<LastAnswer> last_answer(const cluster::TopicPartition& tp) const;
+  std::optional<LastAnswer> last_answer(const partitions::TopicPartition& tp) const;
 
   int32_t session_id() const { return session_id_; }
   size_t size() const { return partitions_.size(); }
@@ -69,7 +69,7 @@ class FollowerFetchSession {
   };
   int32_t session_id_ = 0;
   int32_t next_epoch_ = 0;  // 0: the next request is full (and opens a session)
-  std::unordered_map<cluster::TopicPartition, Known> partitions_;
+  std::unordered_map<partitions::TopicPartition, Known> partitions_;
 };
 
 }  // namespace brokerd::fetcher

@@ -19,10 +19,12 @@
 
 #include "brokerd/security/sasl_client.h"
 
-namespace brokerd::cluster {
+namespace brokerd::metadata {
 class MetadataStore;
+}  // namespace brokerd::metadata
+namespace brokerd::partitions {
 class PartitionManager;
-}  // namespace brokerd::cluster
+}  // namespace brokerd::partitions
 
 namespace brokerd::metrics {
 class Counter;
@@ -43,7 +45,7 @@ struct FetcherOptions {
 
 class ReplicaFetchers {
  public:
-  ReplicaFetchers(FetcherOptions options, cluster::PartitionManager& partitions, cluster::MetadataStore& metadata);
+  ReplicaFetchers(FetcherOptions options, partitions::PartitionManager& partitions, metadata::MetadataStore& metadata);
   ~ReplicaFetchers();
   ReplicaFetchers(const ReplicaFetchers&) = delete;
   ReplicaFetchers& operator=(const ReplicaFetchers&) = delete;
@@ -61,8 +63,8 @@ class ReplicaFetchers {
   void pause(int64_t ms);
 
   FetcherOptions options_;
-  cluster::PartitionManager& partitions_;
-  cluster::MetadataStore& metadata_;
+  partitions::PartitionManager& partitions_;
+  metadata::MetadataStore& metadata_;
   std::atomic<bool> stopping_{false};
   std::mutex mu_;
   std::condition_variable cv_;

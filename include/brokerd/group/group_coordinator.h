@@ -24,7 +24,8 @@
 #include "brokerd/group/types.h"
 
 namespace brokerd::config { class BrokerConfig; }
-namespace brokerd::cluster { class MetadataStore; class PartitionManager; }
+namespace brokerd::metadata { class MetadataStore; }
+namespace brokerd::partitions { class PartitionManager; }
 namespace brokerd::net { class ReactorPool; class BlockingPool; }
 
 namespace brokerd::group {
@@ -39,12 +40,12 @@ Settings settings_from(const config::BrokerConfig& cfg);
 
 // Creates __consumer_offsets (compacted) if the metadata does not have it yet. Returns its
 // partition count, which wins over offsets.topic.num.partitions once the topic exists.
-int32_t ensure_offsets_topic(cluster::MetadataStore& metadata, const Settings& settings, int32_t replication_factor);
+int32_t ensure_offsets_topic(metadata::MetadataStore& metadata, const Settings& settings, int32_t replication_factor);
 
 class GroupCoordinator {
  public:
   // `blocking` reads the offsets partitions at load, off the reactors.
-  GroupCoordinator(Settings settings, cluster::PartitionManager& partitions, net::BlockingPool& blocking);
+  GroupCoordinator(Settings settings, partitions::PartitionManager& partitions, net::BlockingPool& blocking);
   ~GroupCoordinator();
 
   void start();
@@ -79,7 +80,7 @@ class GroupCoordinator {
   boost::asio::awaitable<ErrorCode> replicated(int32_t partition);
 
   Settings settings_;
-  cluster::PartitionManager& partitions_;
+  partitions::PartitionManager& partitions_;
   net::BlockingPool& blocking_;
   std::vector<std::unique_ptr<Slot>> slots_;
   std::atomic<bool> stopping_{false};

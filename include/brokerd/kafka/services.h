@@ -5,7 +5,8 @@
 
 namespace brokerd::config { class BrokerConfig; }
 namespace brokerd::net { class BlockingPool; class ReactorPool; }
-namespace brokerd::cluster { class MetadataStore; class MirrorStatus; class PartitionManager; }
+namespace brokerd::metadata { class MetadataStore; }
+namespace brokerd::partitions { class MirrorStatus; class PartitionManager; }
 namespace brokerd::group { class GroupCoordinator; }
 namespace brokerd::metrics { class BrokerMetrics; }
 namespace brokerd::quorum { class QuorumDriver; }
@@ -18,8 +19,8 @@ class FetchSessionCache;
 
 struct Services {
   const config::BrokerConfig& config;
-  cluster::MetadataStore& metadata;
-  cluster::PartitionManager& partitions;
+  metadata::MetadataStore& metadata;
+  partitions::PartitionManager& partitions;
   net::ReactorPool& reactors;
   net::BlockingPool& blocking;
   int32_t node_id;
@@ -31,7 +32,7 @@ struct Services {
   // Incremental fetch sessions (KIP-227).
   FetchSessionCache& fetch_sessions;
   // The progress of the mirror partitions this node leads (DescribeMirrorLinks).
-  cluster::MirrorStatus& mirror_status;
+  partitions::MirrorStatus& mirror_status;
   // What each SASL listener accepts (SaslHandshake, SaslAuthenticate).
   const security::SaslListeners& sasl;
   // Whether and how requests are authorized (authorize.h).

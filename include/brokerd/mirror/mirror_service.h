@@ -7,7 +7,7 @@
 //  - on every broker, the mirror partitions it leads copy their source: per link, a thread
 //    that follows the source's metadata, and per source broker a thread that fetches the
 //    partitions that broker leads (mirror/partition_copier.h).
-// Progress goes to cluster::MirrorStatus (DescribeMirrorLinks, /metrics).
+// Progress goes to partitions::MirrorStatus (DescribeMirrorLinks, /metrics).
 #include <atomic>
 #include <condition_variable>
 #include <cstdint>
@@ -17,11 +17,13 @@
 #include <string>
 #include <thread>
 
-namespace brokerd::cluster {
+namespace brokerd::metadata {
 class MetadataStore;
+}  // namespace brokerd::metadata
+namespace brokerd::partitions {
 class MirrorStatus;
 class PartitionManager;
-}  // namespace brokerd::cluster
+}  // namespace brokerd::partitions
 
 namespace brokerd::mirror {
 
@@ -41,8 +43,8 @@ struct MirrorOptions {
 
 class MirrorService {
  public:
-  MirrorService(MirrorOptions options, cluster::MetadataStore& metadata, cluster::PartitionManager& partitions,
-                cluster::MirrorStatus& status);
+  MirrorService(MirrorOptions options, metadata::MetadataStore& metadata, partitions::PartitionManager& partitions,
+                partitions::MirrorStatus& status);
   ~MirrorService();
   MirrorService(const MirrorService&) = delete;
   MirrorService& operator=(const MirrorService&) = delete;
@@ -59,9 +61,9 @@ class MirrorService {
   bool pause(int64_t ms);
 
   MirrorOptions options_;
-  cluster::MetadataStore& metadata_;
-  cluster::PartitionManager& partitions_;
-  cluster::MirrorStatus& status_;
+  metadata::MetadataStore& metadata_;
+  partitions::PartitionManager& partitions_;
+  partitions::MirrorStatus& status_;
   std::atomic<bool> stopping_{false};
   std::mutex mu_;
   std::condition_variable cv_;

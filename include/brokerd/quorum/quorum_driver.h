@@ -19,6 +19,7 @@
 #include <string>
 #include <vector>
 
+#include "brokerd/quorum/quorum_log.h"
 #include "brokerd/quorum/voters.h"
 #include "brokerd/raft/disk_log.h"
 #include "brokerd/raft/messages.h"
@@ -27,20 +28,6 @@
 #include "brokerd/security/sasl_client.h"
 
 namespace brokerd::quorum {
-
-// The state machine fed by the quorum (the metadata image). Called on the driver thread.
-class QuorumListener {
- public:
-  virtual ~QuorumListener() = default;
-  // Replaces everything applied so far.
-  virtual void load_snapshot(const raft::Snapshot& snapshot) = 0;
-  // Committed entries in offset order (control entries included).
-  virtual void apply(const std::vector<raft::Entry>& entries) = 0;
-  // A serialiser of everything applied so far (load_snapshot() restores what it returns).
-  // Taking it must be cheap; it runs later on a thread of its own, so it must capture an
-  // immutable state, not refer to the listener's current one.
-  virtual std::function<std::string()> snapshot() = 0;
-};
 
 struct QuorumOptions {
   int32_t node_id = -1;
@@ -65,32 +52,7 @@ struct QuorumOptions {
   raft::DiskRaftLogOptions log;
 };
 
-// What the driver knows right now (thread-safe copy, refreshed after every step).
-struct QuorumStatus {
-  raft::Role role = raft::Role::unattached;
-  raft::Epoch epoch = 0;
-  raft::ReplicaId leader_id = raft::kNoReplica;
-  // While this node leads: the leader before it, if that one's address refused connections
-  // before the election (raft::RaftNode::refused_predecessor).
-  raft::ReplicaId refused_predecessor = raft::kNoReplica;
-  raft::Offset high_watermark = 0;
-  raft::Offset log_end_offset = 0;
-  raft::Offset applied_offset = 0;
-  // This node has applied everything the quorum had committed when it joined: a leader whose
-  // epoch-start entry committed, or a replica that heard the leader's high watermark.
-  bool caught_up = false;
-  // When this node last knew its applied metadata was current (raft::RaftNode::confirmed_at,
-  // counted only once everything committed is applied); steady ms, -1 before the first.
-  int64_t confirmed_at_ms = -1;
-};
-
-struct ProposeResult {
-  bool ok = false;
-  raft::Offset offset = -1;
-  std::string error;  // why not, when !ok
-};
-
-class QuorumDriver {
+class QuorumDriver final : public QuorumLog {
  public:
   QuorumDriver(QuorumOptions options, QuorumListener* listener);
   ~QuorumDriver();  // stop()
@@ -112,13 +74,9 @@ class QuorumDriver {
   // DescribeQuorum, answered from the core on the driver thread. Times are wall-clock ms.
   boost::asio::awaitable<raft::DescribeQuorumResponse> describe();
 
-  QuorumStatus status() const;
-
-  // Appends `payload` as one entry. The future completes once the entry is committed and the
-  // listener has applied it; it fails at once on a node that does not lead (or has not caught
-  // up), and later if leadership moves before the entry commits (it may still commit under
-  // the next leader: the outcome of a failed proposal is unknown, as with any timeout).
-  std::future<ProposeResult> propose(std::string payload);
+  // QuorumLog
+  QuorumStatus status() const override;
+  std::future<ProposeResult> propose(std::string payload) override;
 
   struct Impl;
 

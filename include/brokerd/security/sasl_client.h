@@ -37,15 +37,7 @@ struct ClientCredentials {
 ClientCredentials node_credentials(const config::BrokerConfig& cfg, const std::string& listener,
                                    const std::string& mechanism_setting);
 
-// The credentials of a Kafka client's properties, in Kafka's Java names or librdkafka's where
-// they differ: security.protocol (PLAINTEXT, SSL, SASL_PLAINTEXT, SASL_SSL), sasl.mechanism
-// (default PLAIN: Kafka's default, GSSAPI, is not spoken), sasl.username and sasl.password or
-// the username and password options of sasl.jaas.config; for TLS ssl.ca.location or
-// ssl.truststore.location (PEM), ssl.certificate.location and ssl.key.location or
-// ssl.keystore.location (PEM, key and chain in one file), ssl.key.password, and
-// ssl.endpoint.identification.algorithm (https, the default, checks the server's name; empty
-// does not). Other properties are not looked at. Throws std::invalid_argument naming the
-// property that cannot be used.
+// The credentials of a Kafka client's properties (auth::parse_client_properties).
 ClientCredentials credentials_from_properties(const std::map<std::string, std::string>& properties);
 
 // A refused exchange: the server's message, or what the client found wrong.

@@ -3,7 +3,7 @@
 // by every node from its image (DESCRIBE on the cluster). Without an authorizer every API
 // answers SECURITY_DISABLED, as Kafka does: bindings that nothing enforces would only
 // mislead an operator into thinking a resource is protected.
-#include "brokerd/cluster/acl_requests.h"
+#include "brokerd/metadata/acl_requests.h"
 #include "brokerd/security/authorization.h"
 #include "kafka/on_controller.h"
 
@@ -35,7 +35,7 @@ boost::asio::awaitable<net::Response> handle_create_acls(HandlerContext& ctx) {
     co_return ctx.respond(resp);
   }
   co_return co_await on_controller<Req, Resp>(
-      ctx, [](cluster::MetadataStore& m, const Req& r) { return cluster::answer_create_acls(m, r); }, refuse);
+      ctx, [](metadata::MetadataStore& m, const Req& r) { return metadata::answer_create_acls(m, r); }, refuse);
 }
 
 boost::asio::awaitable<net::Response> handle_delete_acls(HandlerContext& ctx) {
@@ -54,7 +54,7 @@ boost::asio::awaitable<net::Response> handle_delete_acls(HandlerContext& ctx) {
     co_return ctx.respond(resp);
   }
   co_return co_await on_controller<Req, Resp>(
-      ctx, [](cluster::MetadataStore& m, const Req& r) { return cluster::answer_delete_acls(m, r); }, refuse);
+      ctx, [](metadata::MetadataStore& m, const Req& r) { return metadata::answer_delete_acls(m, r); }, refuse);
 }
 
 boost::asio::awaitable<net::Response> handle_describe_acls(HandlerContext& ctx) {
@@ -71,7 +71,7 @@ boost::asio::awaitable<net::Response> handle_describe_acls(HandlerContext& ctx) 
     resp.error_message = "Not authorized to describe the cluster's ACLs.";
     co_return ctx.respond(resp);
   }
-  co_return ctx.respond(cluster::answer_describe_acls(*ctx.services.metadata.image(), req));
+  co_return ctx.respond(metadata::answer_describe_acls(*ctx.services.metadata.image(), req));
 }
 
 }  // namespace brokerd::kafka

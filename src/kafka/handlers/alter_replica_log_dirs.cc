@@ -4,7 +4,7 @@
 #include <filesystem>
 #include <map>
 
-#include "brokerd/cluster/partition_manager.h"
+#include "brokerd/partitions/partition_manager.h"
 #include "brokerd/net/run_on.h"
 #include "brokerd/protocol/messages/alter_replica_log_dirs_request.h"
 #include "brokerd/protocol/messages/alter_replica_log_dirs_response.h"
@@ -50,7 +50,7 @@ boost::asio::awaitable<net::Response> handle_alter_replica_log_dirs(HandlerConte
           answer(topic.name, partition, ErrorCode::log_dir_not_found);
         } else {
           // Named, not a temporary of the co_await expression (see net/run_on.h on GCC 12).
-          const cluster::TopicPartition tp{topic.name, partition};
+          const partitions::TopicPartition tp{topic.name, partition};
           auto start = [&pm, tp, to = *target] { return pm.move_to_log_dir(tp, to); };
           const ErrorCode e = co_await net::run_on(pm.executor_of(tp), std::move(start));
           answer(topic.name, partition, e);

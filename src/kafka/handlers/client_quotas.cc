@@ -1,7 +1,7 @@
 // The client quota APIs (KIP-546): AlterClientQuotas changes metadata, so the active
 // controller answers it (other nodes forward it; ALTER_CONFIGS on the cluster);
 // DescribeClientQuotas is answered by every node from its image (DESCRIBE_CONFIGS).
-#include "brokerd/cluster/client_quota_requests.h"
+#include "brokerd/metadata/client_quota_requests.h"
 #include "kafka/on_controller.h"
 
 namespace brokerd::kafka {
@@ -10,7 +10,7 @@ boost::asio::awaitable<net::Response> handle_alter_client_quotas(HandlerContext&
   using Req = protocol::AlterClientQuotasRequest;
   using Resp = protocol::AlterClientQuotasResponse;
   return on_controller<Req, Resp>(
-      ctx, [](cluster::MetadataStore& m, const Req& r) { return cluster::answer_alter_client_quotas(m, r); },
+      ctx, [](metadata::MetadataStore& m, const Req& r) { return metadata::answer_alter_client_quotas(m, r); },
       [](const Req& req, Resp& resp, protocol::ErrorCode e, const char* message) {
         for (const auto& entry : req.entries) {
           auto& r = resp.entries.emplace_back();
@@ -31,7 +31,7 @@ boost::asio::awaitable<net::Response> handle_describe_client_quotas(HandlerConte
     resp.entries = std::nullopt;
     co_return ctx.respond(resp);
   }
-  co_return ctx.respond(cluster::answer_describe_client_quotas(*ctx.services.metadata.image(), req));
+  co_return ctx.respond(metadata::answer_describe_client_quotas(*ctx.services.metadata.image(), req));
 }
 
 }  // namespace brokerd::kafka

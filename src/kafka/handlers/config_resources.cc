@@ -5,8 +5,8 @@
 #include <algorithm>
 #include <charconv>
 
-#include "brokerd/cluster/metadata_store.h"
-#include "brokerd/cluster/partition_manager.h"
+#include "brokerd/metadata/metadata_store.h"
+#include "brokerd/partitions/partition_manager.h"
 #include "brokerd/config/broker_config.h"
 #include "brokerd/config/properties.h"
 #include "brokerd/kafka/services.h"
@@ -182,12 +182,12 @@ boost::asio::awaitable<ConfigResult> write_topic_configs(Services& svc, const st
   // A mirror whose link copies configs keeps the source's: only the settings it does not
   // copy (min.insync.replicas, ...) are this cluster's to change.
   const auto image = svc.metadata.image();
-  if (const cluster::TopicMetadata* t = image->topic(topic); t && !t->mirror_link.empty()) {
-    const cluster::MirrorLink* link = image->link(t->mirror_link);
+  if (const metadata::TopicMetadata* t = image->topic(topic); t && !t->mirror_link.empty()) {
+    const metadata::MirrorLink* link = image->link(t->mirror_link);
     auto copied = [](const std::map<std::string, std::string>& configs) {
       std::map<std::string, std::string> out;
       for (const auto& [k, v] : configs)
-        if (cluster::mirrored_config(k)) out.emplace(k, v);
+        if (metadata::mirrored_config(k)) out.emplace(k, v);
       return out;
     };
     if (link && link->sync_configs && copied(t->configs) != copied(overrides))

@@ -7,8 +7,8 @@
 #include <map>
 #include <set>
 
-#include "brokerd/cluster/metadata_store.h"
-#include "brokerd/cluster/partition_manager.h"
+#include "brokerd/metadata/metadata_store.h"
+#include "brokerd/partitions/partition_manager.h"
 #include "brokerd/net/blocking_pool.h"
 #include "brokerd/protocol/messages/create_partitions_request.h"
 #include "brokerd/protocol/messages/create_partitions_response.h"
@@ -29,8 +29,8 @@ struct Check {
   std::string message;
 };
 
-Check check(const CreatePartitionsRequest::CreatePartitionsTopic& req, const cluster::MetadataImage& image) {
-  const cluster::TopicMetadata* t = image.topic(req.name);
+Check check(const CreatePartitionsRequest::CreatePartitionsTopic& req, const metadata::MetadataImage& image) {
+  const metadata::TopicMetadata* t = image.topic(req.name);
   if (!t) return {ErrorCode::unknown_topic_or_partition, fmt::format("The topic '{}' does not exist.", req.name)};
   if (auto refusal = refuse_mirror_write(req.name, t->mirror_link)) return {refusal->error, refusal->message};
   if (req.count == t->partition_count())
@@ -97,7 +97,7 @@ boost::asio::awaitable<net::Response> handle_create_partitions(HandlerContext& c
 
   bool validate_only = req.validate_only;
   auto newest = co_await svc.blocking.run([&] {
-    std::shared_ptr<const cluster::MetadataImage> last;
+    std::shared_ptr<const metadata::MetadataImage> last;
     for (auto& [t, c] : slots) {
       if (c.error != ErrorCode::none) continue;
       std::vector<std::vector<int32_t>> assignment;

@@ -8,8 +8,8 @@
 #include <map>
 #include <set>
 
-#include "brokerd/cluster/metadata_store.h"
-#include "brokerd/cluster/partition_manager.h"
+#include "brokerd/metadata/metadata_store.h"
+#include "brokerd/partitions/partition_manager.h"
 #include "brokerd/config/broker_config.h"
 #include "brokerd/net/blocking_pool.h"
 #include "brokerd/protocol/messages/create_topics_request.h"
@@ -119,7 +119,7 @@ boost::asio::awaitable<net::Response> handle_create_topics(HandlerContext& ctx) 
   struct Slot {
     const CreateTopicsRequest::CreatableTopic* topic;
     Plan plan;
-    cluster::TopicChange change;
+    metadata::TopicChange change;
   };
   std::vector<Slot> slots;
   std::set<std::string> answered;
@@ -147,11 +147,11 @@ boost::asio::awaitable<net::Response> handle_create_topics(HandlerContext& ctx) 
   bool validate_only = req.validate_only;
   const std::string& owner = principal_of(ctx);
   co_await svc.blocking.run([&] {
-    std::vector<cluster::TopicSpec> specs;
+    std::vector<metadata::TopicSpec> specs;
     std::vector<Slot*> asked;
     for (auto& s : slots) {
       if (s.plan.error != ErrorCode::none) continue;
-      cluster::TopicSpec& spec = specs.emplace_back();
+      metadata::TopicSpec& spec = specs.emplace_back();
       spec.name = s.topic->name;
       spec.partitions = s.plan.partitions;
       spec.replication_factor = s.plan.replication_factor;
@@ -165,7 +165,7 @@ boost::asio::awaitable<net::Response> handle_create_topics(HandlerContext& ctx) 
     return 0;
   });
   // Each published image includes the earlier ones: reconciling the newest covers them all.
-  std::shared_ptr<const cluster::MetadataImage> newest;
+  std::shared_ptr<const metadata::MetadataImage> newest;
   for (const auto& s : slots)
     if (s.change.image && (!newest || s.change.image->offset > newest->offset)) newest = s.change.image;
   if (newest) co_await svc.partitions.reconcile(newest);

@@ -6,9 +6,9 @@
 #include <map>
 
 #include "brokerd/common/clock.h"
-#include "brokerd/cluster/fan_out.h"
-#include "brokerd/cluster/metadata_store.h"
-#include "brokerd/cluster/partition_manager.h"
+#include "brokerd/partitions/fan_out.h"
+#include "brokerd/metadata/metadata_store.h"
+#include "brokerd/partitions/partition_manager.h"
 #include "brokerd/protocol/messages/delete_records_request.h"
 #include "brokerd/protocol/messages/delete_records_response.h"
 #include "kafka/authorize.h"
@@ -30,7 +30,7 @@ struct Outcome {
   int64_t offset = -1;  // the requested offset, resolved
 };
 
-Outcome delete_before(cluster::Partition* p, int64_t requested) {
+Outcome delete_before(partitions::Partition* p, int64_t requested) {
   if (!p) return {ErrorCode::not_leader_or_follower};
   auto& log = p->log();
   // A compacted-only topic keeps its records by key: deleting by offset would defeat it.
@@ -76,21 +76,21 @@ boost::asio::awaitable<net::Response> handle_delete_records(HandlerContext& ctx)
   }
 
   std::vector<std::pair<size_t, size_t>> slots;
-  std::vector<cluster::TopicPartition> tps;
-  std::vector<cluster::FanOutTask<Outcome>> tasks;
+  std::vector<partitions::TopicPartition> tps;
+  std::vector<partitions::FanOutTask<Outcome>> tasks;
   for (const auto& [key, slot] : part_slot) {
     auto& pr = resp.topics[slot.first].partitions[slot.second];
-    const cluster::TopicMetadata* meta = image->topic(key.first);
+    const metadata::TopicMetadata* meta = image->topic(key.first);
     if (!authorized_topic(ctx, acl::Operation::remove, key.first)) {
       pr.error_code = protocol::code(ErrorCode::topic_authorization_failed);
     } else if (!meta || key.second < 0 || key.second >= meta->partition_count()) {
       pr.error_code = protocol::code(ErrorCode::unknown_topic_or_partition);
-    } else if (cluster::is_internal_topic(key.first)) {
+    } else if (metadata::is_internal_topic(key.first)) {
       pr.error_code = protocol::code(ErrorCode::invalid_topic_exception);
     } else if (auto refusal = refuse_mirror_write(key.first, meta->mirror_link)) {
       pr.error_code = protocol::code(refusal->error);  // DeleteRecords answers carry no message
     } else {
-      cluster::TopicPartition tp{key.first, key.second};
+      partitions::TopicPartition tp{key.first, key.second};
       slots.push_back(slot);
       tps.push_back(tp);
       tasks.push_back({svc.partitions.executor_of(tp), [pm = &svc.partitions, tp, offset = offsets[key]] {
@@ -99,7 +99,7 @@ boost::asio::awaitable<net::Response> handle_delete_records(HandlerContext& ctx)
                        }});
     }
   }
-  auto outcomes = co_await cluster::fan_out(std::move(tasks));
+  auto outcomes = co_await partitions::fan_out(std::move(tasks));
   // The followers' turn: one deadline for the whole request.
   const int64_t deadline = wall_clock_ms() + std::max(req.timeout_ms, 0);
   for (size_t i = 0; i < outcomes.size(); ++i) {

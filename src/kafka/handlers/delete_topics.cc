@@ -4,8 +4,8 @@
 
 #include <map>
 
-#include "brokerd/cluster/metadata_store.h"
-#include "brokerd/cluster/partition_manager.h"
+#include "brokerd/metadata/metadata_store.h"
+#include "brokerd/partitions/partition_manager.h"
 #include "brokerd/config/broker_config.h"
 #include "kafka/handlers/config_resources.h"
 #include "brokerd/net/blocking_pool.h"
@@ -78,7 +78,7 @@ boost::asio::awaitable<net::Response> handle_delete_topics(HandlerContext& ctx) 
       e.message = e.by_id ? "Duplicate topic id." : "Duplicate topic name.";
       continue;
     }
-    const cluster::TopicMetadata* t = e.by_id ? image->topic(e.id) : image->topic(*e.name);
+    const metadata::TopicMetadata* t = e.by_id ? image->topic(e.id) : image->topic(*e.name);
     // DELETE on the topic; a topic asked by name is refused before saying whether it exists.
     if ((t || !e.by_id) && !authorized_topic(ctx, acl::Operation::remove, t ? t->name : *e.name)) {
       e.error = ErrorCode::topic_authorization_failed;
@@ -92,7 +92,7 @@ boost::asio::awaitable<net::Response> handle_delete_topics(HandlerContext& ctx) 
     }
     e.name = t->name;
     e.id = t->id;
-    if (cluster::is_internal_topic(t->name)) {
+    if (metadata::is_internal_topic(t->name)) {
       // The broker's own topics (group offsets, ...) hold state it cannot rebuild.
       e.error = ErrorCode::invalid_topic_exception;
       e.message = fmt::format("Topic '{}' is internal and cannot be deleted.", t->name);
@@ -122,10 +122,10 @@ boost::asio::awaitable<net::Response> handle_delete_topics(HandlerContext& ctx) 
   });
   mute(ctx, throttle_ms);
 
-  std::shared_ptr<const cluster::MetadataImage> newest;
+  std::shared_ptr<const metadata::MetadataImage> newest;
   if (!to_delete.empty()) {
     newest = co_await svc.blocking.run([&] {
-      std::shared_ptr<const cluster::MetadataImage> last;
+      std::shared_ptr<const metadata::MetadataImage> last;
       for (size_t i : to_delete) {
         auto change = svc.metadata.delete_topic(*entries[i].name);
         entries[i].error = change.error;

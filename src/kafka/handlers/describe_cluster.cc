@@ -3,7 +3,7 @@
 // type only.
 #include <fmt/format.h>
 
-#include "brokerd/cluster/metadata_store.h"
+#include "brokerd/metadata/metadata_store.h"
 #include "brokerd/protocol/messages/describe_cluster_request.h"
 #include "brokerd/protocol/messages/describe_cluster_response.h"
 #include "kafka/authorize.h"
@@ -44,7 +44,7 @@ boost::asio::awaitable<net::Response> handle_describe_cluster(HandlerContext& ct
     if (b.fenced && !with_fenced) continue;  // registered but not serving
     DescribeClusterResponse::DescribeClusterBroker out;
     out.broker_id = b.node_id;
-    const auto at = cluster::endpoint_for(b, listener_of(ctx));
+    const auto at = metadata::endpoint_for(b, listener_of(ctx));
     out.host = at.host;
     out.port = at.port;
     if (!b.rack.empty()) out.rack = b.rack;

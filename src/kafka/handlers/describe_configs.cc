@@ -5,8 +5,8 @@
 
 #include <algorithm>
 
-#include "brokerd/cluster/metadata_store.h"
-#include "brokerd/cluster/partition_manager.h"
+#include "brokerd/metadata/metadata_store.h"
+#include "brokerd/partitions/partition_manager.h"
 #include "brokerd/config/broker_config.h"
 #include "brokerd/protocol/messages/describe_configs_request.h"
 #include "brokerd/protocol/messages/describe_configs_response.h"
@@ -76,7 +76,7 @@ boost::asio::awaitable<net::Response> handle_describe_configs(HandlerContext& ct
         e != ErrorCode::none) {
       fail(e, "Not authorized to describe these configs.");
     } else if (res.resource_type == resource_type::topic) {
-      if (!cluster::valid_topic_name(res.resource_name)) {
+      if (!metadata::valid_topic_name(res.resource_name)) {
         fail(ErrorCode::invalid_topic_exception, fmt::format("Topic name '{}' is illegal.", res.resource_name));
       } else if (const auto* t = image->topic(res.resource_name)) {
         entries = topic_config_entries(broker, svc.partitions.topic_defaults(), t->configs);

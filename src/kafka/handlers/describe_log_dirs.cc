@@ -8,7 +8,7 @@
 #include <map>
 #include <set>
 
-#include "brokerd/cluster/partition_manager.h"
+#include "brokerd/partitions/partition_manager.h"
 #include "brokerd/net/blocking_pool.h"
 #include "brokerd/protocol/messages/describe_log_dirs_request.h"
 #include "brokerd/protocol/messages/describe_log_dirs_response.h"

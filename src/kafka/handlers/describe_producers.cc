@@ -5,9 +5,9 @@
 #include <chrono>
 
 #include "brokerd/common/clock.h"
-#include "brokerd/cluster/fan_out.h"
-#include "brokerd/cluster/metadata_store.h"
-#include "brokerd/cluster/partition_manager.h"
+#include "brokerd/partitions/fan_out.h"
+#include "brokerd/metadata/metadata_store.h"
+#include "brokerd/partitions/partition_manager.h"
 #include "brokerd/config/broker_config.h"
 #include "brokerd/protocol/messages/describe_producers_request.h"
 #include "brokerd/protocol/messages/describe_producers_response.h"
@@ -26,7 +26,7 @@ struct Listing {
   std::vector<DescribeProducersResponse::ProducerState> producers;
 };
 
-Listing list(cluster::Partition* p, int64_t expiration_ms, int64_t check_interval_ms) {
+Listing list(partitions::Partition* p, int64_t expiration_ms, int64_t check_interval_ms) {
   Listing l;
   if (!p) {
     l.error = ErrorCode::not_leader_or_follower;
@@ -59,9 +59,9 @@ boost::asio::awaitable<net::Response> handle_describe_producers(HandlerContext& 
 
   DescribeProducersResponse resp;
   std::vector<std::pair<size_t, size_t>> slots;  // (topic, partition) index in resp
-  std::vector<cluster::FanOutTask<Listing>> tasks;
+  std::vector<partitions::FanOutTask<Listing>> tasks;
   for (const auto& topic : req.topics) {
-    const cluster::TopicMetadata* meta = image->topic(topic.name);
+    const metadata::TopicMetadata* meta = image->topic(topic.name);
     const bool allowed = authorized_topic(ctx, acl::Operation::read, topic.name);
     DescribeProducersResponse::TopicResponse tr;
     tr.name = topic.name;
@@ -73,7 +73,7 @@ boost::asio::awaitable<net::Response> handle_describe_producers(HandlerContext& 
       } else if (!meta || index < 0 || index >= meta->partition_count()) {
         pr.error_code = protocol::code(ErrorCode::unknown_topic_or_partition);
       } else {
-        cluster::TopicPartition tp{topic.name, index};
+        partitions::TopicPartition tp{topic.name, index};
         slots.emplace_back(resp.topics.size(), tr.partitions.size());
         tasks.push_back({svc.partitions.executor_of(tp), [pm = &svc.partitions, tp, expiration_ms, check_interval_ms] {
                            auto* p = pm->leading(tp);
@@ -84,7 +84,7 @@ boost::asio::awaitable<net::Response> handle_describe_producers(HandlerContext& 
     }
     resp.topics.push_back(std::move(tr));
   }
-  auto listings = co_await cluster::fan_out(std::move(tasks));
+  auto listings = co_await partitions::fan_out(std::move(tasks));
   for (size_t i = 0; i < listings.size(); ++i) {
     auto& pr = resp.topics[slots[i].first].partitions[slots[i].second];
     pr.error_code = protocol::code(listings[i].error);

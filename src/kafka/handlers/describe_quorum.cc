@@ -1,8 +1,8 @@
 // DescribeQuorum on a broker listener, as Kafka brokers answer it, so tools can ask any
 // node: a node that leads the metadata quorum describes it itself; any other node sends the
 // request to the leader's controller listener and returns its answer unchanged.
-#include "brokerd/cluster/controller_channel.h"
-#include "brokerd/cluster/metadata_store.h"
+#include "brokerd/metadata/controller_channel.h"
+#include "brokerd/metadata/metadata_store.h"
 #include "brokerd/net/blocking_pool.h"
 #include "brokerd/protocol/messages/describe_quorum_request.h"
 #include "brokerd/protocol/messages/describe_quorum_response.h"

@@ -4,7 +4,7 @@
 #include <algorithm>
 #include <set>
 
-#include "brokerd/cluster/metadata_store.h"
+#include "brokerd/metadata/metadata_store.h"
 #include "brokerd/protocol/messages/describe_topic_partitions_request.h"
 #include "brokerd/protocol/messages/describe_topic_partitions_response.h"
 #include "kafka/authorize.h"
@@ -22,7 +22,7 @@ using protocol::ErrorCode;
 constexpr int32_t kMaxPartitionsPerResponse = 2000;
 
 DescribeTopicPartitionsResponse::DescribeTopicPartitionsResponsePartition describe_partition(
-    const cluster::PartitionAssignment& a, int32_t index, const cluster::MetadataImage& image, int32_t withheld) {
+    const metadata::PartitionAssignment& a, int32_t index, const metadata::MetadataImage& image, int32_t withheld) {
   DescribeTopicPartitionsResponse::DescribeTopicPartitionsResponsePartition out;
   out.partition_index = index;
   out.leader_id = a.leader == withheld ? -1 : a.leader;  // as Metadata answers (withheld_leader)
@@ -46,7 +46,7 @@ boost::asio::awaitable<net::Response> handle_describe_topic_partitions(HandlerCo
   std::set<std::string> names;
   if (req.topics.empty()) {
     // Every topic the principal may DESCRIBE.
-    image->for_each_topic([&](const cluster::TopicPtr& t) {
+    image->for_each_topic([&](const metadata::TopicPtr& t) {
       if (may_see(ctx, acl::ResourceType::topic, t->name)) names.insert(t->name);
     });
   } else {
@@ -63,7 +63,7 @@ boost::asio::awaitable<net::Response> handle_describe_topic_partitions(HandlerCo
 
   DescribeTopicPartitionsResponse resp;
   for (; it != names.end(); ++it, first_partition = 0) {
-    const cluster::TopicMetadata* t = image->topic(*it);
+    const metadata::TopicMetadata* t = image->topic(*it);
     DescribeTopicPartitionsResponse::DescribeTopicPartitionsResponseTopic out;
     out.name = *it;
     if (!req.topics.empty() && !authorized_topic(ctx, acl::Operation::describe, *it)) {

@@ -1,9 +1,9 @@
 // ElectLeaders (API 43): preferred or unclean leader elections an operator asks for. The node
 // leading the metadata quorum elects and commits them itself; any other node sends the
 // request to the controller's listener and returns its answer unchanged.
-#include "brokerd/cluster/elect_leaders_request.h"
-#include "brokerd/cluster/metadata_store.h"
-#include "brokerd/cluster/partition_manager.h"
+#include "brokerd/metadata/elect_leaders_request.h"
+#include "brokerd/metadata/metadata_store.h"
+#include "brokerd/partitions/partition_manager.h"
 #include "brokerd/net/blocking_pool.h"
 #include "kafka/authorize.h"
 #include "kafka/handler.h"
@@ -20,7 +20,7 @@ boost::asio::awaitable<net::Response> handle_elect_leaders(HandlerContext& ctx) 
   auto& svc = ctx.services;
   const int16_t version = ctx.version;
   if (svc.metadata.leads()) {
-    auto serve = [&svc, &req, version] { return cluster::answer_elect_leaders(svc.metadata, req, version); };
+    auto serve = [&svc, &req, version] { return metadata::answer_elect_leaders(svc.metadata, req, version); };
     auto resp = co_await svc.blocking.run(std::move(serve));
     co_await svc.partitions.reconcile(svc.metadata.image());  // this node's leaderships move at once
     co_return ctx.respond(resp);

@@ -10,10 +10,10 @@
 // and any replica serves such consumers up to its own high watermark.
 #include <chrono>
 
-#include "brokerd/cluster/fan_out.h"
-#include "brokerd/cluster/fetch_waiter.h"
-#include "brokerd/cluster/metadata_store.h"
-#include "brokerd/cluster/partition_manager.h"
+#include "brokerd/partitions/fan_out.h"
+#include "brokerd/partitions/fetch_waiter.h"
+#include "brokerd/metadata/metadata_store.h"
+#include "brokerd/partitions/partition_manager.h"
 #include "brokerd/common/clock.h"
 #include "brokerd/config/broker_config.h"
 #include "brokerd/kafka/fetch_sessions.h"
@@ -34,7 +34,7 @@ using protocol::FetchResponse;
 using Clock = std::chrono::steady_clock;
 
 struct Wanted {
-  cluster::TopicPartition tp;
+  partitions::TopicPartition tp;
   int64_t offset;
   int32_t max_bytes;
   ErrorCode error = ErrorCode::none;  // set when the partition cannot be read at all
@@ -59,16 +59,16 @@ struct ReadPolicy {
   bool rack_aware = false;    // replica.selector.class is the rack-aware one
   std::string client_rack;
   int32_t node_id = -1;
-  std::shared_ptr<const cluster::MetadataImage> image;  // the brokers' racks
+  std::shared_ptr<const metadata::MetadataImage> image;  // the brokers' racks
 };
 
-std::string_view rack_of(const cluster::MetadataImage& image, int32_t broker) {
+std::string_view rack_of(const metadata::MetadataImage& image, int32_t broker) {
   const auto* b = image.broker(broker);
   return b ? std::string_view(b->rack) : std::string_view();
 }
 
 // The leader's KIP-392 choice for a consumer at `offset`: another replica's id, or -1.
-int32_t preferred_replica(const ReadPolicy& policy, cluster::Partition& p, int64_t offset) {
+int32_t preferred_replica(const ReadPolicy& policy, partitions::Partition& p, int64_t offset) {
   if (!policy.rack_aware || policy.client_rack.empty()) return -1;
   const auto holding = p.replica().followers_holding(offset);
   if (holding.empty()) return -1;
@@ -83,7 +83,7 @@ int32_t preferred_replica(const ReadPolicy& policy, cluster::Partition& p, int64
 // up to the follower's high watermark. Past the follower's end, a consumer that names an
 // epoch is told OFFSET_OUT_OF_RANGE (it asks the leader); one that does not gets an empty
 // answer, as it may have followed stale metadata here and will refresh it.
-ReadOutcome read_at_follower(cluster::Partition& p, const Wanted& w) {
+ReadOutcome read_at_follower(partitions::Partition& p, const Wanted& w) {
   ReadOutcome out;
   if (w.current_leader_epoch >= 0 && w.current_leader_epoch < p.leader_epoch()) {
     out.error = ErrorCode::fenced_leader_epoch;
@@ -108,9 +108,9 @@ ReadOutcome read_at_follower(cluster::Partition& p, const Wanted& w) {
 }
 
 // A follower's fetch: the replication core checks it and learns the follower's end.
-ReadOutcome read_for_follower(cluster::PartitionManager& pm, const Wanted& w) {
+ReadOutcome read_for_follower(partitions::PartitionManager& pm, const Wanted& w) {
   ReadOutcome out;
-  cluster::Partition* p = pm.local(w.tp);
+  partitions::Partition* p = pm.local(w.tp);
   if (!p) {
     out.error = pm.not_served(w.tp);
     return out;
@@ -137,17 +137,17 @@ ReadOutcome read_for_follower(cluster::PartitionManager& pm, const Wanted& w) {
 
 // The partition a consumer's fetch may read on this node: the leader's, or (v11+) a
 // follower's that has a leader to follow.
-cluster::Partition* readable(cluster::PartitionManager& pm, const ReadPolicy& policy, const cluster::TopicPartition& tp) {
+partitions::Partition* readable(partitions::PartitionManager& pm, const ReadPolicy& policy, const partitions::TopicPartition& tp) {
   if (!policy.any_replica) return pm.leading(tp);
-  cluster::Partition* p = pm.local(tp);
+  partitions::Partition* p = pm.local(tp);
   if (!p || p->is_leader()) return p;
   return p->leader() >= 0 && p->leader() != policy.node_id ? p : nullptr;
 }
 
-ReadOutcome read_partition(cluster::PartitionManager& pm, const ReadPolicy& policy, const Wanted& w) {
+ReadOutcome read_partition(partitions::PartitionManager& pm, const ReadPolicy& policy, const Wanted& w) {
   if (w.replica >= 0) return read_for_follower(pm, w);
   ReadOutcome out;
-  cluster::Partition* p = readable(pm, policy, w.tp);
+  partitions::Partition* p = readable(pm, policy, w.tp);
   if (!p) {
     out.error = pm.not_served(w.tp);
     return out;
@@ -273,7 +273,7 @@ boost::asio::awaitable<net::Response> handle_fetch(HandlerContext& ctx) {
   wanted.reserve(session.partitions.size());
   for (const auto& sp : session.partitions) {
     const auto& key = sp.key;
-    const cluster::TopicMetadata* meta = ctx.version >= 13 ? image->topic(key.topic_id) : image->topic(key.topic);
+    const metadata::TopicMetadata* meta = ctx.version >= 13 ? image->topic(key.topic_id) : image->topic(key.topic);
     Wanted w{{meta ? meta->name : key.topic, key.partition}, sp.fetch_offset, sp.max_bytes};
     w.replica = replica_id >= 0 ? replica_id : -1;
     w.current_leader_epoch = sp.current_leader_epoch;
@@ -295,10 +295,10 @@ boost::asio::awaitable<net::Response> handle_fetch(HandlerContext& ctx) {
   const auto deadline = Clock::now() + std::chrono::milliseconds(std::max(req.max_wait_ms, 0));
   const int64_t max_bytes = req.max_bytes > 0 ? req.max_bytes : INT32_MAX;
   std::vector<ReadOutcome> reads(wanted.size());
-  std::shared_ptr<cluster::FetchWaiter> waiter;
+  std::shared_ptr<partitions::FetchWaiter> waiter;
   while (true) {
     std::vector<size_t> slots;
-    std::vector<cluster::FanOutTask<ReadOutcome>> tasks;
+    std::vector<partitions::FanOutTask<ReadOutcome>> tasks;
     for (size_t i = 0; i < wanted.size(); ++i) {
       if (wanted[i].error != ErrorCode::none) continue;
       slots.push_back(i);
@@ -307,13 +307,13 @@ boost::asio::awaitable<net::Response> handle_fetch(HandlerContext& ctx) {
       tasks.push_back({svc.partitions.executor_of(w.tp),
                        [pm = &svc.partitions, rp = &policy, w] { return read_partition(*pm, *rp, w); }});
     }
-    auto results = co_await cluster::fan_out(std::move(tasks));
+    auto results = co_await partitions::fan_out(std::move(tasks));
     for (size_t i = 0; i < results.size(); ++i) reads[slots[i]] = std::move(results[i]);
 
     int64_t total = 0;
     auto again = fit_to_budget(wanted, reads, max_bytes, total);
     if (!again.empty()) {
-      std::vector<cluster::FanOutTask<ReadOutcome>> rereads;
+      std::vector<partitions::FanOutTask<ReadOutcome>> rereads;
       for (const auto& [i, limit] : again) {
         Wanted w = wanted[i];
         w.max_bytes = limit;
@@ -321,7 +321,7 @@ boost::asio::awaitable<net::Response> handle_fetch(HandlerContext& ctx) {
         rereads.push_back({svc.partitions.executor_of(w.tp),
                            [pm = &svc.partitions, rp = &policy, w] { return read_partition(*pm, *rp, w); }});
       }
-      auto second = co_await cluster::fan_out(std::move(rereads));
+      auto second = co_await partitions::fan_out(std::move(rereads));
       for (size_t k = 0; k < second.size(); ++k) {
         total += static_cast<int64_t>(second[k].records.size());
         reads[again[k].first] = std::move(second[k]);
@@ -338,7 +338,7 @@ boost::asio::awaitable<net::Response> handle_fetch(HandlerContext& ctx) {
     // Park until one of the partitions gets data, or the deadline.
     if (!waiter) waiter = svc.partitions.purgatory().waiter(co_await boost::asio::this_coro::executor);
     waiter->reset();
-    std::vector<cluster::FanOutTask<bool>> watches;
+    std::vector<partitions::FanOutTask<bool>> watches;
     for (size_t i = 0; i < wanted.size(); ++i) {
       if (wanted[i].error != ErrorCode::none) continue;
       const bool follower = wanted[i].replica >= 0;
@@ -351,7 +351,7 @@ boost::asio::awaitable<net::Response> handle_fetch(HandlerContext& ctx) {
                          }});
     }
     if (watches.empty()) break;
-    co_await cluster::fan_out(std::move(watches));
+    co_await partitions::fan_out(std::move(watches));
     {
       metrics::GaugeHold parked(svc.metrics.fetch_purgatory());
       co_await waiter->wait_until(deadline);

@@ -3,7 +3,7 @@
 // (2) are refused with INVALID_REQUEST, as Kafka answers a coordinator type it does not
 // serve. v4+ batches keys. The first request after enough brokers have registered creates
 // __consumer_offsets, as Kafka does; until then the answer is COORDINATOR_NOT_AVAILABLE.
-#include "brokerd/cluster/metadata_store.h"
+#include "brokerd/metadata/metadata_store.h"
 #include "brokerd/config/broker_config.h"
 #include "brokerd/group/group_coordinator.h"
 #include "brokerd/net/blocking_pool.h"
@@ -29,21 +29,21 @@ struct Answer {
   int32_t port = -1;
 };
 
-Answer find(const cluster::MetadataImage& image, int8_t key_type, const std::string& key, int32_t withheld,
+Answer find(const metadata::MetadataImage& image, int8_t key_type, const std::string& key, int32_t withheld,
             const std::string& listener) {
   if (key_type != kGroupKey)
     return {ErrorCode::invalid_request, "This broker serves group coordinators only (key type 0)."};
-  const cluster::TopicMetadata* offsets = image.topic(group::kOffsetsTopic);
+  const metadata::TopicMetadata* offsets = image.topic(group::kOffsetsTopic);
   if (!offsets) return {ErrorCode::coordinator_not_available, std::nullopt};
   const auto* part = offsets->partition(group::offsets_partition_for(key, offsets->partition_count()));
-  const cluster::BrokerInfo* leader = part ? image.broker(part->leader) : nullptr;
+  const metadata::BrokerInfo* leader = part ? image.broker(part->leader) : nullptr;
   if (!leader || leader->fenced || leader->node_id == withheld) return {ErrorCode::coordinator_not_available, std::nullopt};
-  const auto at = cluster::endpoint_for(*leader, listener);
+  const auto at = metadata::endpoint_for(*leader, listener);
   return {ErrorCode::none, std::nullopt, leader->node_id, at.host, at.port};
 }
 
 // DESCRIBE on the group (key type 0) before anything is said about its coordinator.
-Answer find_authorized(const HandlerContext& ctx, const cluster::MetadataImage& image, int8_t key_type,
+Answer find_authorized(const HandlerContext& ctx, const metadata::MetadataImage& image, int8_t key_type,
                        const std::string& key, int32_t withheld) {
   if (key_type == kGroupKey && !authorized_group(ctx, acl::Operation::describe, key))
     return {ErrorCode::group_authorization_failed, std::nullopt};

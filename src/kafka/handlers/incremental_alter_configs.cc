@@ -7,8 +7,8 @@
 #include <map>
 #include <set>
 
-#include "brokerd/cluster/metadata_store.h"
-#include "brokerd/cluster/partition_manager.h"
+#include "brokerd/metadata/metadata_store.h"
+#include "brokerd/partitions/partition_manager.h"
 #include "brokerd/config/properties.h"
 #include "brokerd/protocol/messages/incremental_alter_configs_request.h"
 #include "brokerd/protocol/messages/incremental_alter_configs_response.h"

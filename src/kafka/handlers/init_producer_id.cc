@@ -8,7 +8,7 @@
 #include <chrono>
 
 #include "brokerd/common/clock.h"
-#include "brokerd/cluster/metadata_store.h"
+#include "brokerd/metadata/metadata_store.h"
 #include "brokerd/common/logger.h"
 #include "brokerd/config/broker_config.h"
 #include "brokerd/net/blocking_pool.h"
@@ -50,13 +50,13 @@ boost::asio::awaitable<net::Response> handle_init_producer_id(HandlerContext& ct
   } else if ((req.producer_id < 0) != (req.producer_epoch < 0)) {
     error = ErrorCode::invalid_request;  // both or neither, as Kafka requires
   } else {
-    cluster::ProducerIdManager* ids = &svc.metadata.producer_ids();
+    metadata::ProducerIdManager* ids = &svc.metadata.producer_ids();
     const int64_t expiration_ms = svc.config.integer("producer.id.expiration.ms");
     const int64_t pid = req.producer_id;
     const int16_t epoch = req.producer_epoch;
     // A new block of ids is written to the metadata log and fsynced: off the reactor.
     auto work = [ids, pid, epoch, expiration_ms] { return ids->init(pid, epoch, wall_clock_ms(), expiration_ms); };
-    cluster::ProducerIdManager::Result r;
+    metadata::ProducerIdManager::Result r;
     try {
       r = co_await svc.blocking.run(std::move(work));
     } catch (const std::exception& e) {

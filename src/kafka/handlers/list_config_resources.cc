@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "brokerd/cluster/metadata_store.h"
+#include "brokerd/metadata/metadata_store.h"
 #include "brokerd/protocol/messages/list_config_resources_request.h"
 #include "brokerd/protocol/messages/list_config_resources_response.h"
 #include "kafka/authorize.h"
@@ -41,7 +41,7 @@ boost::asio::awaitable<net::Response> handle_list_config_resources(HandlerContex
     r.resource_type = type;
   };
   for (int8_t t : types) {
-    if (t == resource_type::topic) image->for_each_topic([&](const cluster::TopicPtr& topic) { add(topic->name, t); });
+    if (t == resource_type::topic) image->for_each_topic([&](const metadata::TopicPtr& topic) { add(topic->name, t); });
     if (t == resource_type::broker)
       for (const auto& b : image->brokers) add(std::to_string(b.node_id), t);
   }

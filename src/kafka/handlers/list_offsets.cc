@@ -1,8 +1,8 @@
 // ListOffsets: earliest, latest, max-timestamp, or the first offset at or after a timestamp
 // (through the time index), per partition on its home shard.
-#include "brokerd/cluster/fan_out.h"
-#include "brokerd/cluster/metadata_store.h"
-#include "brokerd/cluster/partition_manager.h"
+#include "brokerd/partitions/fan_out.h"
+#include "brokerd/metadata/metadata_store.h"
+#include "brokerd/partitions/partition_manager.h"
 #include "brokerd/protocol/messages/list_offsets_request.h"
 #include "brokerd/protocol/messages/list_offsets_response.h"
 #include "kafka/authorize.h"
@@ -25,7 +25,7 @@ struct Answer {
   int32_t leader_epoch = -1;
 };
 
-Answer lookup(cluster::Partition* p, int64_t ts) {
+Answer lookup(partitions::Partition* p, int64_t ts) {
   Answer a;
   if (!p) {
     a.error = ErrorCode::not_leader_or_follower;
@@ -79,9 +79,9 @@ boost::asio::awaitable<net::Response> handle_list_offsets(HandlerContext& ctx) {
 
   ListOffsetsResponse resp;
   std::vector<std::pair<size_t, size_t>> slots;  // (topic, partition) index in resp
-  std::vector<cluster::FanOutTask<Answer>> tasks;
+  std::vector<partitions::FanOutTask<Answer>> tasks;
   for (const auto& topic : req.topics) {
-    const cluster::TopicMetadata* meta = image->topic(topic.name);
+    const metadata::TopicMetadata* meta = image->topic(topic.name);
     const bool allowed = authorized_topic(ctx, acl::Operation::describe, topic.name);
     ListOffsetsResponse::ListOffsetsTopicResponse tr;
     tr.name = topic.name;
@@ -93,7 +93,7 @@ boost::asio::awaitable<net::Response> handle_list_offsets(HandlerContext& ctx) {
       } else if (!meta || part.partition_index < 0 || part.partition_index >= meta->partition_count()) {
         pr.error_code = protocol::code(ErrorCode::unknown_topic_or_partition);
       } else {
-        cluster::TopicPartition tp{topic.name, part.partition_index};
+        partitions::TopicPartition tp{topic.name, part.partition_index};
         slots.emplace_back(resp.topics.size(), tr.partitions.size());
         tasks.push_back({svc.partitions.executor_of(tp),
                          [pm = &svc.partitions, tp, ts = part.timestamp] {
@@ -105,7 +105,7 @@ boost::asio::awaitable<net::Response> handle_list_offsets(HandlerContext& ctx) {
     }
     resp.topics.push_back(std::move(tr));
   }
-  auto answers = co_await cluster::fan_out(std::move(tasks));
+  auto answers = co_await partitions::fan_out(std::move(tasks));
   for (size_t i = 0; i < answers.size(); ++i) {
     auto& pr = resp.topics[slots[i].first].partitions[slots[i].second];
     pr.error_code = protocol::code(answers[i].error);

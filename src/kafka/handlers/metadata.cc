@@ -2,8 +2,8 @@
 // unknown topics when the request and auto.create.topics.enable allow it.
 #include <algorithm>
 
-#include "brokerd/cluster/metadata_store.h"
-#include "brokerd/cluster/partition_manager.h"
+#include "brokerd/metadata/metadata_store.h"
+#include "brokerd/partitions/partition_manager.h"
 #include "brokerd/config/broker_config.h"
 #include "kafka/handlers/config_resources.h"
 #include "brokerd/net/blocking_pool.h"
@@ -22,7 +22,7 @@ using protocol::MetadataResponse;
 // Each partition as the image assigns it; replicas on brokers that are fenced or gone are
 // offline, and a partition without a leader (or led by `withheld`, see withheld_leader)
 // answers LEADER_NOT_AVAILABLE.
-MetadataResponse::MetadataResponseTopic describe_topic(const cluster::TopicMetadata& t, const cluster::MetadataImage& image,
+MetadataResponse::MetadataResponseTopic describe_topic(const metadata::TopicMetadata& t, const metadata::MetadataImage& image,
                                                        int32_t withheld) {
   MetadataResponse::MetadataResponseTopic out;
   out.name = t.name;
@@ -30,7 +30,7 @@ MetadataResponse::MetadataResponseTopic describe_topic(const cluster::TopicMetad
   out.is_internal = t.internal;
   out.partitions.reserve(t.partitions.size());
   for (int32_t p = 0; p < t.partition_count(); ++p) {
-    const cluster::PartitionAssignment& a = t.partitions[static_cast<size_t>(p)];
+    const metadata::PartitionAssignment& a = t.partitions[static_cast<size_t>(p)];
     MetadataResponse::MetadataResponsePartition part;
     part.partition_index = p;
     part.leader_id = a.leader == withheld ? -1 : a.leader;
@@ -65,7 +65,7 @@ boost::asio::awaitable<net::Response> handle_metadata(HandlerContext& ctx) {
     if (b.fenced) continue;  // registered but not serving
     MetadataResponse::MetadataResponseBroker broker;
     broker.node_id = b.node_id;
-    const auto at = cluster::endpoint_for(b, listener_of(ctx));
+    const auto at = metadata::endpoint_for(b, listener_of(ctx));
     broker.host = at.host;
     broker.port = at.port;
     if (!b.rack.empty()) broker.rack = b.rack;
@@ -78,7 +78,7 @@ boost::asio::awaitable<net::Response> handle_metadata(HandlerContext& ctx) {
   if (ctx.version >= 8 && ctx.version <= 10 && req.include_cluster_authorized_operations)
     resp.cluster_authorized_operations = authorized_operations(ctx, acl::ResourceType::cluster, acl::kClusterName);
   const bool topic_operations = ctx.version >= 8 && req.include_topic_authorized_operations;
-  auto describe = [&](const cluster::TopicMetadata& t, const cluster::MetadataImage& in) {
+  auto describe = [&](const metadata::TopicMetadata& t, const metadata::MetadataImage& in) {
     auto out = describe_topic(t, in, withheld);
     if (topic_operations) out.topic_authorized_operations = authorized_operations(ctx, acl::ResourceType::topic, t.name);
     return out;
@@ -87,10 +87,10 @@ boost::asio::awaitable<net::Response> handle_metadata(HandlerContext& ctx) {
   // v0 sends an empty list for "all topics"; later versions send null.
   bool all_topics = !req.topics.has_value() || (ctx.version == 0 && req.topics->empty());
   if (all_topics) {
-    std::vector<const cluster::TopicMetadata*> all;
+    std::vector<const metadata::TopicMetadata*> all;
     all.reserve(image->topic_count());
     // Only the topics the principal may DESCRIBE are listed.
-    image->for_each_topic([&](const cluster::TopicPtr& t) {
+    image->for_each_topic([&](const metadata::TopicPtr& t) {
       if (may_see(ctx, acl::ResourceType::topic, t->name)) all.push_back(t.get());
     });
     std::sort(all.begin(), all.end(), [](const auto* a, const auto* b) { return a->name < b->name; });
@@ -125,11 +125,11 @@ boost::asio::awaitable<net::Response> handle_metadata(HandlerContext& ctx) {
       resp.topics.push_back(describe(*t, *image));
       continue;
     }
-    if (!cluster::valid_topic_name(name)) {
+    if (!metadata::valid_topic_name(name)) {
       resp.topics.push_back(topic_error(name, {}, ErrorCode::invalid_topic_exception));
       continue;
     }
-    if (!may_create || cluster::is_internal_topic(name)) {
+    if (!may_create || metadata::is_internal_topic(name)) {
       resp.topics.push_back(topic_error(name, {}, ErrorCode::unknown_topic_or_partition));
       continue;
     }
@@ -148,7 +148,7 @@ boost::asio::awaitable<net::Response> handle_metadata(HandlerContext& ctx) {
       change.error = ErrorCode::leader_not_available;
     }
     if (change.image) co_await svc.partitions.reconcile(change.image);
-    const cluster::TopicMetadata* created = change.topic ? change.topic.get() : svc.metadata.image()->topic(name);
+    const metadata::TopicMetadata* created = change.topic ? change.topic.get() : svc.metadata.image()->topic(name);
     if (created) {
       resp.topics.push_back(describe(*created, *svc.metadata.image()));
     } else {

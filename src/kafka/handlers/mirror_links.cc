@@ -2,10 +2,10 @@
 // and PromoteMirrorTopics change metadata, so the active controller answers them (any other
 // node forwards them to it); DescribeMirrorLinks is answered by every node from its image and
 // the progress of the mirror partitions it leads (a client asks each broker and merges).
-#include "brokerd/cluster/metadata_store.h"
-#include "brokerd/cluster/mirror_link_requests.h"
-#include "brokerd/cluster/mirror_status.h"
-#include "brokerd/cluster/partition_manager.h"
+#include "brokerd/metadata/metadata_store.h"
+#include "brokerd/metadata/mirror_link_requests.h"
+#include "brokerd/partitions/mirror_status.h"
+#include "brokerd/partitions/partition_manager.h"
 #include "brokerd/common/clock.h"
 #include "brokerd/net/blocking_pool.h"
 #include "brokerd/protocol/messages/describe_mirror_links_request.h"
@@ -32,7 +32,7 @@ boost::asio::awaitable<net::Response> handle_create_mirror_links(HandlerContext&
   using Req = protocol::CreateMirrorLinksRequest;
   using Resp = protocol::CreateMirrorLinksResponse;
   return on_controller<Req, Resp>(
-      ctx, [](cluster::MetadataStore& m, const Req& r) { return cluster::answer_create_mirror_links(m, r); },
+      ctx, [](metadata::MetadataStore& m, const Req& r) { return metadata::answer_create_mirror_links(m, r); },
       [](const Req& req, Resp& resp, ErrorCode e, const char* message) {
         for (const auto& l : req.links) refused(resp.results.emplace_back(), l.name, e, message);
       });
@@ -42,7 +42,7 @@ boost::asio::awaitable<net::Response> handle_alter_mirror_links(HandlerContext& 
   using Req = protocol::AlterMirrorLinksRequest;
   using Resp = protocol::AlterMirrorLinksResponse;
   return on_controller<Req, Resp>(
-      ctx, [](cluster::MetadataStore& m, const Req& r) { return cluster::answer_alter_mirror_links(m, r); },
+      ctx, [](metadata::MetadataStore& m, const Req& r) { return metadata::answer_alter_mirror_links(m, r); },
       [](const Req& req, Resp& resp, ErrorCode e, const char* message) {
         for (const auto& l : req.links) refused(resp.results.emplace_back(), l.name, e, message);
       });
@@ -52,7 +52,7 @@ boost::asio::awaitable<net::Response> handle_promote_mirror_topics(HandlerContex
   using Req = protocol::PromoteMirrorTopicsRequest;
   using Resp = protocol::PromoteMirrorTopicsResponse;
   return on_controller<Req, Resp>(
-      ctx, [](cluster::MetadataStore& m, const Req& r) { return cluster::answer_promote_mirror_topics(m, r); },
+      ctx, [](metadata::MetadataStore& m, const Req& r) { return metadata::answer_promote_mirror_topics(m, r); },
       [](const Req&, Resp& resp, ErrorCode e, const char* message) {
         resp.error_code = protocol::code(e);
         resp.error_message = message;
@@ -68,7 +68,7 @@ boost::asio::awaitable<net::Response> handle_describe_mirror_links(HandlerContex
     co_return ctx.respond(resp);
   }
   const auto image = ctx.services.metadata.image();
-  const cluster::MirrorStatus& status = ctx.services.mirror_status;
+  const partitions::MirrorStatus& status = ctx.services.mirror_status;
   protocol::DescribeMirrorLinksResponse resp;
   resp.broker_id = ctx.services.node_id;
   std::vector<std::string> names;
@@ -77,12 +77,12 @@ boost::asio::awaitable<net::Response> handle_describe_mirror_links(HandlerContex
   } else {
     for (const auto& [name, link] : image->links) names.push_back(name);
   }
-  const auto progress = req.include_partitions ? status.partitions() : std::vector<cluster::MirrorStatus::Entry>{};
+  const auto progress = req.include_partitions ? status.partitions() : std::vector<partitions::MirrorStatus::Entry>{};
   const int64_t now = wall_clock_ms();
   for (const auto& name : names) {
     auto& out = resp.links.emplace_back();
     out.name = name;
-    const cluster::MirrorLink* link = image->link(name);
+    const metadata::MirrorLink* link = image->link(name);
     if (!link) {
       out.error_code = protocol::code(ErrorCode::resource_not_found);
       out.state_message = "mirror link '" + name + "' does not exist";
@@ -99,12 +99,12 @@ boost::asio::awaitable<net::Response> handle_describe_mirror_links(HandlerContex
     out.sync_configs = link->sync_configs;
     out.sync_acls = link->sync_acls;
     out.paused = link->paused;
-    const cluster::LinkState state = status.link(name);
+    const partitions::LinkState state = status.link(name);
     out.state = link->paused ? "paused" : state.state;
     if (!link->paused && !state.message.empty()) out.state_message = state.message;
     out.groups_synced = state.groups_synced;
-    std::vector<cluster::TopicPtr> mirrors;
-    image->for_each_topic([&](const cluster::TopicPtr& t) {
+    std::vector<metadata::TopicPtr> mirrors;
+    image->for_each_topic([&](const metadata::TopicPtr& t) {
       if (t->mirror_link == name) mirrors.push_back(t);
     });
     std::sort(mirrors.begin(), mirrors.end(), [](const auto& a, const auto& b) { return a->name < b->name; });

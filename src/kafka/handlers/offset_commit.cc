@@ -3,7 +3,7 @@
 // v10 names topics by id (KIP-848), and an unknown id is UNKNOWN_TOPIC_ID.
 #include <map>
 
-#include "brokerd/cluster/metadata_store.h"
+#include "brokerd/metadata/metadata_store.h"
 #include "brokerd/group/group_coordinator.h"
 #include "brokerd/protocol/messages/offset_commit_request.h"
 #include "brokerd/protocol/messages/offset_commit_response.h"
@@ -34,7 +34,7 @@ boost::asio::awaitable<net::Response> handle_offset_commit(HandlerContext& ctx) 
     OffsetCommitResponse::OffsetCommitResponseTopic rt;
     rt.name = t.name;
     rt.topic_id = t.topic_id;
-    const cluster::TopicMetadata* meta = by_id ? image->topic(t.topic_id) : image->topic(t.name);
+    const metadata::TopicMetadata* meta = by_id ? image->topic(t.topic_id) : image->topic(t.name);
     const std::string& name = by_id && meta ? meta->name : t.name;
     const bool topic_ok = group_ok && (by_id && !meta ? true : authorized_topic(ctx, acl::Operation::read, name));
     for (const auto& p : t.partitions) {

@@ -1,6 +1,6 @@
 // OffsetDelete: removes committed offsets of a group (tombstones), except for topics a member
 // of a live consumer group still subscribes to (GROUP_SUBSCRIBED_TO_TOPIC).
-#include "brokerd/cluster/metadata_store.h"
+#include "brokerd/metadata/metadata_store.h"
 #include "brokerd/group/group_coordinator.h"
 #include "brokerd/protocol/messages/offset_delete_request.h"
 #include "brokerd/protocol/messages/offset_delete_response.h"
@@ -26,7 +26,7 @@ boost::asio::awaitable<net::Response> handle_offset_delete(HandlerContext& ctx) 
   for (const auto& t : req.topics) {
     OffsetDeleteResponse::OffsetDeleteResponseTopic rt;
     rt.name = t.name;
-    const cluster::TopicMetadata* meta = image->topic(t.name);
+    const metadata::TopicMetadata* meta = image->topic(t.name);
     const bool topic_ok = authorized_topic(ctx, acl::Operation::read, t.name);
     for (const auto& p : t.partitions) {
       OffsetDeleteResponse::OffsetDeleteResponsePartition rp;

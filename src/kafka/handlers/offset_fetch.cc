@@ -5,7 +5,7 @@
 #include <map>
 #include <set>
 
-#include "brokerd/cluster/metadata_store.h"
+#include "brokerd/metadata/metadata_store.h"
 #include "brokerd/group/group_coordinator.h"
 #include "brokerd/protocol/messages/offset_fetch_request.h"
 #include "brokerd/protocol/messages/offset_fetch_response.h"
@@ -60,10 +60,10 @@ std::optional<std::vector<group::OffsetKey>> requested(const std::optional<std::
 // v10: the request's topic ids become names; those the image does not know are taken out
 // of the request and answered on their own.
 std::vector<OffsetFetchRequest::OffsetFetchRequestTopics> names_from_ids(
-    const cluster::MetadataImage& image, std::vector<OffsetFetchRequest::OffsetFetchRequestTopics>& topics) {
+    const metadata::MetadataImage& image, std::vector<OffsetFetchRequest::OffsetFetchRequestTopics>& topics) {
   std::vector<OffsetFetchRequest::OffsetFetchRequestTopics> unknown;
   std::erase_if(topics, [&](auto& t) {
-    const cluster::TopicMetadata* meta = image.topic(t.topic_id);
+    const metadata::TopicMetadata* meta = image.topic(t.topic_id);
     if (meta) t.name = meta->name;
     else unknown.push_back(t);
     return meta == nullptr;
@@ -72,10 +72,10 @@ std::vector<OffsetFetchRequest::OffsetFetchRequestTopics> names_from_ids(
 }
 
 // v10: each answered topic carries its id; committed offsets of deleted topics have none.
-void ids_from_names(const cluster::MetadataImage& image,
+void ids_from_names(const metadata::MetadataImage& image,
                     std::vector<OffsetFetchResponse::OffsetFetchResponseTopics>& topics) {
   std::erase_if(topics, [&](auto& t) {
-    const cluster::TopicMetadata* meta = image.topic(t.name);
+    const metadata::TopicMetadata* meta = image.topic(t.name);
     if (meta) t.topic_id = meta->id;
     return meta == nullptr;
   });

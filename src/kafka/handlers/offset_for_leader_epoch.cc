@@ -1,7 +1,7 @@
 // OffsetForLeaderEpoch: where a leader epoch ended in this leader's log, so that a returning
 // follower (or a client that saw an older leader, KIP-320) knows where its log stops agreeing.
-#include "brokerd/cluster/fan_out.h"
-#include "brokerd/cluster/partition_manager.h"
+#include "brokerd/partitions/fan_out.h"
+#include "brokerd/partitions/partition_manager.h"
 #include "brokerd/metrics/broker_metrics.h"
 #include "brokerd/protocol/messages/offset_for_leader_epoch_request.h"
 #include "brokerd/protocol/messages/offset_for_leader_epoch_response.h"
@@ -15,13 +15,13 @@ boost::asio::awaitable<net::Response> handle_offset_for_leader_epoch(HandlerCont
   auto req = ctx.decode<protocol::OffsetForLeaderEpochRequest>();
   auto& pm = ctx.services.partitions;
   const int32_t replica = ctx.version >= 3 ? req.replica_id : -1;
-  std::vector<cluster::FanOutTask<protocol::OffsetForLeaderEpochResponse::EpochEndOffset>> tasks;
+  std::vector<partitions::FanOutTask<protocol::OffsetForLeaderEpochResponse::EpochEndOffset>> tasks;
   // A follower needs CLUSTER_ACTION on the cluster, a consumer DESCRIBE on the topic.
   const bool follower_ok = replica < 0 || authorized_cluster(ctx, acl::Operation::cluster_action);
   for (const auto& t : req.topics) {
     const bool allowed = replica >= 0 ? follower_ok : authorized_topic(ctx, acl::Operation::describe, t.topic);
     for (const auto& part : t.partitions) {
-      cluster::TopicPartition tp{t.topic, part.partition};
+      partitions::TopicPartition tp{t.topic, part.partition};
       tasks.push_back({pm.executor_of(tp), [&pm, tp, part, replica, allowed] {
                          protocol::OffsetForLeaderEpochResponse::EpochEndOffset out;
                          out.partition = part.partition;
@@ -30,7 +30,7 @@ boost::asio::awaitable<net::Response> handle_offset_for_leader_epoch(HandlerCont
                                                                         : ErrorCode::topic_authorization_failed);
                            return out;
                          }
-                         cluster::Partition* p = pm.local(tp);
+                         partitions::Partition* p = pm.local(tp);
                          // A consumer asks only the leader; a follower asks whatever this
                          // node thinks of its role (the core refuses unless it leads).
                          if (!p || (replica < 0 && !p->is_leader())) {
@@ -49,7 +49,7 @@ boost::asio::awaitable<net::Response> handle_offset_for_leader_epoch(HandlerCont
                        }});
     }
   }
-  auto results = co_await cluster::fan_out(std::move(tasks));
+  auto results = co_await partitions::fan_out(std::move(tasks));
   protocol::OffsetForLeaderEpochResponse resp;
   size_t i = 0;
   bool any_error = false;

@@ -4,9 +4,9 @@
 // to the controller's listener and returns its answer unchanged (its own image may not have a
 // change the controller just committed, which a tool polling for progress would take for the
 // end).
-#include "brokerd/cluster/metadata_store.h"
-#include "brokerd/cluster/partition_manager.h"
-#include "brokerd/cluster/reassignment_requests.h"
+#include "brokerd/metadata/metadata_store.h"
+#include "brokerd/partitions/partition_manager.h"
+#include "brokerd/metadata/reassignment_requests.h"
 #include "brokerd/net/blocking_pool.h"
 #include "kafka/authorize.h"
 #include "kafka/handler.h"
@@ -23,7 +23,7 @@ boost::asio::awaitable<net::Response> handle_alter_partition_reassignments(Handl
   auto& svc = ctx.services;
   const int16_t version = ctx.version;
   if (svc.metadata.leads()) {
-    auto serve = [&svc, &req, version] { return cluster::answer_alter_partition_reassignments(svc.metadata, req, version); };
+    auto serve = [&svc, &req, version] { return metadata::answer_alter_partition_reassignments(svc.metadata, req, version); };
     auto resp = co_await svc.blocking.run(std::move(serve));
     co_await svc.partitions.reconcile(svc.metadata.image());  // this node's replicas change at once
     co_return ctx.respond(resp);
@@ -56,7 +56,7 @@ boost::asio::awaitable<net::Response> handle_list_partition_reassignments(Handle
     co_return ctx.respond(refused);
   }
   auto& svc = ctx.services;
-  if (svc.metadata.leads()) co_return ctx.respond(cluster::answer_list_partition_reassignments(svc.metadata, req));
+  if (svc.metadata.leads()) co_return ctx.respond(metadata::answer_list_partition_reassignments(svc.metadata, req));
   protocol::Writer w;
   req.encode(w, ctx.version);
   std::optional<net::Response> forwarded = co_await forward_to_controller(ctx, std::move(w).finish_bytes());

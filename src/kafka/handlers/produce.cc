@@ -7,9 +7,9 @@
 #include <chrono>
 
 #include "brokerd/common/clock.h"
-#include "brokerd/cluster/fan_out.h"
-#include "brokerd/cluster/metadata_store.h"
-#include "brokerd/cluster/partition_manager.h"
+#include "brokerd/partitions/fan_out.h"
+#include "brokerd/metadata/metadata_store.h"
+#include "brokerd/partitions/partition_manager.h"
 #include "brokerd/config/broker_config.h"
 #include "brokerd/metrics/broker_metrics.h"
 #include "brokerd/protocol/messages/produce_request.h"
@@ -63,20 +63,20 @@ boost::asio::awaitable<net::Response> handle_produce(HandlerContext& ctx) {
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(std::max(req.timeout_ms, 0));
   const int64_t deadline_ms = wall_clock_ms() + std::max(req.timeout_ms, 0);
   // acks=all: one slot per appended partition, all woken through one waiter.
-  std::shared_ptr<cluster::FetchWaiter> waiter;
-  std::vector<std::shared_ptr<cluster::AckSlot>> slots;
+  std::shared_ptr<partitions::FetchWaiter> waiter;
+  std::vector<std::shared_ptr<partitions::AckSlot>> slots;
   if (acks == -1) waiter = svc.partitions.purgatory().waiter(co_await boost::asio::this_coro::executor);
 
   // One slot per partition in request order; a task for each partition that can be appended.
   std::vector<Outcome> outcomes;
   std::vector<size_t> task_slot;
-  std::vector<cluster::FanOutTask<Outcome>> tasks;
+  std::vector<partitions::FanOutTask<Outcome>> tasks;
   // Authorization: WRITE on the transactional id when there is one, WRITE on each topic.
   const bool transaction_ok = !req.transactional_id ||
                               authorized(ctx, acl::Operation::write, acl::ResourceType::transactional_id, *req.transactional_id);
   for (auto& topic : req.topic_data) {
     // v13 names topics by id (KIP-516); the name is filled in here for everything below.
-    const cluster::TopicMetadata* meta = ctx.version >= 13 ? image->topic(topic.topic_id) : image->topic(topic.name);
+    const metadata::TopicMetadata* meta = ctx.version >= 13 ? image->topic(topic.topic_id) : image->topic(topic.name);
     if (ctx.version >= 13) topic.name = meta ? meta->name : std::string();
     const bool topic_ok = meta || ctx.version < 13 ? authorized_topic(ctx, acl::Operation::write, topic.name) : true;
     for (auto& part : topic.partition_data) {
@@ -91,7 +91,7 @@ boost::asio::awaitable<net::Response> handle_produce(HandlerContext& ctx) {
         o.error = ErrorCode::unknown_topic_id;
       } else if (!meta || part.index < 0 || part.index >= meta->partition_count()) {
         o.error = ErrorCode::unknown_topic_or_partition;
-      } else if (cluster::is_internal_topic(topic.name)) {
+      } else if (metadata::is_internal_topic(topic.name)) {
         // Only the node writes its own topics: a record in __consumer_offsets would be taken
         // for a group's commit at the next load. Kafka refuses super users too.
         o.error = ErrorCode::invalid_topic_exception;
@@ -101,20 +101,20 @@ boost::asio::awaitable<net::Response> handle_produce(HandlerContext& ctx) {
         o.error = ErrorCode::corrupt_message;
         o.message = "the partition carries no record batches";
       } else {
-        cluster::TopicPartition tp{topic.name, part.index};
+        partitions::TopicPartition tp{topic.name, part.index};
         auto data = writable(std::get<SharedBytes>(part.records.parts[0]));
         auto* pm = &svc.partitions;
         task_slot.push_back(outcomes.size());
-        std::shared_ptr<cluster::AckSlot> slot;
+        std::shared_ptr<partitions::AckSlot> slot;
         if (acks == -1) {
-          slot = std::make_shared<cluster::AckSlot>();
+          slot = std::make_shared<partitions::AckSlot>();
           slot->waiter = waiter;
         }
         slots.push_back(slot);
         tasks.push_back({pm->executor_of(tp), [pm, tp, data, pid_expiration_ms, pid_check_interval_ms, acks, slot,
                                                deadline_ms]() -> Outcome {
                            Outcome r;
-                           cluster::Partition* p = pm->leading(tp);
+                           partitions::Partition* p = pm->leading(tp);
                            if (!p) {
                              r.error = pm->not_served(tp);
                              return r;
@@ -160,7 +160,7 @@ boost::asio::awaitable<net::Response> handle_produce(HandlerContext& ctx) {
     }
   }
 
-  auto results = co_await cluster::fan_out(std::move(tasks));
+  auto results = co_await partitions::fan_out(std::move(tasks));
   for (size_t i = 0; i < results.size(); ++i) outcomes[task_slot[i]] = std::move(results[i]);
   // flush.messages: the partitions that reached it are synced before the answer.
   {
@@ -169,7 +169,7 @@ boost::asio::awaitable<net::Response> handle_produce(HandlerContext& ctx) {
       for (const auto& part : topic.partition_data) {
         Outcome& o = outcomes[slot++];
         if (!o.flush_due) continue;
-        const cluster::TopicPartition tp{topic.name, part.index};  // named: see net/run_on.h on GCC 12
+        const partitions::TopicPartition tp{topic.name, part.index};  // named: see net/run_on.h on GCC 12
         const ErrorCode e = co_await svc.partitions.flush_if_due(tp);
         if (e != ErrorCode::none) {
           o.error = e;

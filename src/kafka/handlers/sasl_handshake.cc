@@ -2,7 +2,7 @@
 // mechanisms. After v0 the SASL tokens follow as bare frames (no request header) until the
 // exchange ends; after v1 they come in SaslAuthenticate requests. The rules are in
 // security/sasl_server.h; SCRAM credentials come from the metadata image.
-#include "brokerd/cluster/metadata_store.h"
+#include "brokerd/metadata/metadata_store.h"
 #include "brokerd/security/sasl_server.h"
 #include "kafka/handler.h"
 

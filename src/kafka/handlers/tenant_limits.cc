@@ -2,7 +2,7 @@
 // controller answers it (other nodes forward it; ALTER_CONFIGS on the cluster, as client
 // quotas need); DescribeTenantLimits is answered by every node from its image
 // (DESCRIBE_CONFIGS on the cluster).
-#include "brokerd/cluster/tenant_limit_requests.h"
+#include "brokerd/metadata/tenant_limit_requests.h"
 #include "kafka/on_controller.h"
 
 namespace brokerd::kafka {
@@ -11,7 +11,7 @@ boost::asio::awaitable<net::Response> handle_alter_tenant_limits(HandlerContext&
   using Req = protocol::AlterTenantLimitsRequest;
   using Resp = protocol::AlterTenantLimitsResponse;
   return on_controller<Req, Resp>(
-      ctx, [](cluster::MetadataStore& m, const Req& r) { return cluster::answer_alter_tenant_limits(m, r); },
+      ctx, [](metadata::MetadataStore& m, const Req& r) { return metadata::answer_alter_tenant_limits(m, r); },
       [](const Req& req, Resp& resp, protocol::ErrorCode e, const char* message) {
         for (const auto& entry : req.entries) {
           auto& r = resp.entries.emplace_back();
@@ -32,7 +32,7 @@ boost::asio::awaitable<net::Response> handle_describe_tenant_limits(HandlerConte
     resp.error_message = "Not authorized to describe the cluster's configs.";
     co_return ctx.respond(resp);
   }
-  co_return ctx.respond(cluster::answer_describe_tenant_limits(*ctx.services.metadata.image(), req));
+  co_return ctx.respond(metadata::answer_describe_tenant_limits(*ctx.services.metadata.image(), req));
 }
 
 }  // namespace brokerd::kafka

@@ -1,7 +1,7 @@
 // The SCRAM credential APIs (KIP-554): AlterUserScramCredentials changes metadata, so the
 // active controller answers it (other nodes forward it); DescribeUserScramCredentials is
 // answered by every node from its metadata image. Neither returns a salt or a key.
-#include "brokerd/cluster/scram_credential_requests.h"
+#include "brokerd/metadata/scram_credential_requests.h"
 #include "kafka/on_controller.h"
 
 namespace brokerd::kafka {
@@ -10,7 +10,7 @@ boost::asio::awaitable<net::Response> handle_alter_user_scram_credentials(Handle
   using Req = protocol::AlterUserScramCredentialsRequest;
   using Resp = protocol::AlterUserScramCredentialsResponse;
   return on_controller<Req, Resp>(
-      ctx, [](cluster::MetadataStore& m, const Req& r) { return cluster::answer_alter_user_scram_credentials(m, r); },
+      ctx, [](metadata::MetadataStore& m, const Req& r) { return metadata::answer_alter_user_scram_credentials(m, r); },
       [](const Req& req, Resp& resp, protocol::ErrorCode e, const char* message) {
         auto refuse = [&](const std::string& user) {
           for (const auto& r : resp.results)
@@ -32,7 +32,7 @@ boost::asio::awaitable<net::Response> handle_describe_user_scram_credentials(Han
     resp.error_code = protocol::code(protocol::ErrorCode::cluster_authorization_failed);
     co_return ctx.respond(resp);
   }
-  co_return ctx.respond(cluster::answer_describe_user_scram_credentials(*ctx.services.metadata.image(), req));
+  co_return ctx.respond(metadata::answer_describe_user_scram_credentials(*ctx.services.metadata.image(), req));
 }
 
 }  // namespace brokerd::kafka

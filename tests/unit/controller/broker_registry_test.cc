@@ -8,7 +8,7 @@
 #include <functional>
 #include <thread>
 
-#include "brokerd/cluster/metadata_store.h"
+#include "brokerd/metadata/metadata_store.h"
 #include "brokerd/net/request.h"
 #include "brokerd/quorum/quorum_driver.h"
 
@@ -78,7 +78,7 @@ class BrokerRegistryTest : public ::testing::Test {
   }
 
   fs::path dir_;
-  cluster::MetadataStore store_{"cluster-x", 1};
+  metadata::MetadataStore store_{"cluster-x", 1};
   std::unique_ptr<quorum::QuorumDriver> quorum_;
   std::unique_ptr<BrokerRegistry> registry_;
   int64_t epoch_ = -1;

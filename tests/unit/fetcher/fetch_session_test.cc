@@ -11,7 +11,7 @@
 namespace brokerd::fetcher {
 namespace {
 
-using cluster::TopicPartition;
+using partitions::TopicPartition;
 using protocol::ErrorCode;
 
 FetchWant want(const std::string& topic, int32_t partition, int64_t offset, int32_t epoch = 3) {

@@ -18,7 +18,7 @@ acl::Binding binding(acl::ResourceType type, std::string name, acl::PatternType 
 }
 
 TEST(AclSync, CopiesOnlyWhatTheLinkMirrors) {
-  cluster::MirrorLink link;
+  metadata::MirrorLink link;
   link.topics = {"orders"};
   link.topic_prefixes = {"team-a."};
   link.exclude_topics = {"team-a.private"};

@@ -1,0 +1,23 @@
+// The controller's changes of tenant limits: one TenantLimitRecord per key set or removed;
+// the changes of one request commit together.
+#include "brokerd/metadata/metadata_store.h"
+#include "brokerd/common/logger.h"
+#include "metadata/metadata_records.h"
+
+namespace brokerd::metadata {
+
+MetadataStore::ChangeAnswer MetadataStore::alter_tenant_limits(const std::vector<TenantLimitChange>& changes) {
+  std::vector<Bytes> records;
+  for (const auto& c : changes)
+    for (const auto& [key, value, remove] : c.ops) records.push_back(tenant_limit_record(c.pattern, key, value, remove));
+  const ChangeAnswer answer = commit_settings(records);
+  if (answer.error != protocol::ErrorCode::none || records.empty()) return answer;
+  for (const auto& c : changes)
+    for (const auto& [key, value, remove] : c.ops) {
+      if (remove) module_logger("cluster")->info("tenant limit {} of {} removed", key, tenant::to_string(c.pattern));
+      else module_logger("cluster")->info("tenant limit {} of {} set to {}", key, tenant::to_string(c.pattern), value);
+    }
+  return answer;
+}
+
+}  // namespace brokerd::metadata
