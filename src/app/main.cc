@@ -25,6 +25,7 @@
 #include "brokerd/storage/dir_lock.h"
 #include "brokerd/storage/file_budget.h"
 #include "brokerd/storage/log.h"
+#include "brokerd/partitions/partition_dirs.h"
 #include "brokerd/partitions/partition_manager.h"
 #include "brokerd/common/clock.h"
 #include "brokerd/common/logger.h"

@@ -271,7 +271,7 @@ RoundResult fetch_round(const FetcherOptions& options, PartitionManager& pm, con
   auto wanted = partitions::call_on_partitions(
                     pm, followed,
                     [&pm, now, self, backoff_ms](size_t, Partition& p) -> std::optional<replication::FollowerRequest> {
-                      // A throttled copy (cluster/replication_throttle.h) waits while the rate is spent.
+                      // A throttled copy (partitions/replication_throttle.h) waits while the rate is spent.
                       if (p.follower_throttled && !p.in_isr(self) && pm.follower_quota().exceeded(now)) return std::nullopt;
                       // A copy that could not write what it fetched (a full disk) does not fetch it again at once.
                       if (now - p.replica_write_failed_ms() < backoff_ms) return std::nullopt;

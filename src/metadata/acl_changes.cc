@@ -48,7 +48,7 @@ std::vector<MetadataStore::ChangeAnswer> MetadataStore::create_acls(std::vector<
   std::string why;
   const ErrorCode e = commit(records, &why);
   for (size_t i : written) answers[i] = {e, e == ErrorCode::none ? std::string() : why};
-  if (e == ErrorCode::none) module_logger("cluster")->info("created {} ACL binding(s)", written.size());
+  if (e == ErrorCode::none) module_logger("metadata")->info("created {} ACL binding(s)", written.size());
   return answers;
 }
 
@@ -81,7 +81,7 @@ std::vector<MetadataStore::AclDeletion> MetadataStore::delete_acls(const std::ve
     for (auto& d : out)
       if (!d.removed.empty()) d.answer = {e, why};
   } else {
-    module_logger("cluster")->info("deleted {} ACL binding(s)", removing.size());
+    module_logger("metadata")->info("deleted {} ACL binding(s)", removing.size());
   }
   return out;
 }

@@ -14,8 +14,8 @@ MetadataStore::ChangeAnswer MetadataStore::alter_client_quotas(const std::vector
   if (answer.error != protocol::ErrorCode::none || records.empty()) return answer;
   for (const auto& c : changes)
     for (const auto& [key, value, remove] : c.ops) {
-      if (remove) module_logger("cluster")->info("client quota {} of {} removed", key, quota::to_string(c.entity));
-      else module_logger("cluster")->info("client quota {} of {} set to {}", key, quota::to_string(c.entity), value);
+      if (remove) module_logger("metadata")->info("client quota {} of {} removed", key, quota::to_string(c.entity));
+      else module_logger("metadata")->info("client quota {} of {} set to {}", key, quota::to_string(c.entity), value);
     }
   return answer;
 }

@@ -144,7 +144,7 @@ bool MetadataStore::leads() const {
 }
 
 bool MetadataStore::wait_until_caught_up(const std::function<bool()>& stop) {
-  auto log = module_logger("cluster");
+  auto log = module_logger("metadata");
   auto next_note = std::chrono::steady_clock::now() + std::chrono::seconds(5);
   while (!quorum_ || !quorum_->status().caught_up) {
     if (stop()) return false;
@@ -169,7 +169,7 @@ void MetadataStore::apply(const std::vector<raft::Entry>& entries) {
       apply_change(std::as_bytes(std::span<const char>(e.payload.data(), e.payload.size())), *next);
     } catch (const protocol::DecodeError& err) {
       // Committed bytes that do not decode: every replica skips them alike.
-      module_logger("cluster")->error("metadata entry at offset {} does not decode: {}", e.offset, err.what());
+      module_logger("metadata")->error("metadata entry at offset {} does not decode: {}", e.offset, err.what());
     }
   }
   publish(std::move(next));
@@ -286,7 +286,7 @@ std::vector<TopicChange> MetadataStore::create_topics(std::vector<TopicSpec> spe
     for (auto& [i, topic] : pending) {
       out[i] = e == ErrorCode::none ? applied(specs[i].name, topic) : failure(e, why);
       if (e == ErrorCode::none)
-        module_logger("cluster")->info("created topic {} ({} partitions, replication factor {}, id {})", topic->name,
+        module_logger("metadata")->info("created topic {} ({} partitions, replication factor {}, id {})", topic->name,
                                        topic->partition_count(), topic->replication_factor(), topic->id.to_string());
     }
     records.clear();
@@ -400,7 +400,7 @@ TopicChange MetadataStore::delete_topic(const std::string& name) {
   auto removed = current->topic_ptr(name);
   std::string why;
   if (ErrorCode e = commit({remove_topic_record(t->id)}, &why); e != ErrorCode::none) return failure(e, why);
-  module_logger("cluster")->info("deleted topic {}", name);
+  module_logger("metadata")->info("deleted topic {}", name);
   return TopicChange{ErrorCode::none, {}, removed, image()};
 }
 
@@ -468,7 +468,7 @@ std::pair<ErrorCode, int64_t> MetadataStore::register_broker(BrokerInfo broker, 
   add_change_records(records, updates);
   std::string why;
   if (ErrorCode e = commit(records, &why); e != ErrorCode::none) return {e, -1};
-  module_logger("cluster")->info("registered broker {} at {}:{} (rack '{}', epoch {}{})", broker.node_id, broker.host,
+  module_logger("metadata")->info("registered broker {} at {}:{} (rack '{}', epoch {}{})", broker.node_id, broker.host,
                                  broker.port, broker.rack, epoch,
                                  clean_shutdown ? "" : fmt::format(", after an unclean stop: {} partition(s) changed",
                                                                    updates.size()));
@@ -490,7 +490,7 @@ ErrorCode MetadataStore::set_broker_fenced(int32_t id, int64_t epoch, bool fence
   add_change_records(records, updates);
   std::string why;
   if (ErrorCode e = commit(records, &why, wait); e != ErrorCode::none) return e;
-  module_logger("cluster")->info("{} broker {} (epoch {}), {} partition(s) changed", fenced ? "fenced" : "unfenced", id,
+  module_logger("metadata")->info("{} broker {} (epoch {}), {} partition(s) changed", fenced ? "fenced" : "unfenced", id,
                                  epoch, updates.size());
   return ErrorCode::none;
 }
@@ -514,7 +514,7 @@ MetadataStore::ElectionAnswer MetadataStore::elect_leaders(const std::optional<s
       answer.message = why;
       return answer;
     }
-    module_logger("cluster")->info("{} election: {} partition(s) changed leader",
+    module_logger("metadata")->info("{} election: {} partition(s) changed leader",
                                    type == ElectionType::preferred ? "preferred" : "unclean", records.size());
   }
   answer.results = std::move(elections.results);
@@ -530,10 +530,10 @@ size_t MetadataStore::rebalance_leaders(int32_t imbalance_percent) {
   add_change_records(records, updates);
   std::string why;
   if (commit(records, &why) != ErrorCode::none) {
-    module_logger("cluster")->warn("leader balance: committing {} preferred election(s) failed: {}", records.size(), why);
+    module_logger("metadata")->warn("leader balance: committing {} preferred election(s) failed: {}", records.size(), why);
     return 0;
   }
-  module_logger("cluster")->info("leader balance: {} partition(s) led by their preferred replica again", records.size());
+  module_logger("metadata")->info("leader balance: {} partition(s) led by their preferred replica again", records.size());
   return records.size();
 }
 
@@ -583,7 +583,7 @@ MetadataStore::ReassignmentAnswer MetadataStore::reassign_partitions(const std::
     const auto* a = image()->topic(target.topic);
     const auto* p = a ? a->partition(target.partition) : nullptr;
     if (!p) continue;
-    module_logger("cluster")->info("{}-{}: {} (replicas {}, adding {}, removing {})", target.topic, target.partition,
+    module_logger("metadata")->info("{}-{}: {} (replicas {}, adding {}, removing {})", target.topic, target.partition,
                                    !target.replicas ? "reassignment cancelled"
                                    : p->reassigning() ? "reassignment started" : "reassigned",
                                    fmt::join(p->replicas, ","), fmt::join(p->adding, ","), fmt::join(p->removing, ","));
@@ -668,11 +668,11 @@ std::vector<AlterPartitionAnswer> MetadataStore::alter_partitions(const std::vec
     const int32_t partition = items[acc.item].partition;
     // A replica leaving the ISR is news to an operator; one catching up again is routine
     // (after a node returns, every partition it holds expands).
-    module_logger("cluster")->log(next.isr.size() < acc.before.isr.size() ? spdlog::level::info : spdlog::level::debug,
+    module_logger("metadata")->log(next.isr.size() < acc.before.isr.size() ? spdlog::level::info : spdlog::level::debug,
                                   "{}-{}: ISR {} -> {} (leader {}, epoch {})", acc.topic->name, partition,
                                   fmt::join(acc.before.isr, ","), fmt::join(next.isr, ","), next.leader, next.leader_epoch);
     if (acc.completed)
-      module_logger("cluster")->info("{}-{}: reassignment complete, replicas {}", acc.topic->name, partition,
+      module_logger("metadata")->info("{}-{}: reassignment complete, replicas {}", acc.topic->name, partition,
                                      fmt::join(next.replicas, ","));
   }
   return answers;
@@ -690,7 +690,7 @@ ProducerIdBlock MetadataStore::allocate_producer_ids(int32_t broker_id, int64_t 
   std::string why;
   if (ErrorCode e = commit({producer_ids_record(broker_id, broker_epoch, block.end())}, &why); e != ErrorCode::none)
     throw std::runtime_error("cannot allocate producer ids: " + why);
-  module_logger("cluster")->info("allocated producer ids [{}, {}) to node {}", block.first, block.end(), broker_id);
+  module_logger("metadata")->info("allocated producer ids [{}, {}) to node {}", block.first, block.end(), broker_id);
   return block;
 }
 

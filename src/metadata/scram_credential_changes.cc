@@ -39,7 +39,7 @@ std::vector<MetadataStore::ChangeAnswer> MetadataStore::alter_scram_credentials(
   for (size_t i : written) answers[i] = {e, e == ErrorCode::none ? std::string() : why};
   if (e == ErrorCode::none) {
     for (size_t i : written)
-      module_logger("cluster")->info("SCRAM credential of user {} ({}) {}", changes[i].user,
+      module_logger("metadata")->info("SCRAM credential of user {} ({}) {}", changes[i].user,
                                      auth::mechanism_name(changes[i].mechanism),
                                      changes[i].credential ? "set" : "deleted");
   }

@@ -14,8 +14,8 @@ MetadataStore::ChangeAnswer MetadataStore::alter_tenant_limits(const std::vector
   if (answer.error != protocol::ErrorCode::none || records.empty()) return answer;
   for (const auto& c : changes)
     for (const auto& [key, value, remove] : c.ops) {
-      if (remove) module_logger("cluster")->info("tenant limit {} of {} removed", key, tenant::to_string(c.pattern));
-      else module_logger("cluster")->info("tenant limit {} of {} set to {}", key, tenant::to_string(c.pattern), value);
+      if (remove) module_logger("metadata")->info("tenant limit {} of {} removed", key, tenant::to_string(c.pattern));
+      else module_logger("metadata")->info("tenant limit {} of {} set to {}", key, tenant::to_string(c.pattern), value);
     }
   return answer;
 }

@@ -29,7 +29,7 @@ void note_removed_config(std::string_view key) {
   static std::set<std::string, std::less<>> told;
   std::lock_guard lock(mu);
   if (!told.emplace(key).second) return;
-  module_logger("cluster")->warn("topic config {} was removed in Kafka 4.0: accepted and ignored", key);
+  module_logger("metadata")->warn("topic config {} was removed in Kafka 4.0: accepted and ignored", key);
 }
 
 }  // namespace

@@ -15,7 +15,7 @@ bool load_epochs(const storage::Log& log, replication::LeaderEpochCache& cache) 
   if (auto text = log.read_leader_epochs()) {
     if (auto c = replication::LeaderEpochCache::from_checkpoint(*text)) cache = *c;
     else
-      module_logger("cluster")->warn("{}: unreadable {}, its epochs are rebuilt from the recovered batches only",
+      module_logger("partitions")->warn("{}: unreadable {}, its epochs are rebuilt from the recovered batches only",
                                      log.dir().string(), storage::Log::kLeaderEpochFile);
   }
   bool added = false;
@@ -43,7 +43,7 @@ class Partition::LogAdapter final : public replication::ReplicaLog {
     if (res.error == protocol::ErrorCode::kafka_storage_error) {
       write_failed_ms = now;  // the log reported it
     } else if (res.error != protocol::ErrorCode::none) {
-      module_logger("cluster")->error("{}: replicated batch at {} not written: {}", log_->dir().string(), b.base_offset,
+      module_logger("partitions")->error("{}: replicated batch at {} not written: {}", log_->dir().string(), b.base_offset,
                                       res.message);
     }
     return res.error == protocol::ErrorCode::none;
@@ -56,7 +56,7 @@ class Partition::LogAdapter final : public replication::ReplicaLog {
   void reset_to(replication::Offset start) override { log_->reset_to(start, wall_clock_ms()); }
   void advance_start(replication::Offset start) override {
     if (auto e = log_->delete_records_before(start, wall_clock_ms()); e != protocol::ErrorCode::none)
-      module_logger("cluster")->error("{}: cannot move the log start to the leader's {}: {}", log_->dir().string(), start,
+      module_logger("partitions")->error("{}: cannot move the log start to the leader's {}: {}", log_->dir().string(), start,
                                       protocol::error_name(e));
   }
 
@@ -78,7 +78,7 @@ Partition::Partition(TopicPartition id, protocol::Uuid topic_id, std::unique_ptr
   if (recovered) {
     write_epoch_checkpoint();
     if (!log_->persist_leader_epochs())
-      module_logger("cluster")->error("{}: cannot sync the leader epochs recovery found", log_->dir().string());
+      module_logger("partitions")->error("{}: cannot sync the leader epochs recovery found", log_->dir().string());
   }
   drain_replica();
 }

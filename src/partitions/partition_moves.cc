@@ -1,5 +1,5 @@
 // PartitionManager: moving a hosted partition to another log dir of this node while it
-// keeps serving (AlterReplicaLogDirs). The file work is cluster/log_dir_move.h; this part
+// keeps serving (AlterReplicaLogDirs). The file work is partitions/log_dir_move.h; this part
 // runs the rounds on the blocking pool and the swap on the partition's home shard.
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
@@ -71,14 +71,14 @@ ErrorCode PartitionManager::move_to_log_dir(const TopicPartition& tp, const fs::
   if (auto it = moves.find(tp); it != moves.end() && same_dir(it->second.target, target)) return ErrorCode::none;
   const uint64_t generation = next_move_.fetch_add(1);
   moves[tp] = LogDirMove{target, generation, 0, 0};
-  module_logger("cluster")->info("moving {} from {} to {}", tp.dir_name(), p->log().dir().parent_path().string(),
+  module_logger("partitions")->info("moving {} from {} to {}", tp.dir_name(), p->log().dir().parent_path().string(),
                                  target.string());
   boost::asio::co_spawn(reactors_.executor(index), run_move(index, tp, generation), boost::asio::detached);
   return ErrorCode::none;
 }
 
 boost::asio::awaitable<void> PartitionManager::run_move(size_t index, TopicPartition tp, uint64_t generation) {
-  auto logger = module_logger("cluster");
+  auto logger = module_logger("partitions");
   auto& moves = moves_[index];
   auto& running = moving_[index];
   boost::asio::steady_timer timer(co_await boost::asio::this_coro::executor);

@@ -1,5 +1,5 @@
 #pragma once
-// Mirror links on one node (the destination side; cluster/mirror_link.h). Two duties:
+// Mirror links on one node (the destination side; metadata/mirror_link.h). Two duties:
 //  - on the active controller, every mirror.metadata.refresh.interval.ms, each active link's
 //    source topics become mirror topics here (created, grown, configs kept in step), and
 //    every mirror.offsets.sync.interval.ms its groups' committed offsets are copied

@@ -2,6 +2,12 @@
 // The partitions this node hosts, spread over the reactor shards: each partition has one
 // home shard where all its work runs. Also runs each shard's background duties: retention,
 // grouped fsync off the reactors, and deletion of expired segment files.
+//
+// Where each part lives: partition_manager.cc (opening at load, routing to home shards,
+// offline partitions, stats, stopping), reconcile.cc (the hosted replicas made to match each
+// metadata image), leadership.cc (followed leaders, AlterPartition, waits for replication),
+// flush_and_clean.cc (each shard's tick: flushes and the cleaner), hw_checkpoints.cc,
+// partition_moves.cc (moves between log dirs), and shard.h (what a shard holds).
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/awaitable.hpp>
 
@@ -192,7 +198,7 @@ class PartitionManager {
   FetchPurgatory& purgatory() { return purgatory_; }
 
   // AlterReplicaLogDirs: moves tp's directory to `target`, one of log_dirs(), while tp keeps
-  // serving (cluster/log_dir_move.h); call on tp's home shard. NONE once the move is under
+  // serving (partitions/log_dir_move.h); call on tp's home shard. NONE once the move is under
   // way, or when tp lives there already (a move elsewhere is then called off);
   // REPLICA_NOT_AVAILABLE when this node does not host tp; KAFKA_STORAGE_ERROR when its log
   // cannot be opened.
@@ -313,12 +319,5 @@ class PartitionManager {
   std::unordered_map<int32_t, std::unordered_set<TopicPartition>> followed_by_;  // leader -> partitions
   mutable std::unordered_map<int32_t, std::shared_ptr<const std::vector<TopicPartition>>> followed_lists_;
 };
-
-// Whether every log dir holds the marker of a clean shutdown (before load() removes it).
-bool log_dirs_shut_down_cleanly(const std::vector<std::filesystem::path>& log_dirs);
-
-// Reads "<log dir>/<topic>-<partition>/partition.metadata" (topic id), if present.
-std::optional<protocol::Uuid> read_partition_metadata(const std::filesystem::path& partition_dir);
-void write_partition_metadata(const std::filesystem::path& partition_dir, const protocol::Uuid& topic_id);
 
 }  // namespace brokerd::partitions

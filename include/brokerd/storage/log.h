@@ -186,7 +186,7 @@ class Log {
   const std::vector<EpochStart>& recovered_epochs() const { return recovered_epochs_; }
 
   // Counts the truncations and resets: changes to records already written, which a copy of
-  // the files made before must not take for appends (cluster/log_dir_move.h).
+  // the files made before must not take for appends (partitions/log_dir_move.h).
   uint64_t rewrites() const { return rewrites_; }
 
   // Segments in offset order, for tools and tests.

@@ -125,7 +125,7 @@ ReadOutcome read_for_follower(partitions::PartitionManager& pm, const Wanted& w)
   if (d.error != ErrorCode::none) return out;
   auto& log = p->log();
   if (w.offset == log.log_end_offset()) return out;
-  // A throttled copy (cluster/replication_throttle.h) gets nothing while the rate is spent.
+  // A throttled copy (partitions/replication_throttle.h) gets nothing while the rate is spent.
   const bool throttled = p->leader_throttled && !p->in_isr(w.replica);
   if (throttled && pm.leader_quota().exceeded(now)) return out;
   auto rr = log.read(w.offset, std::max(w.max_bytes, 1), w.min_one_batch, log.log_end_offset());

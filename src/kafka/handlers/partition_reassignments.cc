@@ -1,5 +1,5 @@
 // AlterPartitionReassignments (API 45) and ListPartitionReassignments (API 46): moving a
-// partition's replicas between brokers (cluster/partition_reassignment.h). The node leading
+// partition's replicas between brokers (metadata/partition_reassignment.h). The node leading
 // the metadata quorum commits and lists reassignments itself; any other node sends the request
 // to the controller's listener and returns its answer unchanged (its own image may not have a
 // change the controller just committed, which a tool polling for progress would take for the
