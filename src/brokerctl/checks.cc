@@ -1,5 +1,7 @@
 #include "brokerctl/checks.h"
 
+#include <map>
+
 #include "brokerctl/args.h"
 #include "brokerd/config/dynamic_configs.h"
 #include "brokerd/config/properties.h"
@@ -51,13 +53,16 @@ void check_topic_config_keys(const std::vector<std::string>& keys) {
   for (const auto& k : keys) check_key(k);
 }
 
-std::vector<ConfigChange> parse_broker_configs(const std::vector<std::string>& items, const std::string& option) {
+std::vector<ConfigChange> parse_broker_configs(const std::vector<std::string>& items, const std::string& option,
+                                               bool cluster_default) {
   std::vector<ConfigChange> out;
+  std::map<std::string, std::string> values;
   for (const auto& item : items) {
     ConfigChange c = split_config_item(item, option);
-    if (auto err = brokerd::config::check_dynamic(c.key, c.value, nullptr)) throw UsageError(*err);
+    values[c.key] = c.value;
     out.push_back(std::move(c));
   }
+  if (auto err = brokerd::config::check_dynamic(values, cluster_default, nullptr)) throw UsageError(*err);
   return out;
 }
 

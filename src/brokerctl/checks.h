@@ -19,8 +19,9 @@ struct ConfigChange {
 std::vector<ConfigChange> parse_topic_configs(const std::vector<std::string>& items, const std::string& option);
 // Keys given to --delete: each must be a topic property.
 void check_topic_config_keys(const std::vector<std::string>& keys);
-// Parses "K=V" items; each key must be a broker property that may change at runtime, and
-// each value valid for it.
-std::vector<ConfigChange> parse_broker_configs(const std::vector<std::string>& items, const std::string& option);
+// Parses "K=V" items for a broker resource (`cluster_default` for the cluster-wide one): the
+// keys and values a broker would take (config/broker_keys.h), or a UsageError with its reason.
+std::vector<ConfigChange> parse_broker_configs(const std::vector<std::string>& items, const std::string& option,
+                                               bool cluster_default);
 
 }  // namespace brokerctl

@@ -158,7 +158,7 @@ void alter(Context& ctx) {
   int8_t type = entity_type(ctx);
   std::string name = entity_name(ctx, type);
   if (type == 2) return alter_topic_configs(ctx, name, ctx.args.all("set"), ctx.args.all("delete"));
-  alter_configs(ctx, type, name, parse_broker_configs(ctx.args.all("set"), "set"), ctx.args.all("delete"));
+  alter_configs(ctx, type, name, parse_broker_configs(ctx.args.all("set"), "set", name.empty()), ctx.args.all("delete"));
 }
 
 }  // namespace

@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <thread>
 
+#include "brokerd/config/config_synonyms.h"
 #include "brokerd/config/properties.h"
 
 namespace brokerd::config {
@@ -67,6 +68,16 @@ const std::string& BrokerConfig::raw(const std::string& key) const {
 }
 
 ConfigSource BrokerConfig::source(const std::string& key) const { return values_.at(key).second; }
+
+std::optional<std::string> BrokerConfig::value(const std::string& key) const {
+  auto it = values_.find(key);
+  if (it == values_.end()) return std::nullopt;
+  if (it->second.second == ConfigSource::default_value) {
+    const PropertyDef* def = find_broker_property(key);
+    if (!def || def->no_default) return std::nullopt;
+  }
+  return it->second.first;
+}
 int64_t BrokerConfig::integer(const std::string& key) const { return std::stoll(raw(key)); }
 bool BrokerConfig::boolean(const std::string& key) const { return raw(key) == "true"; }
 double BrokerConfig::ratio(const std::string& key) const { return std::stod(raw(key)); }
@@ -118,8 +129,15 @@ int BrokerConfig::reactor_threads() const {
 std::map<std::string, std::string> BrokerConfig::topic_defaults() const {
   std::map<std::string, std::string> out;
   for (const auto& def : topic_properties()) out[std::string(def.name)] = std::string(def.default_value);
-  for (const auto& def : broker_properties())
-    if (!def.topic_name.empty()) out[std::string(def.topic_name)] = raw(std::string(def.name));
+  for (const auto& def : broker_properties()) {
+    if (def.topic_name.empty()) continue;
+    const std::string name(def.name);
+    if (time_synonyms(name).empty()) {
+      out[std::string(def.topic_name)] = raw(name);
+    } else if (auto ms = time_in_ms(name, [&](std::string_view n) { return value(std::string(n)); })) {
+      out[std::string(def.topic_name)] = std::to_string(*ms);
+    }
+  }
   return out;
 }
 

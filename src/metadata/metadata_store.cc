@@ -727,11 +727,7 @@ TopicChange MetadataStore::set_topic_configs(const std::string& name, const std:
 TopicChange MetadataStore::set_broker_configs(const std::string& resource,
                                               const std::map<std::string, std::string>& configs, bool validate_only) {
   std::map<std::string, std::string> values;
-  for (const auto& [k, v] : configs) {
-    std::string normalised;
-    if (auto why = config::check_dynamic(k, v, &normalised)) return failure(ErrorCode::invalid_config, *why);
-    values[k] = std::move(normalised);
-  }
+  if (auto why = config::check_dynamic(configs, resource.empty(), &values)) return failure(ErrorCode::invalid_request, *why);
   if (validate_only) return TopicChange{};
   if (channel_ && !leads()) {
     auto answer = channel_->set_broker_configs(resource, values);

@@ -186,7 +186,7 @@ def test_describe_configs_sources_and_synonyms_follow_kafka(broker_factory):
     got = described_with_synonyms(b.bootstrap, "synonyms", True)
     assert got["retention.ms"] == ("3600000", STATIC_BROKER_CONFIG, [
         ("log.retention.ms", "3600000", STATIC_BROKER_CONFIG),
-        ("log.retention.ms", "604800000", DEFAULT_CONFIG)]), got["retention.ms"]
+        ("log.retention.hours", "168", DEFAULT_CONFIG)]), got["retention.ms"]
     value, source, synonyms = got["segment.bytes"]
     assert (value, source) == ("1048576", TOPIC_CONFIG)
     assert synonyms[0] == ("segment.bytes", "1048576", TOPIC_CONFIG)

@@ -39,6 +39,9 @@ class BrokerConfig {
 
   const std::string& raw(const std::string& key) const;  // validated, normalised text
   ConfigSource source(const std::string& key) const;
+  // The value in force, or nullopt for a property without a default that was not given
+  // (log.retention.ms) or a listener-scoped one not set.
+  std::optional<std::string> value(const std::string& key) const;
   int64_t integer(const std::string& key) const;
   bool boolean(const std::string& key) const;
   double ratio(const std::string& key) const;
@@ -58,7 +61,8 @@ class BrokerConfig {
   // the node-wide `name` when there is one, else the setting's default.
   std::string listener_setting(const std::string& listener, const std::string& name) const;
 
-  // Broker-level defaults of topic properties: topic name -> value ("retention.ms" -> "604800000").
+  // Broker-level defaults of topic properties: topic name -> value ("retention.ms" -> "604800000"),
+  // times from the first of their synonyms given (log.retention.ms, .minutes, .hours).
   std::map<std::string, std::string> topic_defaults() const;
 
   // Checks cross-property rules (listeners parse and have a security protocol we serve,

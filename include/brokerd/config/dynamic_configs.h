@@ -3,8 +3,8 @@
 // resources, kept as ConfigRecords in the metadata log. The cluster-wide defaults live under
 // the resource name "", each broker's own under its id. A broker's setting in force is its own
 // dynamic value, else the cluster's dynamic default, else its static config (file or flag),
-// else the built-in default. Only properties whose table entry is not read-only (properties.h)
-// may be set this way; the others need a restart.
+// else the built-in default. Which keys may be set this way, and what brokerd does with each,
+// is broker_keys.h's table.
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -31,9 +31,18 @@ const std::string* layer_value(const DynamicConfigs& all, const std::string& res
 // The dynamic value of `name` for broker `node_id`, if either layer sets it.
 std::optional<DynamicValue> dynamic_value(const DynamicConfigs& all, int32_t node_id, std::string_view name);
 
-// Why `name` cannot be set to `value` at runtime (unknown, needs a restart, invalid), or
-// nullopt with the value normalised into `normalised`.
-std::optional<std::string> check_dynamic(std::string_view name, std::string_view value, std::string* normalised);
+// Why a broker resource cannot hold `configs` (its whole set after the change) as Kafka
+// judges it (broker_keys.h): read-only keys, key stores set without a listener, per-broker
+// keys on the cluster default (`cluster_default`), values Kafka cannot parse or brokerd
+// cannot apply; each reason names every key it applies to. nullopt when it can, with the
+// values normalised into `normalised` (when given). Kafka answers each with INVALID_REQUEST.
+std::optional<std::string> check_dynamic(const std::map<std::string, std::string>& configs, bool cluster_default,
+                                         std::map<std::string, std::string>* normalised);
+
+// Logs, once per write, each key `after` sets anew that this node keeps without acting on it
+// (stored_ignored or unknown in broker_keys.h); values are not logged.
+void note_keys_without_effect(const std::string& resource, const std::map<std::string, std::string>& before,
+                              const std::map<std::string, std::string>& after);
 
 // The value of broker property `name` in force on broker `node_id`: its dynamic value, else
 // its static one.

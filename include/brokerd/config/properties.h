@@ -25,6 +25,9 @@ struct PropertyDef {
   std::string_view topic_name = {};
   bool read_only = true;  // changing it needs a restart
   std::string_view doc = {};
+  // No built-in value (Kafka's null default, as log.retention.ms has): unset unless given,
+  // and another key decides (log.retention.hours). default_value is then empty.
+  bool no_default = false;
 };
 
 // Every broker property, in the order config/brokerd.yaml documents them.

@@ -4,10 +4,13 @@
 
 #include <algorithm>
 #include <charconv>
+#include <set>
 
 #include "brokerd/metadata/metadata_store.h"
 #include "brokerd/partitions/partition_manager.h"
 #include "brokerd/config/broker_config.h"
+#include "brokerd/config/broker_keys.h"
+#include "brokerd/config/config_synonyms.h"
 #include "brokerd/config/properties.h"
 #include "brokerd/kafka/services.h"
 #include "brokerd/net/blocking_pool.h"
@@ -34,28 +37,76 @@ int8_t config_type_of(PropertyType t) {
   return 0;
 }
 
-// The synonyms a broker property contributes, the one in force first: this broker's dynamic
-// value, the cluster's dynamic default, the static value (file or flag), the built-in default.
-void add_broker_synonyms(const BrokerSettings& broker, const PropertyDef& def, std::vector<ConfigSynonym>& out) {
-  std::string name(def.name);
+// A key given in the static config (file or flag).
+std::optional<std::string> static_value(const BrokerSettings& broker, const std::string& name) {
+  if (!config::find_broker_property(name)) return std::nullopt;
+  auto v = broker.statics.value(name);
+  if (!v || broker.statics.source(name) == config::ConfigSource::default_value) return std::nullopt;
+  return v;
+}
+
+// A key's built-in default: brokerd's for its own keys, else Kafka's for a key of the
+// dynamic table; none for a listener form or a key without a default.
+std::optional<std::string> default_value(const std::string& name) {
+  if (config::listener_scoped_suffix(name)) return std::nullopt;
+  if (const PropertyDef* def = config::find_broker_property(name))
+    return def->no_default ? std::nullopt : std::optional<std::string>(def->default_value);
+  const config::KeyClass key = config::classify_broker_key(name);
+  if (key.row && key.row->kafka_default) return std::string(*key.row->kafka_default);
+  return std::nullopt;
+}
+
+// Kafka's synonym list of broker key `name`: every layer in precedence order (this broker's
+// dynamic values, the cluster's dynamic defaults, the static config, the built-in defaults),
+// each over `name`'s synonyms in order, from the first entry named `name`.
+std::vector<ConfigSynonym> broker_synonyms(const BrokerSettings& broker, const std::string& name) {
+  const auto names = config::broker_synonyms(name);
+  std::vector<ConfigSynonym> out;
   auto layer = [&](const std::string& resource, int8_t source) {
-    if (const auto* v = config::layer_value(broker.dynamic, resource, name)) out.push_back({name, *v, source});
+    for (const auto& n : names)
+      if (const auto* v = config::layer_value(broker.dynamic, resource, n)) out.push_back({n, *v, source});
   };
   layer(std::to_string(broker.node_id), config_source::dynamic_broker);
   layer("", config_source::dynamic_default_broker);
-  if (broker.statics.source(name) != config::ConfigSource::default_value)
-    out.push_back({name, broker.statics.raw(name), config_source::static_broker});
-  out.push_back({name, std::string(def.default_value), config_source::default_config});
+  for (const auto& n : names)
+    if (auto v = static_value(broker, n)) out.push_back({n, *v, config_source::static_broker});
+  for (const auto& n : names)
+    if (auto v = default_value(n)) out.push_back({n, *v, config_source::default_config});
+  auto first = std::find_if(out.begin(), out.end(), [&](const ConfigSynonym& s) { return s.name == name; });
+  out.erase(out.begin(), first);
+  return out;
 }
 
-ConfigEntry broker_entry(const PropertyDef& def) {
+// The type, documentation and flags of broker key `name`: brokerd's for its own keys (and
+// their listener forms), Kafka's type for the other keys of the dynamic table, none (and so
+// sensitive, as Kafka answers a key it cannot type) for the rest.
+ConfigEntry broker_entry(const std::string& name) {
   ConfigEntry e;
-  e.name = std::string(def.name);
-  e.type = config_type_of(def.type);
-  e.read_only = def.read_only;
-  e.doc = def.doc;
-  e.sensitive = def.type == PropertyType::password;
+  e.name = name;
+  const config::KeyClass key = config::classify_broker_key(name);
+  if (const PropertyDef* def = config::find_broker_property(name)) {
+    e.type = config_type_of(def->type);
+    e.doc = def->doc;
+  } else if (key.row) {
+    e.type = static_cast<int8_t>(key.row->type);
+  }
+  e.sensitive = e.type == 0 || e.type == static_cast<int8_t>(config::KafkaType::password);
+  // Kafka's read-only flag: not a key (without a listener) it changes at runtime.
+  const bool dynamic = key.listener.empty() && (key.treatment == config::KeyTreatment::applied ||
+                                                key.treatment == config::KeyTreatment::stored_ignored);
+  e.read_only = !dynamic;
   return e;
+}
+
+// The value in force is the first synonym's (named `name`); none when nothing sets the key.
+void take_first(ConfigEntry& e) {
+  if (e.synonyms.empty()) {
+    e.null_value = true;
+    e.source = config_source::default_config;
+    return;
+  }
+  e.value = e.synonyms.front().value;
+  e.source = e.synonyms.front().source;
 }
 
 void sort_by_name(std::vector<ConfigEntry>& entries) {
@@ -81,17 +132,22 @@ std::vector<ConfigEntry> topic_config_entries(const BrokerSettings& broker,
     e.read_only = false;
     const PropertyDef* synonym = broker_synonym_of(def.name);
     e.doc = !def.doc.empty() ? def.doc : synonym ? synonym->doc : std::string_view{};
-    if (auto it = overrides.find(e.name); it != overrides.end())
-      e.synonyms.push_back({e.name, it->second, config_source::dynamic_topic});
-    if (synonym) add_broker_synonyms(broker, *synonym, e.synonyms);
-    if (!e.synonyms.empty()) {
-      e.value = e.synonyms.front().value;
-      e.source = e.synonyms.front().source;
-    } else {
-      auto it = topic_defaults.find(e.name);
-      e.value = it != topic_defaults.end() ? it->second : std::string(def.default_value);
-      e.source = config_source::default_config;
+    auto own = overrides.find(e.name);
+    if (own != overrides.end()) e.synonyms.push_back({e.name, own->second, config_source::dynamic_topic});
+    if (synonym) {
+      auto inherited = broker_synonyms(broker, std::string(synonym->name));
+      e.synonyms.insert(e.synonyms.end(), inherited.begin(), inherited.end());
     }
+    // The value in force: the topic's own, else the broker's default in milliseconds (which
+    // may come from a synonym the list leaves out, as log.retention.hours).
+    if (own != overrides.end()) {
+      e.value = own->second;
+    } else if (auto it = topic_defaults.find(e.name); it != topic_defaults.end()) {
+      e.value = it->second;
+    } else {
+      e.value = std::string(def.default_value);
+    }
+    e.source = e.synonyms.empty() ? config_source::default_config : e.synonyms.front().source;
     out.push_back(std::move(e));
   }
   sort_by_name(out);
@@ -99,16 +155,19 @@ std::vector<ConfigEntry> topic_config_entries(const BrokerSettings& broker,
 }
 
 std::vector<ConfigEntry> broker_config_entries(const BrokerSettings& broker) {
+  std::set<std::string> names;
+  for (const auto& def : config::broker_properties()) names.emplace(def.name);
+  for (const auto& resource : {std::to_string(broker.node_id), std::string()})
+    if (auto layer = broker.dynamic.find(resource); layer != broker.dynamic.end())
+      for (const auto& [name, value] : layer->second) names.insert(name);
   std::vector<ConfigEntry> out;
-  for (const auto& def : config::broker_properties()) {
-    ConfigEntry e = broker_entry(def);
-    add_broker_synonyms(broker, def, e.synonyms);
-    e.value = e.synonyms.front().value;
-    e.source = e.synonyms.front().source;
+  for (const auto& name : names) {
+    ConfigEntry e = broker_entry(name);
+    e.synonyms = broker_synonyms(broker, name);
+    take_first(e);
     out.push_back(std::move(e));
   }
-  sort_by_name(out);
-  return out;
+  return out;  // `names` is sorted
 }
 
 std::vector<ConfigEntry> dynamic_default_entries(const BrokerSettings& broker) {
@@ -116,12 +175,11 @@ std::vector<ConfigEntry> dynamic_default_entries(const BrokerSettings& broker) {
   auto defaults = broker.dynamic.find("");
   if (defaults == broker.dynamic.end()) return out;
   for (const auto& [name, value] : defaults->second) {
-    const PropertyDef* def = config::find_broker_property(name);
-    if (!def) continue;
-    ConfigEntry e = broker_entry(*def);
+    ConfigEntry e = broker_entry(name);
+    for (auto& s : broker_synonyms(broker, name))
+      if (s.source == config_source::dynamic_default_broker) e.synonyms.push_back(std::move(s));
     e.value = value;
     e.source = config_source::dynamic_default_broker;
-    e.synonyms.push_back({name, value, config_source::dynamic_default_broker});
     out.push_back(std::move(e));
   }
   sort_by_name(out);
@@ -200,8 +258,15 @@ boost::asio::awaitable<ConfigResult> write_topic_configs(Services& svc, const st
 boost::asio::awaitable<ConfigResult> write_broker_configs(Services& svc, const std::string& resource,
                                                           std::map<std::string, std::string> configs,
                                                           bool validate_only) {
-  co_return co_await write_configs(svc, validate_only,
-                                   [&] { return svc.metadata.set_broker_configs(resource, configs, validate_only); });
+  const auto before = svc.metadata.image()->broker_configs;
+  auto result = co_await write_configs(svc, validate_only,
+                                       [&] { return svc.metadata.set_broker_configs(resource, configs, validate_only); });
+  if (result.error == ErrorCode::none && !validate_only) {
+    auto layer = before->find(resource);
+    config::note_keys_without_effect(resource, layer == before->end() ? std::map<std::string, std::string>{} : layer->second,
+                                     configs);
+  }
+  co_return result;
 }
 
 }  // namespace brokerd::kafka

@@ -52,6 +52,7 @@ struct ConfigEntry {
   int8_t source = config_source::default_config;
   int8_t type = 0;  // ConfigType: BOOLEAN=1 STRING=2 INT=3 SHORT=4 LONG=5 DOUBLE=6 LIST=7 PASSWORD=9
   bool sensitive = false;  // answered without its value
+  bool null_value = false;  // no value at all (a key without a default that nothing sets)
   std::string_view doc;
   // Every place the value could come from, the one in force first (Kafka's order).
   std::vector<ConfigSynonym> synonyms;
@@ -64,11 +65,13 @@ struct BrokerSettings {
   int32_t node_id;
 };
 
-// Every topic property of a topic with `overrides`, by name.
+// Every topic property of a topic with `overrides`, by name. Synonyms follow Kafka: the
+// topic's own value, then every layer of the broker keys that default it (broker_synonyms),
+// from the first one named like the key Kafka maps the topic property to.
 std::vector<ConfigEntry> topic_config_entries(const BrokerSettings& broker,
                                               const std::map<std::string, std::string>& topic_defaults,
                                               const std::map<std::string, std::string>& overrides);
-// Every broker property, by name.
+// Every broker property, and every other key the broker's dynamic layers set, by name.
 std::vector<ConfigEntry> broker_config_entries(const BrokerSettings& broker);
 // The cluster-wide dynamic defaults (the broker resource named ""), by name.
 std::vector<ConfigEntry> dynamic_default_entries(const BrokerSettings& broker);

@@ -26,7 +26,7 @@ DescribeConfigsResponse::DescribeConfigsResourceResult to_result(const ConfigEnt
                                                                  int16_t version) {
   DescribeConfigsResponse::DescribeConfigsResourceResult r;
   r.name = e.name;
-  r.value = e.sensitive ? std::nullopt : std::optional<std::string>(e.value);
+  r.value = e.sensitive || e.null_value ? std::nullopt : std::optional<std::string>(e.value);
   r.read_only = e.read_only;
   r.config_source = e.source;
   r.is_sensitive = e.sensitive;

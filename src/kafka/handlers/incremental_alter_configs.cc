@@ -9,6 +9,7 @@
 
 #include "brokerd/metadata/metadata_store.h"
 #include "brokerd/partitions/partition_manager.h"
+#include "brokerd/config/broker_keys.h"
 #include "brokerd/config/properties.h"
 #include "brokerd/protocol/messages/incremental_alter_configs_request.h"
 #include "brokerd/protocol/messages/incremental_alter_configs_response.h"
@@ -47,19 +48,39 @@ std::string join(const std::vector<std::string>& items) {
   return out;
 }
 
-// A resource's values after the operations, or the error that stops them all. `find` gives
-// a property's definition; `in_force` its value when `overrides` does not set it.
-template <typename Find, typename InForce>
+// What APPEND and SUBTRACT need to know of a key.
+struct KeyInfo {
+  bool known = false;  // a key of the resource's kind
+  bool list = false;   // its type is LIST
+};
+
+// Why an operation on a key is refused: unknown keys (topics only: a broker stores any key,
+// as Kafka does), APPEND or SUBTRACT on a key whose type is not LIST. Topics answer with the
+// controller's words, brokers with the broker's (Kafka checks broker keys on the broker).
+std::optional<ConfigResult> refuse_op(int8_t op, const std::string& name, const KeyInfo& key, bool broker) {
+  const bool list_op = op == kAppend || op == kSubtract;
+  if (!broker && !key.known) return ConfigResult{ErrorCode::invalid_config, fmt::format("Unknown topic config name: {}", name)};
+  if (!list_op || key.list) return std::nullopt;
+  if (!broker)
+    return ConfigResult{ErrorCode::invalid_config, fmt::format("Can't {} to key {} because its type is not LIST.",
+                                                               op == kAppend ? "APPEND" : "SUBTRACT", name)};
+  if (!key.known) return ConfigResult{ErrorCode::invalid_config, fmt::format("Unknown config name: {}", name)};
+  return ConfigResult{ErrorCode::invalid_config, fmt::format("Config value {} is not allowed for config key: {}",
+                                                             op == kAppend ? "append" : "subtract", name)};
+}
+
+// A resource's values after the operations, or the error that stops them all. `info` tells
+// what a key is; `in_force` its value when `overrides` does not set it.
+template <typename Info, typename InForce>
 std::pair<ConfigResult, std::map<std::string, std::string>> apply(const Resource& res,
                                                                   std::map<std::string, std::string> overrides,
-                                                                  std::string_view kind, Find find, InForce in_force) {
+                                                                  bool broker, Info info, InForce in_force) {
   for (const auto& c : res.configs) {
-    const config::PropertyDef* def = find(c.name);
-    if (!def) return {{ErrorCode::invalid_config, fmt::format("Unknown {} config name: {}", kind, c.name)}, {}};
     if (c.config_operation < kSet || c.config_operation > kSubtract)
       return {{ErrorCode::invalid_request, fmt::format("Unknown alter config operation type {}", c.config_operation)}, {}};
     if (c.config_operation != kDelete && !c.value)
       return {{ErrorCode::invalid_request, fmt::format("Null value not supported for : {}", c.name)}, {}};
+    if (auto refusal = refuse_op(c.config_operation, c.name, info(c.name), broker)) return {*refusal, {}};
     switch (c.config_operation) {
       case kSet:
         overrides[c.name] = *c.value;
@@ -69,12 +90,8 @@ std::pair<ConfigResult, std::map<std::string, std::string>> apply(const Resource
         break;
       case kAppend:
       case kSubtract: {
-        if (def->type != config::PropertyType::list)
-          return {{ErrorCode::invalid_config, fmt::format("Can't {} to key {} because its type is not LIST.",
-                                                          c.config_operation == kAppend ? "APPEND" : "SUBTRACT", c.name)},
-                  {}};
         // Starts from the value in force.
-        auto current = overrides.contains(c.name) ? overrides.at(c.name) : in_force(*def);
+        auto current = overrides.contains(c.name) ? overrides.at(c.name) : in_force(c.name);
         auto items = split(current);
         for (const auto& v : split(*c.value)) {
           auto it = std::find(items.begin(), items.end(), v);
@@ -87,6 +104,19 @@ std::pair<ConfigResult, std::map<std::string, std::string>> apply(const Resource
     }
   }
   return {{}, std::move(overrides)};
+}
+
+// A broker key: brokerd's own (or a listener form of one), else one of Kafka's dynamic keys.
+KeyInfo broker_key_info(const std::string& name) {
+  if (const auto* def = config::find_broker_property(name)) return {true, def->type == config::PropertyType::list};
+  const auto key = config::classify_broker_key(name);
+  if (key.row) return {true, key.row->type == config::KafkaType::list};
+  return {key.treatment == config::KeyTreatment::read_only, false};
+}
+
+KeyInfo topic_key_info(const std::string& name) {
+  const auto* def = config::find_topic_property(name);
+  return {def != nullptr, def && def->type == config::PropertyType::list};
 }
 
 }  // namespace
@@ -121,8 +151,9 @@ boost::asio::awaitable<net::Response> handle_incremental_alter_configs(HandlerCo
         auto image = svc.metadata.image();
         auto layer = image->broker_configs->find(res.resource_name);
         auto applied = apply(res, layer == image->broker_configs->end() ? std::map<std::string, std::string>{} : layer->second,
-                             "broker", [](const std::string& name) { return config::find_broker_property(name); },
-                             [&](const config::PropertyDef& def) { return broker_setting(svc, std::string(def.name)); });
+                             true, broker_key_info, [&](const std::string& name) {
+                               return config::find_broker_property(name) ? broker_setting(svc, name) : std::string();
+                             });
         result = applied.first;
         if (result.error == ErrorCode::none)
           result = co_await write_broker_configs(svc, res.resource_name, std::move(applied.second), req.validate_only);
@@ -134,12 +165,10 @@ boost::asio::awaitable<net::Response> handle_incremental_alter_configs(HandlerCo
         result = {ErrorCode::unknown_topic_or_partition, fmt::format("The topic '{}' does not exist.", res.resource_name)};
       } else {
         const auto defaults = svc.partitions.topic_defaults();
-        auto applied = apply(res, topic->configs, "topic",
-                             [](const std::string& name) { return config::find_topic_property(name); },
-                             [&](const config::PropertyDef& def) {
-                               auto it = defaults.find(std::string(def.name));
-                               return it != defaults.end() ? it->second : std::string(def.default_value);
-                             });
+        auto applied = apply(res, topic->configs, false, topic_key_info, [&](const std::string& name) {
+          auto it = defaults.find(name);
+          return it != defaults.end() ? it->second : std::string(config::find_topic_property(name)->default_value);
+        });
         result = applied.first;
         if (result.error == ErrorCode::none)
           result = co_await write_topic_configs(svc, res.resource_name, std::move(applied.second), req.validate_only);

@@ -3,6 +3,9 @@
 
 #include <gtest/gtest.h>
 
+#include <map>
+#include <string>
+
 #include "brokerd/config/broker_config.h"
 
 using namespace brokerd::config;
@@ -24,18 +27,41 @@ TEST(DynamicConfigs, ABrokersOwnValueWinsOverTheClusterDefaultOverTheStaticOne) 
   EXPECT_FALSE(dynamic_value(all, 2, "num.partitions"));
 }
 
-TEST(DynamicConfigs, OnlyPropertiesThatChangeAtRuntimeAreAccepted) {
-  std::string out;
-  EXPECT_FALSE(check_dynamic("log.cleanup.policy", "compact, delete", &out));
-  EXPECT_EQ(out, "compact,delete");
-  EXPECT_FALSE(check_dynamic("follower.replication.throttled.rate", "1048576", &out));
-  EXPECT_FALSE(check_dynamic("num.partitions", "6", &out));
-  auto restart = check_dynamic("num.network.threads", "4", &out);
+TEST(DynamicConfigs, KeysAreJudgedAsKafkaJudgesThem) {
+  using Map = std::map<std::string, std::string>;
+  auto why = [](Map configs, bool cluster_default = false) { return check_dynamic(configs, cluster_default, nullptr); };
+  Map out;
+  EXPECT_FALSE(check_dynamic({{"log.cleanup.policy", "compact, delete"}}, false, &out));
+  EXPECT_EQ(out.at("log.cleanup.policy"), "compact,delete");
+  EXPECT_FALSE(why({{"follower.replication.throttled.rate", "1048576"}}));
+  EXPECT_FALSE(why({{"num.partitions", "6"}}));
+  // Kafka stores keys it does not know, and keys it reconfigures that brokerd does not act on.
+  EXPECT_FALSE(why({{"cleanup.policy", "compact"}}));
+  EXPECT_FALSE(why({{"sasl.kerberos.min.time.before.relogin", "58000"}}));
+  EXPECT_FALSE(why({{"listener.name.plaintext.ssl.keystore.location", "/k.pem"}}));
+  EXPECT_FALSE(why({{"num.io.threads", "16"}}));
+
+  auto restart = why({{"broker.id", "5"}, {"log.dirs", "/elsewhere"}, {"num.partitions", "2"}});
   ASSERT_TRUE(restart);
-  EXPECT_NE(restart->find("Cannot update these configs dynamically"), std::string::npos) << *restart;
-  auto unknown = check_dynamic("no.such.config", "1", &out);
-  ASSERT_TRUE(unknown);
-  EXPECT_NE(unknown->find("Unknown broker config name"), std::string::npos) << *unknown;
-  EXPECT_TRUE(check_dynamic("log.retention.ms", "soon", &out));
-  EXPECT_TRUE(check_dynamic("num.partitions", "0", &out)) << "below the property's bound";
+  EXPECT_EQ(*restart, "Cannot update these configs dynamically: Set(broker.id, log.dirs)");
+  EXPECT_TRUE(why({{"metrics.listener", "127.0.0.1:1"}})) << "brokerd's own settings read at start";
+  EXPECT_TRUE(why({{"listeners", "PLAINTEXT://:9093"}})) << "Kafka in KRaft mode refuses new listeners";
+
+  auto stores = why({{"ssl.keystore.location", "/k.pem"}});
+  ASSERT_TRUE(stores);
+  EXPECT_NE(stores->find("only per-listener using the listener prefix: Set(ssl.keystore.location)"), std::string::npos);
+
+  auto cluster = why({{"sasl.kerberos.min.time.before.relogin", "58000"}, {"listener.name.x.ssl.keystore.location", "/k"},
+                      {"listener.name.x.max.connections", "5"}, {"log.retention.ms", "1"}},
+                     true);
+  ASSERT_TRUE(cluster);
+  EXPECT_EQ(*cluster, "Cannot update these configs at default cluster level, broker id must be specified: "
+                      "Set(listener.name.x.ssl.keystore.location, sasl.kerberos.min.time.before.relogin)");
+
+  EXPECT_TRUE(why({{"log.retention.ms", "soon"}}));
+  EXPECT_TRUE(why({{"num.partitions", "0"}})) << "below the property's bound";
+  auto typed = why({{"sasl.kerberos.min.time.before.relogin", "soon"}});
+  ASSERT_TRUE(typed);
+  EXPECT_NE(typed->find("Not a number of type LONG"), std::string::npos) << *typed;
+  EXPECT_FALSE(why({{"cleanup.policy", "anything at all"}})) << "a custom key has no type to check";
 }
