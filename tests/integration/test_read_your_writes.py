@@ -1,9 +1,9 @@
 """Read-your-writes through a node that is not the controller: an admin change sent to such a
 node is forwarded to the active controller, and the node answers only once its own metadata
 image holds the change. A read sent right after the answer, on the same connection, to the
-same node, therefore always sees it. Checked on a three-node cluster with the raw encoder
-(kafka_wire), many times per API: ACLs, topics, topic configs, client quotas, SCRAM
-credentials, tenant limits and mirror links."""
+same node, therefore always sees it; so does a read from the controller itself. Checked on a
+three-node cluster with the raw encoder (kafka_wire), many times per API: ACLs, topics, topic
+configs, client quotas, SCRAM credentials, tenant limits and mirror links."""
 import os
 import struct
 import time
@@ -36,6 +36,14 @@ def follower(cluster):
     leader, _ = cluster.wait_for_leader()
     node = next(n for i, n in sorted(cluster.nodes.items()) if i != leader)
     with kw.Connection(node.port, timeout=30.0) as conn:
+        yield conn
+
+
+@pytest.fixture
+def controller(cluster):
+    """A connection to the node that leads the metadata quorum."""
+    leader, _ = cluster.wait_for_leader()
+    with kw.Connection(cluster.nodes[leader].port, timeout=30.0) as conn:
         yield conn
 
 
@@ -124,6 +132,15 @@ def test_created_acls_are_described_at_once(follower):
         return principal in acl_principals(follower, principal)
     missed = rounds(round_)
     assert not missed, f"{len(missed)} of {ROUNDS} DescribeAcls answers missed the binding just created"
+
+
+def test_the_controller_answers_its_own_changes_once_its_image_holds_them(controller):
+    def round_(i):
+        principal = f"User:ryw-controller-{i}"
+        assert create_acl(controller, principal) == 0
+        return principal in acl_principals(controller, principal)
+    missed = rounds(round_)
+    assert not missed, f"{len(missed)} of {ROUNDS} DescribeAcls answers of the controller missed the binding"
 
 
 # ------------------------------------------------------------------ topics
