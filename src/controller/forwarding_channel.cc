@@ -122,9 +122,10 @@ void ForwardingChannel::hold(std::optional<int64_t> end, int64_t answered_at_ms,
     return;
   }
   // The controller no longer leads, or would not say: this node's replica hears the quorum's
-  // high watermark with every fetch, and one sent after the answer covers the change.
+  // high watermark with every fetch, and one sent after the answer covers the change (in a
+  // later millisecond: one sent in the same millisecond may have gone before the answer).
   while (!stopping_ && steady_clock_ms() < deadline_ms) {
-    if (quorum_.status().confirmed_at_ms >= answered_at_ms) return;
+    if (quorum_.status().confirmed_at_ms > answered_at_ms) return;
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
   }
   if (!stopping_)
