@@ -373,7 +373,7 @@ int run(const brokerd::config::BrokerConfig& cfg) {
   quorum::QuorumDriver quorum_driver(quorum_options, &metadata);
   metadata.attach(quorum_driver);
   // Changes made on a node that does not lead the quorum go to the one that does.
-  controller::ForwardingChannel forwarding(quorum_driver, node_id, kForwardTimeoutMs);
+  controller::ForwardingChannel forwarding(quorum_driver, metadata, node_id, kForwardTimeoutMs);
   if (quorum::networked(quorum_options)) metadata.forward_to(&forwarding);
   metadata.set_default_min_isr(static_cast<int32_t>(cfg.integer("min.insync.replicas")));
   metadata.set_password_secret(cfg.raw("password.encoder.secret"));

@@ -175,6 +175,12 @@ bool ControllerDispatcher::authorized(const net::Request& req) {
   const auto image = metadata_.image();
   if (authorization_.allows(*image->acls->index, principal, peer, op, acl::ResourceType::cluster, acl::kClusterName))
     return true;
+  // A node may describe the quorum whose log it replicates: it asks the controller for its
+  // high watermark after every change it forwards (commit_barrier.h).
+  if (req.api_key == kDescribeQuorum &&
+      authorization_.allows(*image->acls->index, principal, peer, acl::Operation::cluster_action,
+                            acl::ResourceType::cluster, acl::kClusterName))
+    return true;
   if (refusal_log_.allow(static_cast<int32_t>(std::hash<std::string>{}(principal)), steady_clock_ms()))
     module_logger("security")->warn("refusing {} from {} on the controller listener (API key {}): it may not {} the "
                                     "cluster (super.users, or an ACL for the principal)", principal, peer, req.api_key,

@@ -14,6 +14,7 @@
 #include "brokerd/protocol/wire.h"
 #include "brokerd/quorum/quorum_driver.h"
 #include "controller/admin_requests.h"
+#include "controller/commit_barrier.h"
 #include "controller/envelope.h"
 
 namespace brokerd::controller {
@@ -53,17 +54,18 @@ metadata::ForwardedAnswer timed_out() { return answer_of(protocol::code(ErrorCod
 
 }  // namespace
 
-ForwardingChannel::ForwardingChannel(quorum::QuorumDriver& quorum, int32_t node_id, int64_t timeout_ms)
-    : quorum_(quorum), timeout_ms_(timeout_ms), client_(fmt::format("brokerd-{}-forward", node_id), static_cast<int>(timeout_ms),
+ForwardingChannel::ForwardingChannel(quorum::QuorumDriver& quorum, metadata::MetadataStore& metadata, int32_t node_id,
+                                     int64_t timeout_ms)
+    : quorum_(quorum), image_(metadata), timeout_ms_(timeout_ms), client_(fmt::format("brokerd-{}-forward", node_id), static_cast<int>(timeout_ms),
               quorum.options().credentials) {}
 
 template <typename T, typename Req, typename Decode, typename Retry>
 T ForwardingChannel::call(int16_t api_key, int16_t version, const Req& req, Decode answer, Retry retry, T timed_out,
-                          int64_t timeout_ms) {
+                          Answer when, int64_t timeout_ms) {
   protocol::Writer w;
   req.encode(w, version);
   const Bytes body = std::move(w).finish_bytes();
-  std::lock_guard lock(mu_);
+  std::unique_lock lock(mu_);
   const int64_t deadline = steady_clock_ms() + (timeout_ms > 0 ? std::min(timeout_ms, timeout_ms_) : timeout_ms_);
   while (!stopping_ && steady_clock_ms() < deadline) {
     const int32_t leader = quorum_.status().leader_id;
@@ -75,7 +77,15 @@ T ForwardingChannel::call(int16_t api_key, int16_t version, const Req& req, Deco
         try {
           protocol::Reader r(resp->data);
           T got = answer(r);
-          if (!retry(got)) return got;
+          if (!retry(got)) {
+            if (when == Answer::once_held_here) {
+              const int64_t answered_at = steady_clock_ms();
+              const auto end = committed_end(*to);
+              lock.unlock();
+              hold(end, answered_at, deadline, api_key);
+            }
+            return got;
+          }
         } catch (const protocol::DecodeError& e) {
           module_logger("quorum")->warn("controller {} sent a malformed answer to API key {}: {}", leader, api_key,
                                         e.what());
@@ -89,9 +99,39 @@ T ForwardingChannel::call(int16_t api_key, int16_t version, const Req& req, Deco
 }
 
 template <typename Req, typename Decode>
-metadata::ForwardedAnswer ForwardingChannel::call_one(int16_t api_key, int16_t version, const Req& req, Decode answer) {
+metadata::ForwardedAnswer ForwardingChannel::call_one(int16_t api_key, int16_t version, const Req& req, Decode answer,
+                                                     Answer when) {
   return call(api_key, version, req, answer,
-              [](const metadata::ForwardedAnswer& a) { return a.error == ErrorCode::not_controller; }, timed_out());
+              [](const metadata::ForwardedAnswer& a) { return a.error == ErrorCode::not_controller; }, timed_out(), when);
+}
+
+std::optional<int64_t> ForwardingChannel::committed_end(const quorum::Voter& controller) {
+  // A new connection may reach a restarted process, whose high watermark starts lower.
+  if (!client_.connected()) return std::nullopt;
+  auto resp = client_.call(controller, kDescribeQuorum, kHighWatermarkVersion, high_watermark_request());
+  if (!resp) return std::nullopt;
+  return leader_high_watermark(resp->data, controller.id);
+}
+
+void ForwardingChannel::hold(std::optional<int64_t> end, int64_t answered_at_ms, int64_t deadline_ms, int16_t api_key) {
+  if (end) {
+    if (image_.wait_until_holds(*end, deadline_ms) || stopping_) return;
+    module_logger("quorum")->warn("answering a change (API key {}) the controller made before this node's metadata "
+                                  "image holds it: the image is at offset {}, the change below {}",
+                                  api_key, image_.applied(), *end);
+    return;
+  }
+  // The controller no longer leads, or would not say: this node's replica hears the quorum's
+  // high watermark with every fetch, and one sent after the answer covers the change (in a
+  // later millisecond: one sent in the same millisecond may have gone before the answer).
+  while (!stopping_ && steady_clock_ms() < deadline_ms) {
+    if (quorum_.status().confirmed_at_ms > answered_at_ms) return;
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  if (!stopping_)
+    module_logger("quorum")->warn("answering a change (API key {}) the controller made before this node's metadata "
+                                  "image is known to hold it (the image is at offset {})",
+                                  api_key, image_.applied());
 }
 
 bool ForwardingChannel::leader_takes_envelopes() {
@@ -156,7 +196,7 @@ std::vector<metadata::ForwardedAnswer> ForwardingChannel::create_topics(const st
   const std::vector<metadata::ForwardedAnswer> none(n, timed_out());
   const std::string& owner = topics.empty() ? std::string() : topics.front().owner;
   if (owner.empty() || !leader_takes_envelopes())
-    return call(kCreateTopics, kCreateTopicsVersion, req, decode, retry, none);
+    return call(kCreateTopics, kCreateTopicsVersion, req, decode, retry, none, Answer::once_held_here);
   // The owner rides in an envelope: the controller creates the topics for that principal.
   const auto env = envelope_of(kCreateTopics, kCreateTopicsVersion, protocol::encode_body(req, kCreateTopicsVersion), owner);
   auto open = [n](protocol::Reader& r) {
@@ -171,7 +211,7 @@ std::vector<metadata::ForwardedAnswer> ForwardingChannel::create_topics(const st
     created.decode(inner, kCreateTopicsVersion);
     return answers_of(created, n);
   };
-  return call(kEnvelope, 0, env, open, retry, none);
+  return call(kEnvelope, 0, env, open, retry, none, Answer::once_held_here);
 }
 
 metadata::ForwardedAnswer ForwardingChannel::delete_topic(const std::string& name) {
@@ -247,7 +287,7 @@ std::optional<metadata::ProducerIdBlock> ForwardingChannel::allocate_producer_id
     block.first = resp.producer_id_start;
     block.size = resp.producer_id_len;
     return answer_of(resp.error_code, std::nullopt);
-  });
+  }, Answer::at_once);
   if (a.error != ErrorCode::none || block.size <= 0) return std::nullopt;
   return block;
 }
@@ -305,7 +345,7 @@ std::vector<metadata::AlterPartitionAnswer> ForwardingChannel::alter_partitions(
   auto retry = [](const Answers& a) { return !a.empty() && a.front().error == protocol::ErrorCode::not_controller; };
   // Short: the leaders ask again, and a stop waits for this call.
   return call(kAlterPartition, kAlterPartitionSendVersion, req, decode, retry, all(protocol::ErrorCode::request_timed_out),
-              kAlterPartitionTimeoutMs);
+              Answer::at_once, kAlterPartitionTimeoutMs);
 }
 
 std::optional<Bytes> ForwardingChannel::forward(int16_t api_key, int16_t version, const Bytes& body) {
@@ -320,7 +360,9 @@ std::optional<Bytes> ForwardingChannel::forward(int16_t api_key, int16_t version
     auto rest = r.take(r.remaining());
     return Raw{Bytes(rest.begin(), rest.end())};
   };
-  return call(api_key, version, Passthrough{body}, decode, [](const Raw&) { return false; }, Raw{}).body;
+  return call(api_key, version, Passthrough{body}, decode, [](const Raw&) { return false; }, Raw{},
+              changes_metadata(api_key) ? Answer::once_held_here : Answer::at_once)
+      .body;
 }
 
 }  // namespace brokerd::controller

@@ -80,8 +80,8 @@ inline const std::string& listener_of(const HandlerContext& ctx) {
 int32_t withheld_leader(const Services& services);
 
 // For the admin APIs only the active controller decides: sends the request (its encoded body)
-// to the controller's listener and returns the answer unchanged, or nullopt when no
-// controller answered in time.
+// to the controller's listener and returns the answer unchanged (a change once this node's
+// metadata image holds it), or nullopt when no controller answered in time.
 boost::asio::awaitable<std::optional<net::Response>> forward_to_controller(HandlerContext& ctx, Bytes body);
 
 boost::asio::awaitable<net::Response> handle_produce(HandlerContext& ctx);

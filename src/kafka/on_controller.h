@@ -1,7 +1,8 @@
 #pragma once
 // The shape of a handler whose request only the active controller answers: served here when
 // this node leads the metadata quorum (off the reactor, then the partitions reconcile with
-// the new image), forwarded to the controller otherwise.
+// the new image), forwarded to the controller otherwise (and answered once this node's image
+// holds the change).
 #include <optional>
 
 #include "brokerd/metadata/metadata_store.h"

@@ -31,14 +31,8 @@ def describe(bootstrap, link):
 
 
 def mirrored_ends(bootstrap, link):
-    """{(topic, partition): mirrored end offset} as the link reports it; nothing yet while the
-    answering broker has not replayed the link's creation (a broker answers a forwarded change
-    once the controller committed it, before its own metadata image holds it)."""
-    proc = brokerctl(bootstrap, "links", "describe", link, "--output", "json")
-    if proc.returncode != 0 and "does not exist" in proc.stderr:
-        return {}
-    assert proc.returncode == 0, proc.stdout + proc.stderr
-    d = json.loads(proc.stdout)
+    """{(topic, partition): mirrored end offset} as the link reports it."""
+    d = describe(bootstrap, link)
     return {(t["name"], p["partition"]): p["mirrored_end_offset"] for t in d["mirror_topics"] for p in t["partitions"]}
 
 

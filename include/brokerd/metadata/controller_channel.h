@@ -3,7 +3,7 @@
 // the change to the active controller (the quorum's leader) over the controller listener,
 // as the Kafka request that asks for it, and returns the controller's answer. The
 // controller module implements it; MetadataStore uses it for every write it cannot make
-// itself.
+// itself. An admin change is answered only once this node's image holds it too.
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -73,6 +73,7 @@ class ControllerChannel {
   virtual std::vector<AlterPartitionAnswer> alter_partitions(const std::vector<AlterPartitionItem>& items) = 0;
   // Any request the controller listener serves (DescribeQuorum from a tool), sent to the
   // quorum's leader as is; its response body, or nullopt when no leader answered in time.
+  // One that may change the metadata is answered once this node's image holds the change.
   virtual std::optional<Bytes> forward(int16_t api_key, int16_t version, const Bytes& body) = 0;
 };
 

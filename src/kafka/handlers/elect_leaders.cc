@@ -1,6 +1,7 @@
 // ElectLeaders (API 43): preferred or unclean leader elections an operator asks for. The node
 // leading the metadata quorum elects and commits them itself; any other node sends the
-// request to the controller's listener and returns its answer unchanged.
+// request to the controller's listener and returns its answer unchanged, once its own image
+// holds the elections.
 #include "brokerd/metadata/elect_leaders_request.h"
 #include "brokerd/metadata/metadata_store.h"
 #include "brokerd/partitions/partition_manager.h"

@@ -1,9 +1,9 @@
 // AlterPartitionReassignments (API 45) and ListPartitionReassignments (API 46): moving a
 // partition's replicas between brokers (metadata/partition_reassignment.h). The node leading
 // the metadata quorum commits and lists reassignments itself; any other node sends the request
-// to the controller's listener and returns its answer unchanged (its own image may not have a
-// change the controller just committed, which a tool polling for progress would take for the
-// end).
+// to the controller's listener and returns its answer unchanged: a change once its own image
+// holds it; a listing at once (its own image may not have a change the controller just
+// committed, which a tool polling for progress would take for the end).
 #include "brokerd/metadata/metadata_store.h"
 #include "brokerd/partitions/partition_manager.h"
 #include "brokerd/metadata/reassignment_requests.h"
