@@ -5,6 +5,10 @@
 // Threading: a Log is used from one thread at a time (its partition's home thread). Only
 // fdatasync may run elsewhere: take flush_target() on the owner thread, sync the handles
 // on a blocking pool, then call mark_flushed() back on the owner thread.
+//
+// Where each part lives: log.cc (opening, recovery, truncation, the checkpoint),
+// log_append.cc (appends and rolls), log_read.cc, log_retention.cc (retention and deletion),
+// log_flush.cc (flushes and durability), log_compaction.cc (the cleaner's swaps).
 #include <cstdint>
 #include <filesystem>
 #include <map>
