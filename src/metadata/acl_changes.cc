@@ -1,5 +1,6 @@
 // The controller's changes of ACLs: bindings created (with fresh ids) and removed by filter,
 // each request's valid changes committed together.
+// Also the replay of their records into the image (record_replay.h).
 #include <fmt/format.h>
 
 #include <set>
@@ -7,6 +8,7 @@
 #include "brokerd/metadata/metadata_store.h"
 #include "brokerd/common/logger.h"
 #include "metadata/metadata_records.h"
+#include "metadata/record_replay.h"
 
 namespace brokerd::metadata {
 
@@ -84,6 +86,29 @@ std::vector<MetadataStore::AclDeletion> MetadataStore::delete_acls(const std::ve
     module_logger("metadata")->info("deleted {} ACL binding(s)", removing.size());
   }
   return out;
+}
+
+namespace {
+
+// The image's ACLs, to change: a published image's set is shared and indexed, so the first
+// change of a batch copies it and leaves the index stale (null) until MetadataImage::seal();
+// later changes of the same batch find that private copy and change it in place.
+AclSet& writable_acls(MetadataImage& image) {
+  if (image.acls->index) image.acls = std::make_shared<AclSet>(AclSet{image.acls->bindings, nullptr});
+  return const_cast<AclSet&>(*image.acls);
+}
+
+}  // namespace
+
+void replay(const protocol::AccessControlEntryRecord& r, MetadataImage& image) {
+  acl::Binding b = acl::binding_of(r.id, r.resource_type, r.resource_name, r.pattern_type, r.principal, r.host,
+                                   r.operation, r.permission_type);
+  if (acl::invalid_binding(b)) return;  // codes this release does not know
+  writable_acls(image).bindings[r.id] = std::move(b);
+}
+
+void replay(const protocol::RemoveAccessControlEntryRecord& r, MetadataImage& image) {
+  writable_acls(image).bindings.erase(r.id);
 }
 
 }  // namespace brokerd::metadata

@@ -1,5 +1,6 @@
 #include "brokerd/common/byte_text.h"
 #include "metadata/metadata_records.h"
+#include "metadata/record_replay.h"
 
 #include <algorithm>
 #include <cstring>
@@ -41,7 +42,6 @@ constexpr uint32_t kRegisterBrokerRecord = 0, kUnregisterBrokerRecord = 1, kFenc
 // brokerd's own records (proto/brokerd), in a range Kafka does not use.
 constexpr uint32_t kMirrorLinkRecord = 30000, kRemoveMirrorLinkRecord = 30001, kMirrorTopicRecord = 30002,
                    kTenantLimitRecord = 30003, kTopicOwnerRecord = 30004;
-constexpr int8_t kTopicResource = 2, kBrokerResource = 4;
 
 template <typename Msg>
 Bytes frame(uint32_t type, const Msg& msg, int16_t version = 0) {
@@ -55,11 +55,6 @@ Bytes frame(uint32_t type, const Msg& msg, int16_t version = 0) {
 
 // Partition records carry the eligible leader replicas (KIP-966) from version 2 on.
 constexpr int16_t kPartitionRecordVersion = 2;
-
-std::shared_ptr<TopicMetadata> copy_topic(const MetadataImage& image, const protocol::Uuid& id) {
-  const TopicMetadata* t = image.topic(id);
-  return t ? std::make_shared<TopicMetadata>(*t) : nullptr;
-}
 
 }  // namespace
 
@@ -272,283 +267,41 @@ Bytes topic_owner_record(const TopicMetadata& t) {
 
 namespace {
 
-void put_broker(MetadataImage& image, BrokerInfo b) {
-  for (auto& existing : image.brokers) {
-    if (existing.node_id == b.node_id) {
-      existing = std::move(b);
-      return;
-    }
-  }
-  image.brokers.push_back(std::move(b));
-  std::sort(image.brokers.begin(), image.brokers.end(),
-            [](const BrokerInfo& x, const BrokerInfo& y) { return x.node_id < y.node_id; });
+template <typename Record>
+Record decoded(protocol::Reader& rd, int16_t version) {
+  Record r;
+  r.decode(rd, version);
+  return r;
 }
 
-void set_fenced(MetadataImage& image, int32_t id, int64_t epoch, bool fenced) {
-  for (auto& b : image.brokers)
-    if (b.node_id == id && b.epoch == epoch) b.fenced = fenced;
-}
-
-// Applies the frame at the reader's position and leaves the reader after it.
-// The image's ACLs, to change: a published image's set is shared and indexed, so the first
-// change of a batch copies it and leaves the index stale (null) until MetadataImage::seal();
-// later changes of the same batch find that private copy and change it in place.
-AclSet& writable_acls(MetadataImage& image) {
-  if (image.acls->index) image.acls = std::make_shared<AclSet>(AclSet{image.acls->bindings, nullptr});
-  return const_cast<AclSet&>(*image.acls);
-}
-
-// A part of the image shared between images (credentials, quotas, tenant limits), to
-// change: copied once per image being built (the image remembers that it owns its copy), so
-// replaying a snapshot of many entries stays linear.
-template <typename T>
-T& writable(std::shared_ptr<const T>& shared, MetadataImage::NotCopied& owned) {
-  if (!owned) {
-    shared = std::make_shared<T>(*shared);
-    owned = true;
-  }
-  return const_cast<T&>(*shared);
-}
-
-ScramCredentials& writable_credentials(MetadataImage& image) {
-  return writable(image.scram_credentials, image.owns_scram_credentials);
-}
-
-// One key of one entity's key -> value map set, or removed (the entity goes with its last key).
-template <typename Map, typename Key, typename Value>
-void set_or_remove(Map& map, const Key& entity, const std::string& key, Value value, bool remove) {
-  if (!remove) {
-    map[entity][key] = value;
-  } else if (auto it = map.find(entity); it != map.end()) {
-    it->second.erase(key);
-    if (it->second.empty()) map.erase(it);
-  }
-}
-
+// Applies the frame at the reader's position and leaves the reader after it: each record
+// type is replayed by its domain (record_replay.h).
 void apply_record(protocol::Reader& rd, MetadataImage& image) {
   rd.uvarint();  // frame version
   uint32_t type = rd.uvarint();
   auto version = static_cast<int16_t>(rd.uvarint());
   switch (type) {
-    case kTopicRecord: {
-      protocol::TopicRecord r;
-      r.decode(rd, version);
-      auto t = std::make_shared<TopicMetadata>();
-      t->name = r.name;
-      t->id = r.topic_id;
-      t->internal = is_internal_topic(r.name);
-      image.put_topic(std::move(t));
-      break;
-    }
-    case kPartitionRecord: {
-      protocol::PartitionRecord r;
-      r.decode(rd, version);
-      auto t = copy_topic(image, r.topic_id);
-      if (!t || r.partition_id < 0) break;
-      if (t->partition_count() <= r.partition_id) t->partitions.resize(static_cast<size_t>(r.partition_id) + 1);
-      auto& a = t->partitions[static_cast<size_t>(r.partition_id)];
-      a.replicas = r.replicas;
-      a.isr = r.isr;
-      a.leader = r.leader;
-      a.leader_epoch = std::max(r.leader_epoch, 0);
-      a.partition_epoch = std::max(r.partition_epoch, 0);
-      a.elr = r.eligible_leader_replicas.value_or(std::vector<int32_t>{});
-      a.adding = r.adding_replicas;
-      a.removing = r.removing_replicas;
-      image.put_topic(std::move(t));
-      break;
-    }
-    case kPartitionChangeRecord: {
-      protocol::PartitionChangeRecord r;
-      r.decode(rd, version);
-      auto t = copy_topic(image, r.topic_id);
-      if (!t || r.partition_id < 0 || r.partition_id >= t->partition_count()) break;
-      auto& a = t->partitions[static_cast<size_t>(r.partition_id)];
-      if (r.isr) a.isr = *r.isr;
-      if (r.replicas) a.replicas = *r.replicas;
-      if (r.eligible_leader_replicas) a.elr = *r.eligible_leader_replicas;
-      if (r.adding_replicas) a.adding = *r.adding_replicas;
-      if (r.removing_replicas) a.removing = *r.removing_replicas;
-      if (r.leader != -2) {
-        a.leader = r.leader;
-        ++a.leader_epoch;
-      }
-      ++a.partition_epoch;
-      image.put_topic(std::move(t));
-      break;
-    }
-    case kConfigRecord: {
-      protocol::ConfigRecord r;
-      r.decode(rd, version);
-      if (r.resource_type == kBrokerResource) {
-        auto configs = std::make_shared<config::DynamicConfigs>(*image.broker_configs);
-        auto& layer = (*configs)[r.resource_name];
-        if (r.value) {
-          layer[r.name] = *r.value;
-        } else {
-          layer.erase(r.name);
-          if (layer.empty()) configs->erase(r.resource_name);
-        }
-        image.broker_configs = std::move(configs);
-        break;
-      }
-      if (r.resource_type != kTopicResource) break;
-      const TopicMetadata* existing = image.topic(r.resource_name);
-      if (!existing) break;
-      auto t = std::make_shared<TopicMetadata>(*existing);
-      if (r.value) {
-        t->configs[r.name] = *r.value;
-      } else {
-        t->configs.erase(r.name);
-      }
-      image.put_topic(std::move(t));
-      break;
-    }
-    case kRemoveTopicRecord: {
-      protocol::RemoveTopicRecord r;
-      r.decode(rd, version);
-      if (const TopicMetadata* t = image.topic(r.topic_id)) image.remove_topic(t->name);
-      break;
-    }
-    case kRegisterBrokerRecord: {
-      protocol::RegisterBrokerRecord r;
-      r.decode(rd, version);
-      BrokerInfo b;
-      b.node_id = r.broker_id;
-      b.incarnation = r.incarnation_id;
-      b.epoch = r.broker_epoch;
-      if (!r.end_points.empty()) {
-        b.listener = r.end_points[0].name;
-        b.host = r.end_points[0].host;
-        b.port = r.end_points[0].port;
-      }
-      for (const auto& e : r.end_points) b.endpoints.push_back(BrokerEndpoint{e.name, e.host, e.port, e.security_protocol});
-      b.rack = r.rack.value_or("");
-      b.fenced = r.fenced;
-      put_broker(image, std::move(b));
-      break;
-    }
-    case kUnregisterBrokerRecord: {
-      protocol::UnregisterBrokerRecord r;
-      r.decode(rd, version);
-      std::erase_if(image.brokers, [&](const BrokerInfo& b) { return b.node_id == r.broker_id && b.epoch == r.broker_epoch; });
-      break;
-    }
-    case kFenceBrokerRecord: {
-      protocol::FenceBrokerRecord r;
-      r.decode(rd, version);
-      set_fenced(image, r.id, r.epoch, true);
-      break;
-    }
-    case kUnfenceBrokerRecord: {
-      protocol::UnfenceBrokerRecord r;
-      r.decode(rd, version);
-      set_fenced(image, r.id, r.epoch, false);
-      break;
-    }
-    case kProducerIdsRecord: {
-      protocol::ProducerIdsRecord r;
-      r.decode(rd, version);
-      image.next_producer_id = std::max(image.next_producer_id, r.next_producer_id);
-      break;
-    }
-    case kAccessControlEntryRecord: {
-      protocol::AccessControlEntryRecord r;
-      r.decode(rd, version);
-      acl::Binding b = acl::binding_of(r.id, r.resource_type, r.resource_name, r.pattern_type, r.principal, r.host,
-                                       r.operation, r.permission_type);
-      if (acl::invalid_binding(b)) break;  // codes this release does not know
-      writable_acls(image).bindings[r.id] = std::move(b);
-      break;
-    }
-    case kRemoveAccessControlEntryRecord: {
-      protocol::RemoveAccessControlEntryRecord r;
-      r.decode(rd, version);
-      writable_acls(image).bindings.erase(r.id);
-      break;
-    }
-    case kUserScramCredentialRecord: {
-      protocol::UserScramCredentialRecord r;
-      r.decode(rd, version);
-      auto mechanism = auth::scram_mechanism(r.mechanism);
-      if (!mechanism) break;  // a mechanism this release does not know
-      writable_credentials(image)[r.name][*mechanism] =
-          auth::ScramCredential{*mechanism, text_of(r.salt), text_of(r.stored_key), text_of(r.server_key), r.iterations};
-      break;
-    }
-    case kRemoveUserScramCredentialRecord: {
-      protocol::RemoveUserScramCredentialRecord r;
-      r.decode(rd, version);
-      auto mechanism = auth::scram_mechanism(r.mechanism);
-      if (!mechanism) break;
-      auto& credentials = writable_credentials(image);
-      if (auto it = credentials.find(r.name); it != credentials.end()) {
-        it->second.erase(*mechanism);
-        if (it->second.empty()) credentials.erase(it);
-      }
-      break;
-    }
-    case kClientQuotaRecord: {
-      protocol::ClientQuotaRecord r;
-      r.decode(rd, version);
-      const quota::Entity entity = quota::normalized(quota::entity_of(r.entity));
-      set_or_remove(writable(image.client_quotas, image.owns_client_quotas), entity, r.key, r.value, r.remove);
-      break;
-    }
-    case kMirrorLinkRecord: {
-      protocol::MirrorLinkRecord r;
-      r.decode(rd, version);
-      MirrorLink l;
-      l.name = r.name;
-      l.id = r.link_id;
-      l.source_bootstrap = r.source_bootstrap_servers;
-      for (const auto& c : r.source_configs) l.source_configs[c.name] = c.value;
-      l.topics = r.topics;
-      l.topic_prefixes = r.topic_prefixes;
-      l.exclude_topics = r.exclude_topics;
-      l.groups = r.groups;
-      l.group_prefixes = r.group_prefixes;
-      l.all_groups = r.all_groups;
-      l.sync_configs = r.sync_configs;
-      l.sync_acls = r.sync_acls;
-      l.paused = r.paused;
-      image.links[l.name] = std::move(l);
-      break;
-    }
-    case kRemoveMirrorLinkRecord: {
-      protocol::RemoveMirrorLinkRecord r;
-      r.decode(rd, version);
-      image.links.erase(r.name);
-      break;
-    }
-    case kMirrorTopicRecord: {
-      protocol::MirrorTopicRecord r;
-      r.decode(rd, version);
-      auto t = copy_topic(image, r.topic_id);
-      if (!t) break;
-      t->mirror_link = r.link_name.value_or("");
-      t->source_topic_id = r.source_topic_id;
-      image.put_topic(std::move(t));
-      break;
-    }
-    case kTenantLimitRecord: {
-      protocol::TenantLimitRecord r;
-      r.decode(rd, version);
-      const tenant::Pattern pattern{r.principal, r.pattern_type};
-      set_or_remove(writable(image.tenant_limits, image.owns_tenant_limits), pattern, r.key, r.value, r.remove);
-      break;
-    }
-    case kTopicOwnerRecord: {
-      protocol::TopicOwnerRecord r;
-      r.decode(rd, version);
-      auto t = copy_topic(image, r.topic_id);
-      if (!t) break;
-      t->owner = r.principal;
-      image.put_topic(std::move(t));
-      break;
-    }
-    default:
-      break;
+    case kTopicRecord: return replay(decoded<protocol::TopicRecord>(rd, version), image);
+    case kPartitionRecord: return replay(decoded<protocol::PartitionRecord>(rd, version), image);
+    case kPartitionChangeRecord: return replay(decoded<protocol::PartitionChangeRecord>(rd, version), image);
+    case kConfigRecord: return replay(decoded<protocol::ConfigRecord>(rd, version), image);
+    case kRemoveTopicRecord: return replay(decoded<protocol::RemoveTopicRecord>(rd, version), image);
+    case kRegisterBrokerRecord: return replay(decoded<protocol::RegisterBrokerRecord>(rd, version), image);
+    case kUnregisterBrokerRecord: return replay(decoded<protocol::UnregisterBrokerRecord>(rd, version), image);
+    case kFenceBrokerRecord: return replay(decoded<protocol::FenceBrokerRecord>(rd, version), image);
+    case kUnfenceBrokerRecord: return replay(decoded<protocol::UnfenceBrokerRecord>(rd, version), image);
+    case kProducerIdsRecord: return replay(decoded<protocol::ProducerIdsRecord>(rd, version), image);
+    case kAccessControlEntryRecord: return replay(decoded<protocol::AccessControlEntryRecord>(rd, version), image);
+    case kRemoveAccessControlEntryRecord: return replay(decoded<protocol::RemoveAccessControlEntryRecord>(rd, version), image);
+    case kUserScramCredentialRecord: return replay(decoded<protocol::UserScramCredentialRecord>(rd, version), image);
+    case kRemoveUserScramCredentialRecord: return replay(decoded<protocol::RemoveUserScramCredentialRecord>(rd, version), image);
+    case kClientQuotaRecord: return replay(decoded<protocol::ClientQuotaRecord>(rd, version), image);
+    case kMirrorLinkRecord: return replay(decoded<protocol::MirrorLinkRecord>(rd, version), image);
+    case kRemoveMirrorLinkRecord: return replay(decoded<protocol::RemoveMirrorLinkRecord>(rd, version), image);
+    case kMirrorTopicRecord: return replay(decoded<protocol::MirrorTopicRecord>(rd, version), image);
+    case kTenantLimitRecord: return replay(decoded<protocol::TenantLimitRecord>(rd, version), image);
+    case kTopicOwnerRecord: return replay(decoded<protocol::TopicOwnerRecord>(rd, version), image);
+    default: return;  // a record type this release does not know
   }
 }
 

@@ -1,6 +1,8 @@
 #pragma once
 // KRaft metadata records (TopicRecord, PartitionRecord, PartitionChangeRecord, ConfigRecord,
-// RemoveTopicRecord, ProducerIdsRecord, broker registrations), framed as KRaft frames them, and their replay into a MetadataImage.
+// RemoveTopicRecord, ProducerIdsRecord, broker registrations, ACLs, SCRAM credentials, client
+// quotas) and brokerd's own (mirror links, tenant limits, topic owners), framed as KRaft
+// frames them; apply_change() hands each record to its domain's replay (record_replay.h).
 // One change of the metadata is one entry of the metadata quorum's log: a single frame, or
 // several behind a 0 byte (a frame never starts with 0: its first field is the frame version,
 // 1), each with its length, so that a change applies whole or not at all.
@@ -14,6 +16,9 @@
 #include "brokerd/common/bytes.h"
 
 namespace brokerd::metadata {
+
+// ConfigRecord's resource types.
+constexpr int8_t kTopicResource = 2, kBrokerResource = 4;
 
 // Encoders of the records a change writes.
 Bytes topic_record(const TopicMetadata& t);

@@ -1,11 +1,13 @@
 // The controller's changes of mirror links: create, pause, resume, remove, and promoting a
 // link's mirror topics to ordinary ones.
+// Also the replay of their records into the image (record_replay.h).
 #include <fmt/format.h>
 
 #include "brokerd/auth/sealed_secret.h"
 #include "brokerd/metadata/metadata_store.h"
 #include "brokerd/common/logger.h"
 #include "metadata/metadata_records.h"
+#include "metadata/record_replay.h"
 
 namespace brokerd::metadata {
 
@@ -135,6 +137,36 @@ MetadataStore::promote_mirror_topics(const std::string& link, const std::optiona
   if (whole.error == ErrorCode::none)
     for (const auto& t : chosen) module_logger("mirror")->info("promoted mirror topic {} of link {}", t->name, link);
   return {{}, results};
+}
+
+void replay(const protocol::MirrorLinkRecord& r, MetadataImage& image) {
+  MirrorLink l;
+  l.name = r.name;
+  l.id = r.link_id;
+  l.source_bootstrap = r.source_bootstrap_servers;
+  for (const auto& c : r.source_configs) l.source_configs[c.name] = c.value;
+  l.topics = r.topics;
+  l.topic_prefixes = r.topic_prefixes;
+  l.exclude_topics = r.exclude_topics;
+  l.groups = r.groups;
+  l.group_prefixes = r.group_prefixes;
+  l.all_groups = r.all_groups;
+  l.sync_configs = r.sync_configs;
+  l.sync_acls = r.sync_acls;
+  l.paused = r.paused;
+  image.links[l.name] = std::move(l);
+}
+
+void replay(const protocol::RemoveMirrorLinkRecord& r, MetadataImage& image) {
+  image.links.erase(r.name);
+}
+
+void replay(const protocol::MirrorTopicRecord& r, MetadataImage& image) {
+  auto t = copy_topic(image, r.topic_id);
+  if (!t) return;
+  t->mirror_link = r.link_name.value_or("");
+  t->source_topic_id = r.source_topic_id;
+  image.put_topic(std::move(t));
 }
 
 }  // namespace brokerd::metadata

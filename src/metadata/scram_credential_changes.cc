@@ -1,10 +1,13 @@
 // The controller's changes of SCRAM credentials (KIP-554): one change sets or deletes a
 // user's credential for one mechanism; the valid changes of a request commit together.
+// Also the replay of their records into the image (record_replay.h).
 #include <fmt/format.h>
 
 #include "brokerd/metadata/metadata_store.h"
+#include "brokerd/common/byte_text.h"
 #include "brokerd/common/logger.h"
 #include "metadata/metadata_records.h"
+#include "metadata/record_replay.h"
 
 namespace brokerd::metadata {
 
@@ -44,6 +47,31 @@ std::vector<MetadataStore::ChangeAnswer> MetadataStore::alter_scram_credentials(
                                      changes[i].credential ? "set" : "deleted");
   }
   return answers;
+}
+
+namespace {
+
+ScramCredentials& writable_credentials(MetadataImage& image) {
+  return writable(image.scram_credentials, image.owns_scram_credentials);
+}
+
+}  // namespace
+
+void replay(const protocol::UserScramCredentialRecord& r, MetadataImage& image) {
+  auto mechanism = auth::scram_mechanism(r.mechanism);
+  if (!mechanism) return;  // a mechanism this release does not know
+  writable_credentials(image)[r.name][*mechanism] =
+      auth::ScramCredential{*mechanism, text_of(r.salt), text_of(r.stored_key), text_of(r.server_key), r.iterations};
+}
+
+void replay(const protocol::RemoveUserScramCredentialRecord& r, MetadataImage& image) {
+  auto mechanism = auth::scram_mechanism(r.mechanism);
+  if (!mechanism) return;
+  auto& credentials = writable_credentials(image);
+  if (auto it = credentials.find(r.name); it != credentials.end()) {
+    it->second.erase(*mechanism);
+    if (it->second.empty()) credentials.erase(it);
+  }
 }
 
 }  // namespace brokerd::metadata

@@ -1,8 +1,10 @@
 // The controller's changes of tenant limits: one TenantLimitRecord per key set or removed;
 // the changes of one request commit together.
+// Also the replay of their records into the image (record_replay.h).
 #include "brokerd/metadata/metadata_store.h"
 #include "brokerd/common/logger.h"
 #include "metadata/metadata_records.h"
+#include "metadata/record_replay.h"
 
 namespace brokerd::metadata {
 
@@ -18,6 +20,11 @@ MetadataStore::ChangeAnswer MetadataStore::alter_tenant_limits(const std::vector
       else module_logger("metadata")->info("tenant limit {} of {} set to {}", key, tenant::to_string(c.pattern), value);
     }
   return answer;
+}
+
+void replay(const protocol::TenantLimitRecord& r, MetadataImage& image) {
+  const tenant::Pattern pattern{r.principal, r.pattern_type};
+  set_or_remove(writable(image.tenant_limits, image.owns_tenant_limits), pattern, r.key, r.value, r.remove);
 }
 
 }  // namespace brokerd::metadata
