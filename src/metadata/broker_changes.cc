@@ -1,10 +1,75 @@
-// The replay of broker registrations (registered, fenced, unfenced, unregistered) and of the
-// producer id blocks handed out.
+// The controller's changes of brokers (registered, fenced, unfenced) and of the producer id
+// blocks it hands out, and the replay of their records.
 #include <algorithm>
+
+#include "brokerd/common/logger.h"
+#include "brokerd/metadata/metadata_store.h"
+#include "metadata/metadata_records.h"
 
 #include "metadata/record_replay.h"
 
 namespace brokerd::metadata {
+
+using protocol::ErrorCode;
+
+std::pair<ErrorCode, int64_t> MetadataStore::register_broker(BrokerInfo broker, const std::string& listener,
+                                                             bool clean_shutdown) {
+  std::lock_guard lock(write_mutex_);
+  auto current = image();
+  int64_t epoch = current->offset + 1;
+  for (const auto& b : current->brokers) epoch = std::max(epoch, b.epoch + 1);
+  broker.epoch = epoch;
+  broker.fenced = true;
+  broker.listener = listener;
+  std::vector<Bytes> records{register_broker_record(broker)};
+  std::vector<PartitionUpdate> updates;
+  if (!clean_shutdown) updates = elect_on_unclean_restart(*current, broker.node_id, default_min_isr_, injected_bugs_);
+  add_change_records(records, updates);
+  std::string why;
+  if (ErrorCode e = commit(records, &why); e != ErrorCode::none) return {e, -1};
+  module_logger("metadata")->info("registered broker {} at {}:{} (rack '{}', epoch {}{})", broker.node_id, broker.host,
+                                 broker.port, broker.rack, epoch,
+                                 clean_shutdown ? "" : fmt::format(", after an unclean stop: {} partition(s) changed",
+                                                                   updates.size()));
+  return {ErrorCode::none, epoch};
+}
+
+ErrorCode MetadataStore::set_broker_fenced(int32_t id, int64_t epoch, bool fenced, std::chrono::milliseconds wait) {
+  std::lock_guard lock(write_mutex_);
+  // Held for the whole decision: a published image may replace it meanwhile.
+  auto current = image();
+  const BrokerInfo* b = current->broker(id);
+  if (!b || b->epoch != epoch) return ErrorCode::stale_broker_epoch;
+  if (b->fenced == fenced) return ErrorCode::none;
+  // With the leader elections it causes, in the same change.
+  std::vector<Bytes> records{fence_broker_record(id, epoch, fenced)};
+  const auto updates =
+      fenced ? elect_on_fence(*current, id, default_min_isr_, injected_bugs_)
+             : elect_on_unfence(*current, id, default_min_isr_, injected_bugs_);
+  add_change_records(records, updates);
+  std::string why;
+  if (ErrorCode e = commit(records, &why, wait); e != ErrorCode::none) return e;
+  module_logger("metadata")->info("{} broker {} (epoch {}), {} partition(s) changed", fenced ? "fenced" : "unfenced", id,
+                                 epoch, updates.size());
+  return ErrorCode::none;
+}
+
+ProducerIdBlock MetadataStore::allocate_producer_ids(int32_t broker_id, int64_t broker_epoch) {
+  if (channel_ && !leads()) {
+    auto block = channel_->allocate_producer_ids(broker_id, broker_epoch);
+    if (!block) throw std::runtime_error("cannot allocate producer ids: the controller did not answer");
+    return *block;
+  }
+  std::lock_guard lock(write_mutex_);
+  auto current = image();
+  ProducerIdBlock block{broker_id, current->next_producer_id, ProducerIdManager::kBlockSize};
+  std::string why;
+  if (ErrorCode e = commit({producer_ids_record(broker_id, broker_epoch, block.end())}, &why); e != ErrorCode::none)
+    throw std::runtime_error("cannot allocate producer ids: " + why);
+  module_logger("metadata")->info("allocated producer ids [{}, {}) to node {}", block.first, block.end(), broker_id);
+  return block;
+}
+
 namespace {
 
 void put_broker(MetadataImage& image, BrokerInfo b) {

@@ -48,6 +48,11 @@ Bytes topic_owner_record(const TopicMetadata& t);
 Bytes acl_record(const acl::Binding& b);
 Bytes remove_acl_record(const protocol::Uuid& id);
 
+// One PartitionChangeRecord per update, appended to `records`.
+inline void add_change_records(std::vector<Bytes>& records, const std::vector<PartitionUpdate>& updates) {
+  for (const auto& u : updates) records.push_back(partition_change_record(u.topic_id, u.partition, u.change));
+}
+
 // The whole image as records (a snapshot): replaying them into an empty image restores it.
 std::vector<Bytes> image_records(const MetadataImage& image);
 
