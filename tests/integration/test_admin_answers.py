@@ -35,31 +35,17 @@ ALL_CLUSTER = bits(CREATE, ALTER, DESCRIBE, CLUSTER_ACTION, DESCRIBE_CONFIGS, AL
 
 # ------------------------------------------------------------------ the compact encoding
 
-def uvarint(r):
-    shift = value = 0
-    while True:
-        b = r.take(1)[0]
-        value |= (b & 0x7F) << shift
-        shift += 7
-        if not b & 0x80:
-            return value
 
 
-def cstring(r):
-    n = uvarint(r)
-    return None if n == 0 else r.take(n - 1).decode()
 
 
-def carray(r, dec):
-    n = uvarint(r)
-    return None if n == 0 else [dec(r) for _ in range(n - 1)]
 
 
 def tags(r):
     out = {}
-    for _ in range(uvarint(r)):
-        tag = uvarint(r)
-        out[tag] = r.take(uvarint(r))
+    for _ in range(r.uvarint()):
+        tag = r.uvarint()
+        out[tag] = r.take(r.uvarint())
     return out
 
 
@@ -131,10 +117,10 @@ def describe_cluster(conn, include=True):
     r = kw.flexible_request(conn, API_DESCRIBE_CLUSTER, 0, (b"\x01" if include else b"\x00") + b"\x00")
     r.i32()
     error = r.i16()
-    cstring(r)
-    cstring(r)
+    r.compact_string()
+    r.compact_string()
     r.i32()
-    carray(r, lambda x: (x.i32(), cstring(x), x.i32(), cstring(x), tags(x)))
+    r.compact_array(lambda x: (x.i32(), x.compact_string(), x.i32(), x.compact_string(), tags(x)))
     return error, r.i32()
 
 
@@ -146,16 +132,16 @@ def describe_topic_partitions(conn, topic):
 
     def topic_entry(x):
         error = x.i16()
-        cstring(x)
+        x.compact_string()
         x.take(16)  # topic id
         x.i8()
-        carray(x, lambda y: (y.i16(), y.i32(), y.i32(), y.i32(), carray(y, i32s), carray(y, i32s), carray(y, i32s),
-                             carray(y, i32s), carray(y, i32s), tags(y)))
+        x.compact_array(lambda y: (y.i16(), y.i32(), y.i32(), y.i32(), y.compact_array(i32s), y.compact_array(i32s), y.compact_array(i32s),
+                             y.compact_array(i32s), y.compact_array(i32s), tags(y)))
         ops = x.i32()
         tags(x)
         return error, ops
 
-    [t] = carray(r, topic_entry)
+    [t] = r.compact_array(topic_entry)
     return t
 
 
@@ -167,17 +153,17 @@ def create_topic_v5(conn, name):
     r.i32()
 
     def result(x):
-        cstring(x)
+        x.compact_string()
         error = x.i16()
-        cstring(x)
+        x.compact_string()
         partitions = x.i32()
         x.i16()
-        configs = carray(x, lambda y: (cstring(y), cstring(y), y.i8(), y.i8(), y.i8(), tags(y)))
+        configs = x.compact_array(lambda y: (y.compact_string(), y.compact_string(), y.i8(), y.i8(), y.i8(), tags(y)))
         tagged = tags(x)
         config_error = struct.unpack(">h", tagged[0])[0] if 0 in tagged else 0
         return error, partitions, configs, config_error
 
-    [t] = carray(r, result)
+    [t] = r.compact_array(result)
     return t
 
 # ------------------------------------------------------------------ fixtures

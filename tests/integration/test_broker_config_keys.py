@@ -34,21 +34,13 @@ def incremental_alter(broker, resource_name, ops, validate_only=False):
     with Connection(broker.port) as conn:
         r = flexible_request(conn, API_INCREMENTAL_ALTER_CONFIGS, 1, body)
         r.i32()  # throttle
-        assert read_uvarint(r) == 2, "one resource answered"
+        assert r.uvarint() == 2, "one resource answered"
         error = r.i16()
-        n = read_uvarint(r)
+        n = r.uvarint()
         message = r.take(n - 1).decode() if n else None
         return error, message
 
 
-def read_uvarint(r):
-    shift = value = 0
-    while True:
-        b = r.take(1)[0]
-        value |= (b & 0x7F) << shift
-        shift += 7
-        if not b & 0x80:
-            return value
 
 
 def legacy_alter(broker, resource_name, configs):

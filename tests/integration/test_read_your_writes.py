@@ -64,24 +64,10 @@ def carray(items, enc):
     return kw.uvarint(len(items) + 1) + b"".join(enc(x) for x in items)
 
 
-def read_uvarint(r):
-    shift = value = 0
-    while True:
-        b = r.take(1)[0]
-        value |= (b & 0x7F) << shift
-        shift += 7
-        if not b & 0x80:
-            return value
 
 
-def read_cstring(r):
-    n = read_uvarint(r)
-    return None if n == 0 else r.take(n - 1).decode()
 
 
-def read_carray(r, dec):
-    n = read_uvarint(r)
-    return None if n == 0 else [dec(r) for _ in range(n - 1)]
 
 
 def f64(v):
@@ -93,9 +79,9 @@ def read_f64(r):
 
 
 def skip_tags(r):
-    for _ in range(read_uvarint(r)):
-        read_uvarint(r)
-        r.take(read_uvarint(r))
+    for _ in range(r.uvarint()):
+        r.uvarint()
+        r.take(r.uvarint())
 
 
 # ------------------------------------------------------------------ ACLs
@@ -266,7 +252,7 @@ def upsert_scram(conn, user):
                  + kw.uvarint(33) + os.urandom(32) + b"\x00")
     r = kw.flexible_request(conn, 51, 0, carray([], None) + carray([upsertion], lambda u: u) + b"\x00")
     r.i32()
-    results = read_carray(r, lambda x: (read_cstring(x), x.i16(), read_cstring(x), skip_tags(x)))
+    results = r.compact_array(lambda x: (x.compact_string(), x.i16(), x.compact_string(), skip_tags(x)))
     return results[0][1]
 
 
@@ -274,14 +260,14 @@ def scram_mechanisms(conn, user):
     """DescribeUserScramCredentials v0 of one user: its mechanisms (none when it has none)."""
     r = kw.flexible_request(conn, 50, 0, carray([user], lambda u: kw.compact_string(u) + b"\x00") + b"\x00")
     r.i32()
-    r.i16(), read_cstring(r)
+    r.i16(), r.compact_string()
 
     def result(x):
-        name, error, _ = read_cstring(x), x.i16(), read_cstring(x)
-        infos = read_carray(x, lambda c: (c.i8(), c.i32(), skip_tags(c)))
+        name, error, _ = x.compact_string(), x.i16(), x.compact_string()
+        infos = x.compact_array(lambda c: (c.i8(), c.i32(), skip_tags(c)))
         skip_tags(x)
         return name, error, [m for m, _, _ in infos or []]
-    return [m for name, error, ms in read_carray(r, result) or [] if name == user and error == 0 for m in ms]
+    return [m for name, error, ms in r.compact_array(result) or [] if name == user and error == 0 for m in ms]
 
 
 def test_upserted_scram_credentials_are_described_at_once(follower):
@@ -300,7 +286,7 @@ def set_tenant_limit(conn, principal, topics):
              + carray([0], lambda _: kw.compact_string("max.topics") + kw.i64(topics) + kw.i8(0) + b"\x00") + b"\x00")
     r = kw.flexible_request(conn, 30004, 0, carray([entry], lambda e: e) + kw.i8(0) + b"\x00")
     r.i32()
-    return read_carray(r, lambda x: (read_cstring(x), x.i8(), x.i16(), read_cstring(x), skip_tags(x)))[0][2]
+    return r.compact_array(lambda x: (x.compact_string(), x.i8(), x.i16(), x.compact_string(), skip_tags(x)))[0][2]
 
 
 def tenant_limit(conn, principal):
@@ -308,15 +294,15 @@ def tenant_limit(conn, principal):
     r = kw.flexible_request(conn, 30005, 0, kw.compact_string(principal) + b"\x00")
     r.i32()
     assert r.i16() == 0, "DescribeTenantLimits refused"
-    read_cstring(r)
+    r.compact_string()
 
     def limit(x):
-        name, _ = read_cstring(x), x.i8()
-        values = read_carray(x, lambda v: (read_cstring(v), v.i64(), skip_tags(v)))
+        name, _ = x.compact_string(), x.i8()
+        values = x.compact_array(lambda v: (v.compact_string(), v.i64(), skip_tags(v)))
         x.i32(), x.i32()
         skip_tags(x)
         return name, {k: v for k, v, _ in values or []}
-    for name, values in read_carray(r, limit) or []:
+    for name, values in r.compact_array(limit) or []:
         if name == principal:
             return values.get("max.topics")
     return None
@@ -339,14 +325,14 @@ def create_link(conn, name):
             + carray([], None) + carray([], None) + kw.i8(0) + kw.i8(0) + b"\x00")
     r = kw.flexible_request(conn, 30000, 0, carray([link], lambda x: x) + kw.i8(0) + b"\x00")
     r.i32()
-    return read_carray(r, lambda x: (read_cstring(x), x.i16(), read_cstring(x), skip_tags(x)))[0][1]
+    return r.compact_array(lambda x: (x.compact_string(), x.i16(), x.compact_string(), skip_tags(x)))[0][1]
 
 
 def remove_link(conn, name):
     """AlterMirrorLinks, REMOVE; the link's error code."""
     r = kw.flexible_request(conn, 30001, 0, carray([name], lambda n: kw.compact_string(n) + kw.i8(2) + b"\x00") + b"\x00")
     r.i32()
-    return read_carray(r, lambda x: (read_cstring(x), x.i16(), read_cstring(x), skip_tags(x)))[0][1]
+    return r.compact_array(lambda x: (x.compact_string(), x.i16(), x.compact_string(), skip_tags(x)))[0][1]
 
 
 def link_error(conn, name):
@@ -355,8 +341,8 @@ def link_error(conn, name):
     r.i32()
     assert r.i16() == 0, "DescribeMirrorLinks refused"
     r.i32()
-    assert read_uvarint(r) == 2, "one link asked, one described"
-    assert read_cstring(r) == name
+    assert r.uvarint() == 2, "one link asked, one described"
+    assert r.compact_string() == name
     return r.i16()
 
 

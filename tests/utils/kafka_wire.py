@@ -94,6 +94,23 @@ class Reader:
         n = self.i32()
         return None if n < 0 else [dec(self) for _ in range(n)]
 
+    def uvarint(self):
+        shift = value = 0
+        while True:
+            b = self.take(1)[0]
+            value |= (b & 0x7F) << shift
+            shift += 7
+            if not b & 0x80:
+                return value
+
+    def compact_string(self):
+        n = self.uvarint()
+        return None if n == 0 else self.take(n - 1).decode()
+
+    def compact_array(self, dec):
+        n = self.uvarint()
+        return None if n == 0 else [dec(self) for _ in range(n - 1)]
+
     def varint(self):
         shift = z = 0
         while True:
