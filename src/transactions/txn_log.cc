@@ -61,14 +61,18 @@ Bytes encode_txn_value(const TxnValue& value, int16_t version) {
     throw std::invalid_argument("an Empty transaction state names no partitions");
   protocol::TransactionLogValue v;
   v.producer_id = value.producer_id;
-  v.previous_producer_id = value.previous_producer_id;
-  v.next_producer_id = value.next_producer_id;
+  // Version 0 has no place for these tagged fields: a coordinator below transaction.version 1
+  // loses them, as Kafka's does (they only matter to version 2 clients, which need level 2).
+  if (version >= 1) {
+    v.previous_producer_id = value.previous_producer_id;
+    v.next_producer_id = value.next_producer_id;
+    v.client_transaction_version = value.client_txn_version;
+  }
   v.producer_epoch = value.producer_epoch;
   v.transaction_timeout_ms = value.timeout_ms;
   v.transaction_status = static_cast<int8_t>(value.state);
   v.transaction_last_update_timestamp_ms = value.last_update_ms;
   v.transaction_start_timestamp_ms = value.txn_start_ms;
-  v.client_transaction_version = value.client_txn_version;
   // Kafka writes a null list for Empty and one entry per topic otherwise; the set is ordered
   // by topic, so a topic's partitions are adjacent.
   if (value.state == TxnState::empty) {
