@@ -16,6 +16,8 @@ ErrorCode check_producer(const TxnMetadata* md, ProducerId pid, ProducerEpoch ep
   if (!md) return ErrorCode::invalid_producer_id_mapping;
   if (md->producer_id != pid) return ErrorCode::invalid_producer_id_mapping;
   if (md->producer_epoch != epoch) return ErrorCode::producer_fenced;
+  // An id whose first InitProducerId was never written has handed out no epoch yet.
+  if (md->producer_epoch == kNoProducerEpoch) return ErrorCode::invalid_producer_id_mapping;
   return ErrorCode::none;
 }
 

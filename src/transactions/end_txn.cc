@@ -64,6 +64,9 @@ Decision end_txn(const TxnMetadata* md, const EndTxnRequest& req, int64_t now_ms
       v.last_update_ms = now_ms;
       v.client_txn_version = req.client_txn_version;
       if (supports_epoch_bump(req.client_txn_version)) {
+        // Short.MaxValue is only ever a fence's epoch, never handed to a producer; and there is
+        // nothing to bump it to.
+        if (md->producer_epoch == kMaxProducerEpoch) return Decision::fail(ErrorCode::producer_fenced);
         // The bump fences this transaction's epoch: late batches of it are refused. The last
         // usable epoch is still bumped into (Short.MaxValue), and the id rotates on completion.
         if (epoch_exhausted(md->producer_epoch)) {

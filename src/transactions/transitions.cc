@@ -62,9 +62,12 @@ bool complete_transition(TxnMetadata& md, const TxnValue& next) {
   return true;
 }
 
-void abandon_transition(TxnMetadata& md, bool epoch_fence) {
+void abandon_transition(TxnMetadata& md, const TxnValue& attempted, bool epoch_fence) {
   md.pending_state.reset();
-  if (epoch_fence) md.failed_epoch_fence = true;
+  if (!epoch_fence) return;
+  md.producer_epoch = attempted.producer_epoch;
+  md.last_producer_epoch = kNoProducerEpoch;
+  md.failed_epoch_fence = true;
 }
 
 }  // namespace brokerd::transactions

@@ -103,8 +103,10 @@ void begin_transition(TxnMetadata& md, const TxnValue& next);
 // transition or does not follow from `md`: the state table, the producer id and epoch (the
 // same, one more, or a new id at epoch 0) and the partitions each state allows.
 [[nodiscard]] bool complete_transition(TxnMetadata& md, const TxnValue& next);
-// The write failed: nothing changed but the pending mark, and a failed epoch fence.
-void abandon_transition(TxnMetadata& md, bool epoch_fence);
+// The write of `attempted` failed (or its outcome is unknown): the pending mark goes. A failed
+// epoch fence still fences in memory, since its write may yet be in the log: the old epoch
+// must not write again, and the next fence reuses the bumped epoch instead of bumping twice.
+void abandon_transition(TxnMetadata& md, const TxnValue& attempted, bool epoch_fence);
 
 // ---- InitProducerId (init_producer_id.cc) -----------------------------------------------
 

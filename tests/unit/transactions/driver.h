@@ -78,12 +78,12 @@ class Driver {
     for (auto& plan : plans) finish(plan);
   }
 
-  void abort_timed_out() {
+  void abort_timed_out_transactions() {
     for (const auto& [id, md] : cache)
       if (timed_out(md, now)) pending_.push_back(id);
     auto ids = std::move(pending_);
     pending_.clear();
-    for (const auto& id : ids) apply(id, abort_timed_out(at(id), at(id).producer_id, now));
+    for (const auto& id : ids) apply(id, transactions::abort_timed_out(at(id), at(id).producer_id, now));
   }
 
   void expire_ids() {
@@ -121,7 +121,7 @@ class Driver {
     begin_transition(md, *d.write);
     if (fail_next_write) {
       fail_next_write = false;
-      abandon_transition(md, d.epoch_fence);
+      abandon_transition(md, *d.write, d.epoch_fence);
       return Answer{ErrorCode::not_enough_replicas, {}};
     }
     log.push_back(txn_record(id, *d.write, log_value_version(config.txn_version)));
@@ -148,9 +148,18 @@ class Driver {
     Transition t{md.transactional_id, md.state, next.state};
     bool ok = can_transition(t.from, t.to) && complete_transition(md, next);
     if (!ok) refused = t;
-    EXPECT_TRUE(ok) << md.transactional_id << ": " << state_name(t.from) << " -> " << state_name(t.to);
+    EXPECT_TRUE(ok) << md.transactional_id << ": " << state_name(t.from) << " -> " << state_name(t.to) << "\n  "
+                    << describe(md) << "\n  " << describe(next);
     applied.push_back(t);
     return ok;
+  }
+
+  static std::string describe(const TxnValue& v) {
+    return "pid " + std::to_string(v.producer_id) + " epoch " + std::to_string(v.producer_epoch) + " next " +
+           std::to_string(v.next_producer_id) + " state " + std::string(state_name(v.state)) + " partitions " +
+           std::to_string(v.partitions.size()) + " timeout " + std::to_string(v.timeout_ms) + " start " +
+           std::to_string(v.txn_start_ms) + " update " + std::to_string(v.last_update_ms) + " version " +
+           std::to_string(v.client_txn_version);
   }
 
   std::vector<std::string> pending_;
