@@ -27,9 +27,11 @@ class Field(CppField):
         self.name = spec["name"]
         self.member = snake(self.name)
         self.type = spec["type"].strip()
-        self.versions = Versions(spec.get("versions"))
-        self.nullable = Versions(spec.get("nullableVersions"))
         self.tagged = Versions(spec.get("taggedVersions"))
+        # As Kafka's generator: a field with taggedVersions and no versions exists in exactly
+        # its tagged versions (TransactionLogValue's PreviousProducerId, for one).
+        self.versions = Versions(spec.get("versions", spec.get("taggedVersions")))
+        self.nullable = Versions(spec.get("nullableVersions"))
         self.tag = int(spec["tag"]) if "tag" in spec else None
         self.ignorable = bool(spec.get("ignorable", False))
         self.default = spec.get("default")

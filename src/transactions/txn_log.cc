@@ -1,0 +1,167 @@
+#include "brokerd/transactions/txn_log.h"
+
+#include <limits>
+#include <stdexcept>
+
+#include "brokerd/protocol/messages/transaction_log_key.h"
+#include "brokerd/protocol/messages/transaction_log_value.h"
+#include "brokerd/protocol/wire.h"
+#include "brokerd/transactions/states.h"
+
+namespace brokerd::transactions {
+namespace {
+
+template <typename Msg>
+Bytes versioned(int16_t version, const Msg& msg) {
+  protocol::Writer w;
+  w.i16(version);
+  msg.encode(w, version);
+  return std::move(w).finish_bytes();
+}
+
+void expect_end(const protocol::Reader& r, const char* what) {
+  if (r.remaining() != 0)
+    throw protocol::DecodeError(std::to_string(r.remaining()) + " bytes after the fields of a " + what);
+}
+
+// Decodes one UTF-8 sequence at s[i]; malformed bytes count as one unit each, as the group
+// coordinator's hash does, so any id still maps somewhere.
+uint32_t next_code_point(std::string_view s, size_t& i) {
+  auto byte = [&](size_t k) { return static_cast<unsigned char>(s[k]) & 0x3Fu; };
+  auto c = static_cast<unsigned char>(s[i]);
+  if (c >= 0xF0 && i + 3 < s.size()) {
+    uint32_t cp = ((c & 0x07u) << 18) | (byte(i + 1) << 12) | (byte(i + 2) << 6) | byte(i + 3);
+    i += 4;
+    return cp;
+  }
+  if (c >= 0xE0 && i + 2 < s.size()) {
+    uint32_t cp = ((c & 0x0Fu) << 12) | (byte(i + 1) << 6) | byte(i + 2);
+    i += 3;
+    return cp;
+  }
+  if (c >= 0xC0 && i + 1 < s.size()) {
+    uint32_t cp = ((c & 0x1Fu) << 6) | byte(i + 1);
+    i += 2;
+    return cp;
+  }
+  i += 1;
+  return c;
+}
+
+}  // namespace
+
+Bytes encode_txn_key(std::string_view transactional_id) {
+  protocol::TransactionLogKey k;
+  k.transactional_id = std::string(transactional_id);
+  return versioned(kTxnKeyVersion, k);
+}
+
+Bytes encode_txn_value(const TxnValue& value, int16_t version) {
+  if (value.state == TxnState::empty && !value.partitions.empty())
+    throw std::invalid_argument("an Empty transaction state names no partitions");
+  protocol::TransactionLogValue v;
+  v.producer_id = value.producer_id;
+  // Version 0 has no place for these tagged fields: a coordinator below transaction.version 1
+  // loses them, as Kafka's does (they only matter to version 2 clients, which need level 2).
+  if (version >= 1) {
+    v.previous_producer_id = value.previous_producer_id;
+    v.next_producer_id = value.next_producer_id;
+    v.client_transaction_version = value.client_txn_version;
+  }
+  v.producer_epoch = value.producer_epoch;
+  v.transaction_timeout_ms = value.timeout_ms;
+  v.transaction_status = static_cast<int8_t>(value.state);
+  v.transaction_last_update_timestamp_ms = value.last_update_ms;
+  v.transaction_start_timestamp_ms = value.txn_start_ms;
+  // Kafka writes a null list for Empty and one entry per topic otherwise; the set is ordered
+  // by topic, so a topic's partitions are adjacent.
+  if (value.state == TxnState::empty) {
+    v.transaction_partitions = std::nullopt;
+  } else {
+    std::vector<protocol::TransactionLogValue::PartitionsSchema> topics;
+    for (const auto& tp : value.partitions) {
+      if (topics.empty() || topics.back().topic != tp.topic) {
+        topics.emplace_back();
+        topics.back().topic = tp.topic;
+      }
+      topics.back().partition_ids.push_back(tp.partition);
+    }
+    v.transaction_partitions = std::move(topics);
+  }
+  return versioned(version, v);
+}
+
+TxnLogRecord txn_record(std::string_view transactional_id, const TxnValue& value, int16_t version) {
+  return TxnLogRecord{encode_txn_key(transactional_id), encode_txn_value(value, version)};
+}
+
+TxnLogRecord txn_tombstone(std::string_view transactional_id) {
+  return TxnLogRecord{encode_txn_key(transactional_id), std::nullopt};
+}
+
+std::optional<std::string> decode_txn_key(std::span<const std::byte> key) {
+  protocol::Reader r(key);
+  int16_t version = r.i16();
+  if (version < protocol::TransactionLogKey::min_version || version > protocol::TransactionLogKey::max_version)
+    return std::nullopt;
+  protocol::TransactionLogKey k;
+  k.decode(r, version);
+  expect_end(r, "TransactionLogKey");
+  return std::move(k.transactional_id);
+}
+
+TxnMetadata decode_txn_value(std::string transactional_id, std::span<const std::byte> value) {
+  protocol::Reader r(value);
+  int16_t version = r.i16();
+  if (version < protocol::TransactionLogValue::min_version || version > protocol::TransactionLogValue::max_version)
+    throw protocol::DecodeError("unknown TransactionLogValue version " + std::to_string(version));
+  protocol::TransactionLogValue v;
+  v.decode(r, version);
+  expect_end(r, "TransactionLogValue");
+  auto state = state_from_id(v.transaction_status);
+  if (!state) throw protocol::DecodeError("unknown transaction state id " + std::to_string(v.transaction_status));
+
+  TxnMetadata md;
+  md.transactional_id = std::move(transactional_id);
+  md.producer_id = v.producer_id;
+  md.previous_producer_id = v.previous_producer_id;
+  md.next_producer_id = v.next_producer_id;
+  md.producer_epoch = v.producer_epoch;
+  md.last_producer_epoch = kNoProducerEpoch;
+  md.timeout_ms = v.transaction_timeout_ms;
+  md.state = *state;
+  md.txn_start_ms = v.transaction_start_timestamp_ms;
+  md.last_update_ms = v.transaction_last_update_timestamp_ms;
+  md.client_txn_version = v.client_transaction_version;
+  // An Empty id has no transaction, whatever the record says (Kafka ignores the list too).
+  if (md.state != TxnState::empty && v.transaction_partitions) {
+    for (const auto& t : *v.transaction_partitions)
+      for (int32_t p : t.partition_ids) md.partitions.insert(TopicPartition{t.topic, p});
+  }
+  return md;
+}
+
+int32_t java_string_hash(std::string_view s) {
+  uint32_t h = 0;
+  auto mix = [&](uint32_t unit) { h = 31 * h + unit; };
+  for (size_t i = 0; i < s.size();) {
+    uint32_t cp = next_code_point(s, i);
+    if (cp > 0xFFFF) {  // a surrogate pair in UTF-16
+      cp -= 0x10000;
+      mix(0xD800 + (cp >> 10));
+      mix(0xDC00 + (cp & 0x3FF));
+    } else {
+      mix(cp);
+    }
+  }
+  return static_cast<int32_t>(h);
+}
+
+int32_t partition_for(std::string_view transactional_id, int32_t partitions) {
+  int32_t h = java_string_hash(transactional_id);
+  // Kafka's Utils.abs: Integer.MIN_VALUE maps to 0 rather than staying negative.
+  int32_t abs = h == std::numeric_limits<int32_t>::min() ? 0 : (h < 0 ? -h : h);
+  return abs % partitions;
+}
+
+}  // namespace brokerd::transactions
