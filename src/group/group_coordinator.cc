@@ -23,6 +23,7 @@
 #include "brokerd/net/run_on.h"
 #include "brokerd/storage/batch_builder.h"
 #include "group/group_partition.h"
+#include "brokerd/common/java_hash.h"
 
 namespace brokerd::group {
 namespace {
@@ -31,39 +32,8 @@ partitions::TopicPartition offsets_tp(int32_t p) { return {std::string(kOffsetsT
 
 }  // namespace
 
-int32_t java_string_hashcode(std::string_view s) {
-  uint32_t h = 0;
-  auto mix = [&](uint32_t unit) { h = 31 * h + unit; };
-  for (size_t i = 0; i < s.size();) {
-    auto c = static_cast<unsigned char>(s[i]);
-    uint32_t cp = c;
-    size_t n = 1;
-    if (c >= 0xF0 && i + 3 < s.size()) {
-      cp = ((c & 0x07u) << 18) | ((static_cast<unsigned char>(s[i + 1]) & 0x3Fu) << 12) |
-           ((static_cast<unsigned char>(s[i + 2]) & 0x3Fu) << 6) | (static_cast<unsigned char>(s[i + 3]) & 0x3Fu);
-      n = 4;
-    } else if (c >= 0xE0 && i + 2 < s.size()) {
-      cp = ((c & 0x0Fu) << 12) | ((static_cast<unsigned char>(s[i + 1]) & 0x3Fu) << 6) |
-           (static_cast<unsigned char>(s[i + 2]) & 0x3Fu);
-      n = 3;
-    } else if (c >= 0xC0 && i + 1 < s.size()) {
-      cp = ((c & 0x1Fu) << 6) | (static_cast<unsigned char>(s[i + 1]) & 0x3Fu);
-      n = 2;
-    }
-    if (cp > 0xFFFF) {
-      cp -= 0x10000;
-      mix(0xD800 + (cp >> 10));
-      mix(0xDC00 + (cp & 0x3FF));
-    } else {
-      mix(cp);
-    }
-    i += n;
-  }
-  return static_cast<int32_t>(h);
-}
-
 int32_t offsets_partition_for(std::string_view group_id, int32_t partitions) {
-  return (java_string_hashcode(group_id) & 0x7fffffff) % partitions;
+  return (java_string_hash(group_id) & 0x7fffffff) % partitions;
 }
 
 Settings settings_from(const config::BrokerConfig& cfg) {

@@ -1,6 +1,6 @@
 #pragma once
 // The group coordinator (classic protocol). A group belongs to one partition of
-// __consumer_offsets, (java_string_hashcode(group_id) & 0x7fffffff) % partitions, and all of
+// __consumer_offsets, (java_string_hash(group_id) & 0x7fffffff) % partitions, and all of
 // its state lives on that partition's home shard: each call below hops there (run_on), does
 // its work without locks, and resumes the caller on its own executor. Joins and syncs that
 // wait for a rebalance are coroutines parked on that shard's timers.
@@ -32,8 +32,9 @@ namespace brokerd::group {
 
 class GroupPartition;
 
-// Kafka's String.hashCode of a group id (over its UTF-16 code units).
-int32_t java_string_hashcode(std::string_view utf8);
+// The __consumer_offsets partition of a group. (Kafka takes Utils.abs of the hash where
+// this clears its sign bit: a group whose hash is negative sits on another partition than
+// Kafka would put it; kept, since moving it would strand the group's committed offsets.)
 int32_t offsets_partition_for(std::string_view group_id, int32_t partitions);
 
 Settings settings_from(const config::BrokerConfig& cfg);

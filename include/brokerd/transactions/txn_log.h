@@ -38,8 +38,6 @@ std::optional<std::string> decode_txn_key(std::span<const std::byte> key);
 // Throws protocol::DecodeError on malformed bytes, an unknown version or an unknown state.
 TxnMetadata decode_txn_value(std::string transactional_id, std::span<const std::byte> value);
 
-// Java's String.hashCode of the id's UTF-16 code units.
-int32_t java_string_hash(std::string_view s);
 // The partition of __transaction_state that holds a transactional id, and so the coordinator
 // that owns it: Utils.abs(transactionalId.hashCode) % partitions.
 int32_t partition_for(std::string_view transactional_id, int32_t partitions);

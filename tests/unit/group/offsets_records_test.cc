@@ -2,6 +2,8 @@
 // schemas (int16 version, then the fields big-endian, strings as int16 length + bytes).
 #include <gtest/gtest.h>
 
+#include "brokerd/common/java_hash.h"
+
 #include "brokerd/group/group_coordinator.h"
 #include "brokerd/group/offsets_records.h"
 #include "brokerd/protocol/wire.h"
@@ -162,10 +164,10 @@ TEST(OffsetsRecords, OnlyPlainBatchesWithoutAProducerAreTheCoordinators) {
 }
 
 TEST(GroupPartitioning, JavaStringHashCode) {
-  EXPECT_EQ(java_string_hashcode("abc"), 96354);
-  EXPECT_EQ(java_string_hashcode("my-group"), -1906497762);
-  EXPECT_EQ(java_string_hashcode("\xc3\xa9-gr\xc3\xbcppe"), -1897389896);
-  EXPECT_EQ(java_string_hashcode("\xf0\x9f\x98\x80x"), 54959989);
+  EXPECT_EQ(java_string_hash("abc"), 96354);
+  EXPECT_EQ(java_string_hash("my-group"), -1906497762);
+  EXPECT_EQ(java_string_hash("\xc3\xa9-gr\xc3\xbcppe"), -1897389896);
+  EXPECT_EQ(java_string_hash("\xf0\x9f\x98\x80x"), 54959989);
   EXPECT_EQ(offsets_partition_for("my-group", 50), 36);
   EXPECT_EQ(offsets_partition_for("abc", 50), 4);
   EXPECT_EQ(offsets_partition_for("", 50), 0);

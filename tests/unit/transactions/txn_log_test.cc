@@ -4,6 +4,7 @@
 
 #include <initializer_list>
 
+#include "brokerd/common/java_hash.h"
 #include "brokerd/protocol/wire.h"
 
 namespace brokerd::transactions {
