@@ -6,7 +6,7 @@
 // holds them (metadata/config_requests.h), so that concurrent changes of different keys of
 // one resource through different brokers all stay: this node when it leads the metadata
 // quorum, else the controller it forwards them to (answered once this node's image holds
-// the change).
+// the change). A controller of an older release does not take them: increments_here.h.
 #include <map>
 #include <optional>
 #include <utility>
@@ -21,6 +21,7 @@
 #include "kafka/authorize.h"
 #include "kafka/handler.h"
 #include "kafka/handlers/config_resources.h"
+#include "kafka/handlers/increments_here.h"
 
 namespace brokerd::kafka {
 namespace {
@@ -68,6 +69,16 @@ boost::asio::awaitable<std::vector<Answer>> apply_on_controller(HandlerContext& 
     IncrementalAlterConfigsResponse resp = co_await svc.blocking.run(std::move(work));
     co_await svc.partitions.reconcile(svc.metadata.image());
     co_return std::move(resp.responses);
+  }
+  std::optional<bool> takes = co_await controller_takes_increments(ctx);
+  if (!takes) co_return all(ErrorCode::request_timed_out, "no controller answered in time");
+  if (!*takes) {
+    std::vector<Answer> out;
+    for (const auto& res : sent.resources) {
+      ConfigResult result = co_await apply_increments_here(svc, res, sent.validate_only);
+      out.push_back(answer_of(res, result));
+    }
+    co_return out;
   }
   protocol::Writer w;
   sent.encode(w, ctx.version);
