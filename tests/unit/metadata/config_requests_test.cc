@@ -1,7 +1,8 @@
 // IncrementalAlterConfigs as the controller answers it: the operations on one resource's set
 // (SET, DELETE, APPEND, SUBTRACT; list keys only for the last two; Kafka's codes and words),
 // and the answer of a store that leads a quorum in memory: changes applied to the set as it
-// stands, so concurrent changes of different keys all stay.
+// stands, so concurrent changes of different keys all stay; refusals (validation, a mirror's
+// copied configs, resources named twice) write nothing.
 #include "brokerd/metadata/config_requests.h"
 
 #include <gtest/gtest.h>
@@ -153,6 +154,29 @@ TEST(IncrementalAlterConfigsAnswer, ValidateOnlyAndRefusalsWriteNothing) {
   EXPECT_EQ(read_only.second, "Cannot update these configs dynamically: Set(broker.id)");
   EXPECT_EQ(c.quorum.entries().size(), before);
   EXPECT_TRUE(c.store.image()->topic("orders")->configs.empty());
+}
+
+TEST(IncrementalAlterConfigsAnswer, AMirrorKeepsTheConfigsItsLinkCopies) {
+  Controller c;
+  MirrorLink link;
+  link.name = "dr";
+  link.source_bootstrap = "127.0.0.1:1";
+  link.topics = {"orders"};
+  ASSERT_EQ(c.store.create_link(link, false).error, ErrorCode::none);
+  TopicSpec spec;
+  spec.name = "orders";
+  spec.partitions = 1;
+  spec.replication_factor = 1;
+  spec.mirror_link = "dr";
+  spec.source_topic_id = protocol::Uuid::random();
+  ASSERT_EQ(c.store.create_topics({spec}, false)[0].error, ErrorCode::none);
+  EXPECT_EQ(c.alter(resource(kTopicConfigResource, "orders", {{"retention.ms", kConfigSet, "1000"}})),
+            std::make_pair(ErrorCode::invalid_request,
+                           std::string("Topic orders is a mirror of link dr and is read-only until the link promotes it.")));
+  EXPECT_EQ(c.alter(resource(kTopicConfigResource, "orders", {{"min.insync.replicas", kConfigSet, "1"}})).first,
+            ErrorCode::none)
+      << "a setting the link does not copy stays this cluster's";
+  EXPECT_EQ(c.store.image()->topic("orders")->configs, (ConfigMap{{"min.insync.replicas", "1"}}));
 }
 
 TEST(IncrementalAlterConfigsAnswer, ResourcesNamedTwiceAndOtherTypesAreRefused) {
