@@ -70,9 +70,7 @@ boost::asio::awaitable<std::vector<Answer>> apply_on_controller(HandlerContext& 
     co_await svc.partitions.reconcile(svc.metadata.image());
     co_return std::move(resp.responses);
   }
-  std::optional<bool> takes = co_await controller_takes_increments(ctx);
-  if (!takes) co_return all(ErrorCode::request_timed_out, "no controller answered in time");
-  if (!*takes) {
+  if (!co_await controller_takes_increments(ctx)) {
     std::vector<Answer> out;
     for (const auto& res : sent.resources) {
       ConfigResult result = co_await apply_increments_here(svc, res, sent.validate_only);

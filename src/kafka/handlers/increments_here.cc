@@ -10,29 +10,15 @@
 #include "brokerd/metadata/metadata_store.h"
 #include "brokerd/net/blocking_pool.h"
 #include "brokerd/partitions/partition_manager.h"
-#include "brokerd/protocol/messages/api_versions_response.h"
 #include "kafka/handler.h"
 
 namespace brokerd::kafka {
 
-boost::asio::awaitable<std::optional<bool>> controller_takes_increments(HandlerContext& ctx) {
-  constexpr int16_t kApiVersions = 18;
+boost::asio::awaitable<bool> controller_takes_increments(HandlerContext& ctx) {
   auto* channel = ctx.services.metadata.channel();
-  auto ask = [channel]() -> std::optional<Bytes> {
-    if (!channel) return std::nullopt;
-    return channel->forward(kApiVersions, 0, Bytes{});
-  };
-  std::optional<Bytes> body = co_await ctx.services.blocking.run(std::move(ask));
-  if (!body) co_return std::nullopt;
-  try {
-    protocol::Reader r(*body);
-    protocol::ApiVersionsResponse resp;
-    resp.decode(r, 0);
-    co_return std::any_of(resp.api_keys.begin(), resp.api_keys.end(),
-                          [](const auto& k) { return k.api_key == metadata::kIncrementalAlterConfigs; });
-  } catch (const protocol::DecodeError&) {
-    co_return true;  // the forward that follows says what is wrong
-  }
+  if (!channel) co_return true;
+  co_return co_await ctx.services.blocking.run(
+      [channel] { return channel->leader_serves(metadata::kIncrementalAlterConfigs); });
 }
 
 boost::asio::awaitable<ConfigResult> apply_increments_here(

@@ -14,9 +14,9 @@ namespace brokerd::kafka {
 
 struct HandlerContext;
 
-// Whether the quorum's leader serves IncrementalAlterConfigs (asked with ApiVersions through
-// the forwarding channel); nullopt when no controller answered in time.
-boost::asio::awaitable<std::optional<bool>> controller_takes_increments(HandlerContext& ctx);
+// Whether the quorum's leader serves IncrementalAlterConfigs (ControllerChannel::leader_serves:
+// ApiVersions at most once a minute per controller; true when it cannot tell).
+boost::asio::awaitable<bool> controller_takes_increments(HandlerContext& ctx);
 
 // One resource (checked and authorized) changed the older way.
 boost::asio::awaitable<ConfigResult> apply_increments_here(
