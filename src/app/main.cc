@@ -381,7 +381,7 @@ int run(const brokerd::config::BrokerConfig& cfg) {
   controller::BrokerRegistry broker_registry(metadata, quorum_driver, cfg.integer("broker.session.timeout.ms"),
                                              cfg.integer("broker.heartbeat.interval.ms"));
   controller::ControllerDispatcher controller_dispatcher(quorum_driver, metadata, broker_registry, blocking,
-                                                         sasl_listeners, authorization);
+                                                         sasl_listeners, authorization, cfg);
   net::Server controller_server(controller_reactor, blocking, controller_dispatcher, controller_listeners, server_cfg);
   controller::BrokerLifecycle lifecycle(metadata, quorum_driver, broker_registry, self, advertised.listener,
                                         cfg.integer("broker.heartbeat.interval.ms"),

@@ -5,6 +5,7 @@
 #include "brokerd/metadata/acl_requests.h"
 #include "brokerd/metadata/scram_credential_requests.h"
 #include "brokerd/metadata/client_quota_requests.h"
+#include "brokerd/metadata/config_requests.h"
 #include "brokerd/metadata/reassignment_requests.h"
 #include "brokerd/common/clock.h"
 #include "brokerd/common/logger.h"
@@ -83,6 +84,7 @@ const std::vector<ControllerApi>& controller_apis() {
       {kCreateTopics, kCreateTopicsVersion, kCreateTopicsVersion},
       {kDeleteTopics, kDeleteTopicsVersion, kDeleteTopicsVersion},
       {kAlterConfigs, kAlterConfigsVersion, kAlterConfigsVersion},
+      {metadata::kIncrementalAlterConfigs, 0, metadata::kIncrementalAlterConfigsMaxVersion},
       {kCreatePartitions, kCreatePartitionsVersion, kCreatePartitionsVersion},
       {kAllocateProducerIds, kAllocateProducerIdsVersion, kAllocateProducerIdsVersion},
       {kAlterPartition, kAlterPartitionVersion, kAlterPartitionMaxVersion},
@@ -268,6 +270,10 @@ boost::asio::awaitable<net::Response> ControllerDispatcher::dispatch(net::Reques
       case kAlterConfigs:
         co_return co_await on_blocking_pool<protocol::AlterConfigsRequest>(
             req, body, [this](const auto& r) { return serve_alter_configs(metadata_, r); });
+      case metadata::kIncrementalAlterConfigs:
+        co_return co_await on_blocking_pool<protocol::IncrementalAlterConfigsRequest>(req, body, [this](const auto& r) {
+          return metadata::answer_incremental_alter_configs(metadata_, r, statics_);
+        });
       case kAllocateProducerIds:
         co_return co_await on_blocking_pool<protocol::AllocateProducerIdsRequest>(
             req, body, [this](const auto& r) { return serve_allocate_producer_ids(metadata_, r); });

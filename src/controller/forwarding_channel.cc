@@ -27,7 +27,7 @@ constexpr int16_t kCreateTopics = 19, kDeleteTopics = 20, kAlterConfigs = 33, kC
 constexpr int8_t kTopicResource = 2, kBrokerResource = 4;
 constexpr int64_t kAlterPartitionTimeoutMs = 2000;
 constexpr int16_t kApiVersions = 18;
-constexpr int64_t kEnvelopeRecheckMs = 60'000;
+constexpr int64_t kServedApisRecheckMs = 60'000;
 
 metadata::ForwardedAnswer answer_of(int16_t code, const std::optional<std::string>& message) {
   metadata::ForwardedAnswer a;
@@ -134,33 +134,39 @@ void ForwardingChannel::hold(std::optional<int64_t> end, int64_t answered_at_ms,
                                   api_key, image_.applied());
 }
 
-bool ForwardingChannel::leader_takes_envelopes() {
+bool ForwardingChannel::leader_serves(int16_t api_key) {
   const int32_t leader = quorum_.status().leader_id;
   const quorum::Voter* to = nullptr;
   for (const auto& v : quorum_.options().voters)
     if (v.id == leader) to = &v;
   if (!to) return true;
   std::lock_guard lock(mu_);
-  auto& known = envelopes_[leader];
+  auto& known = served_[leader];
   const int64_t now = steady_clock_ms();
-  if (known.checked_at_ms > 0 && now - known.checked_at_ms < kEnvelopeRecheckMs) return known.served;
-  auto body = client_.call(*to, kApiVersions, 0, Bytes{});
-  if (!body) return true;  // no answer: the call that follows retries as any forwarded change does
-  try {
-    protocol::Reader r(body->data);
-    protocol::ApiVersionsResponse resp;
-    resp.decode(r, 0);
-    known.served = std::any_of(resp.api_keys.begin(), resp.api_keys.end(),
-                               [](const auto& k) { return k.api_key == kEnvelope; });
-  } catch (const protocol::DecodeError&) {
-    known.served = true;
+  if (known.checked_at_ms == 0 || now - known.checked_at_ms >= kServedApisRecheckMs) {
+    auto body = client_.call(*to, kApiVersions, 0, Bytes{});
+    if (!body) return true;  // no answer: the call that follows retries as any forwarded change does
+    known.keys.clear();
+    try {
+      protocol::Reader r(body->data);
+      protocol::ApiVersionsResponse resp;
+      resp.decode(r, 0);
+      for (const auto& k : resp.api_keys) known.keys.insert(k.api_key);
+      known.known = true;
+    } catch (const protocol::DecodeError&) {
+      known.known = false;
+    }
+    known.checked_at_ms = now;
   }
-  known.checked_at_ms = now;
-  if (!known.served)
-    module_logger("quorum")->warn("controller {} does not take Envelope (an older release): topics created through this "
-                                  "node have no owner until it is upgraded, and tenant limits do not count them",
-                                  leader);
-  return known.served;
+  return !known.known || known.keys.contains(api_key);
+}
+
+bool ForwardingChannel::leader_takes_envelopes() {
+  if (leader_serves(kEnvelope)) return true;
+  module_logger("quorum")->warn("controller {} does not take Envelope (an older release): topics created through this "
+                                "node have no owner until it is upgraded, and tenant limits do not count them",
+                                quorum_.status().leader_id);
+  return false;
 }
 
 std::vector<metadata::ForwardedAnswer> ForwardingChannel::create_topics(const std::vector<metadata::TopicSpec>& topics) {

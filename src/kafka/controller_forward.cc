@@ -5,7 +5,7 @@
 
 namespace brokerd::kafka {
 
-boost::asio::awaitable<std::optional<net::Response>> forward_to_controller(HandlerContext& ctx, Bytes body) {
+boost::asio::awaitable<std::optional<Bytes>> forward_body_to_controller(HandlerContext& ctx, Bytes body) {
   // Named variables, not temporaries of the co_await expression (GCC 12 destroys those twice).
   auto* channel = ctx.services.metadata.channel();
   auto shared = std::make_shared<const Bytes>(std::move(body));
@@ -15,9 +15,14 @@ boost::asio::awaitable<std::optional<net::Response>> forward_to_controller(Handl
     return channel->forward(api_key, version, *shared);
   };
   std::optional<Bytes> answer = co_await ctx.services.blocking.run(std::move(forward));
+  co_return answer;
+}
+
+boost::asio::awaitable<std::optional<net::Response>> forward_to_controller(HandlerContext& ctx, Bytes body) {
+  std::optional<Bytes> answer = co_await forward_body_to_controller(ctx, std::move(body));
   if (!answer) co_return std::nullopt;
   protocol::Writer out;
-  protocol::encode_response_header(out, api_key, version, ctx.request.correlation_id);
+  protocol::encode_response_header(out, ctx.request.api_key, ctx.version, ctx.request.correlation_id);
   out.raw(*answer);
   co_return net::Response{std::move(out).finish()};
 }

@@ -83,6 +83,9 @@ int32_t withheld_leader(const Services& services);
 // to the controller's listener and returns the answer unchanged (a change once this node's
 // metadata image holds it), or nullopt when no controller answered in time.
 boost::asio::awaitable<std::optional<net::Response>> forward_to_controller(HandlerContext& ctx, Bytes body);
+// The same, for a handler that merges the controller's answer with its own: the answer's
+// body (no header), for the request's API key and version.
+boost::asio::awaitable<std::optional<Bytes>> forward_body_to_controller(HandlerContext& ctx, Bytes body);
 
 boost::asio::awaitable<net::Response> handle_produce(HandlerContext& ctx);
 boost::asio::awaitable<net::Response> handle_sasl_handshake(HandlerContext& ctx);

@@ -1,5 +1,7 @@
 #include "brokerd/metadata/mirror_link.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <set>
 #include <stdexcept>
@@ -59,6 +61,10 @@ bool is_secret_setting(std::string_view key) {
 bool mirrored_config(std::string_view name) {
   return !name.ends_with(".replication.throttled.replicas") && name != "min.insync.replicas" &&
          name != "unclean.leader.election.enable";
+}
+
+std::string read_only_mirror(std::string_view topic, std::string_view link) {
+  return fmt::format("Topic {} is a mirror of link {} and is read-only until the link promotes it.", topic, link);
 }
 
 }  // namespace brokerd::metadata

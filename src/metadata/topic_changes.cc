@@ -338,10 +338,24 @@ TopicChange MetadataStore::set_topic_configs(const std::string& name, const std:
     });
     return applied(name, image()->topic_ptr(name));
   }
+  return edit_topic_configs(
+      name,
+      [&overrides](const MetadataImage&, std::map<std::string, std::string>& configs) {
+        configs = overrides;
+        return ChangeAnswer{};
+      },
+      validate_only);
+}
+
+TopicChange MetadataStore::edit_topic_configs(const std::string& name, const ConfigEdit& edit, bool validate_only) {
   std::lock_guard lock(write_mutex_);
   auto current = image();
   const TopicMetadata* t = current->topic(name);
   if (!t) return failure(ErrorCode::unknown_topic_or_partition, "This server does not host this topic.");
+  auto overrides = t->configs;
+  if (auto refused = edit(*current, overrides); refused.error != ErrorCode::none)
+    return failure(refused.error, std::move(refused.message));
+  if (auto [err, msg] = validate_topic_configs(overrides); err != ErrorCode::none) return failure(err, msg);
   auto topic = std::make_shared<TopicMetadata>(*t);
   topic->configs = overrides;
   if (validate_only) return TopicChange{ErrorCode::none, {}, topic, nullptr};
@@ -369,11 +383,27 @@ TopicChange MetadataStore::set_broker_configs(const std::string& resource,
     });
     return TopicChange{ErrorCode::none, {}, nullptr, image()};
   }
+  return edit_broker_configs(
+      resource,
+      [&values](const MetadataImage&, std::map<std::string, std::string>& configs) {
+        configs = values;
+        return ChangeAnswer{};
+      },
+      false);
+}
+
+TopicChange MetadataStore::edit_broker_configs(const std::string& resource, const ConfigEdit& edit, bool validate_only) {
   std::lock_guard lock(write_mutex_);
   auto current = image();
   static const std::map<std::string, std::string> kNone;
   auto it = current->broker_configs->find(resource);
   const auto& before = it == current->broker_configs->end() ? kNone : it->second;
+  auto edited = before;
+  if (auto refused = edit(*current, edited); refused.error != ErrorCode::none)
+    return failure(refused.error, std::move(refused.message));
+  std::map<std::string, std::string> values;
+  if (auto why = config::check_dynamic(edited, resource.empty(), &values)) return failure(ErrorCode::invalid_request, *why);
+  if (validate_only) return TopicChange{ErrorCode::none, {}, nullptr, current};
   std::vector<Bytes> records;
   add_config_changes(records, before, values, [&](const std::string& k, const std::optional<std::string>& v) {
     return broker_config_record(resource, k, v);

@@ -3,7 +3,8 @@
 // the metadata quorum — Vote, BeginQuorumEpoch, EndQuorumEpoch, Fetch and FetchSnapshot of
 // `__cluster_metadata` — the brokers' BrokerRegistration and BrokerHeartbeat, the metadata
 // changes brokers forward to the active controller (CreateTopics, DeleteTopics,
-// CreatePartitions, AlterConfigs, AllocateProducerIds, and brokerd's own), plus ApiVersions
+// CreatePartitions, AlterConfigs, IncrementalAlterConfigs, AllocateProducerIds, and brokerd's
+// own), plus ApiVersions
 // and DescribeQuorum. A CreateTopics a client sent comes in an Envelope (58) naming the
 // client's principal, which owns the topics (tenant limits count them).
 // Client APIs are not served here: such a request closes its connection, as any unserved
@@ -33,6 +34,9 @@ class Reader;
 namespace brokerd::metadata {
 class MetadataStore;
 }  // namespace brokerd::metadata
+namespace brokerd::config {
+class BrokerConfig;
+}
 namespace brokerd::security {
 class SaslListeners;
 struct Authorization;
@@ -53,16 +57,19 @@ class BrokerRegistry;
 
 class ControllerDispatcher final : public net::Dispatcher {
  public:
-  // Registration and heartbeats block on the quorum: they run on `blocking`.
+  // Registration and heartbeats block on the quorum: they run on `blocking`. `statics` is
+  // this node's static config: IncrementalAlterConfigs' APPEND and SUBTRACT start from it for
+  // a key no dynamic layer sets.
   ControllerDispatcher(quorum::QuorumDriver& quorum, metadata::MetadataStore& metadata, BrokerRegistry& brokers,
                        net::BlockingPool& blocking, const security::SaslListeners& sasl,
-                       const security::Authorization& authorization)
+                       const security::Authorization& authorization, const config::BrokerConfig& statics)
       : quorum_(quorum),
         metadata_(metadata),
         brokers_(brokers),
         blocking_(blocking),
         sasl_(sasl),
-        authorization_(authorization) {}
+        authorization_(authorization),
+        statics_(statics) {}
   boost::asio::awaitable<net::Response> dispatch(net::Request req) override;
 
  private:
@@ -84,6 +91,7 @@ class ControllerDispatcher final : public net::Dispatcher {
   net::BlockingPool& blocking_;
   const security::SaslListeners& sasl_;
   const security::Authorization& authorization_;
+  const config::BrokerConfig& statics_;
   quorum::RateLimitedLog refusal_log_;
 };
 

@@ -13,6 +13,7 @@
 // at once.
 #include <atomic>
 #include <map>
+#include <set>
 #include <mutex>
 #include <optional>
 
@@ -46,6 +47,7 @@ class ForwardingChannel final : public metadata::ControllerChannel {
   std::optional<metadata::ProducerIdBlock> allocate_producer_ids(int32_t broker_id, int64_t broker_epoch) override;
   std::vector<metadata::AlterPartitionAnswer> alter_partitions(const std::vector<metadata::AlterPartitionItem>& items) override;
   std::optional<Bytes> forward(int16_t api_key, int16_t version, const Bytes& body) override;
+  bool leader_serves(int16_t api_key) override;
   // From now on no call waits for a controller: a call in flight gives up at once, the others
   // at their next retry (a change waiting then gets REQUEST_TIMED_OUT). At shutdown, when the
   // other nodes may be stopping too and no quorum is left, an ISR change or an admin request
@@ -81,8 +83,8 @@ class ForwardingChannel final : public metadata::ControllerChannel {
   void hold(std::optional<int64_t> end, int64_t answered_at_ms, int64_t deadline_ms, int16_t api_key);
 
   // Whether the quorum's leader takes Envelope (58), which carries a client's principal with
-  // a forwarded CreateTopics: asked with ApiVersions, again after a minute. A controller of
-  // an older release does not, and gets the plain request (during a rolling upgrade).
+  // a forwarded CreateTopics. A controller of an older release does not, and gets the plain
+  // request (during a rolling upgrade).
   bool leader_takes_envelopes();
 
   quorum::QuorumDriver& quorum_;
@@ -91,11 +93,12 @@ class ForwardingChannel final : public metadata::ControllerChannel {
   std::atomic<bool> stopping_{false};
   std::mutex mu_;
   ControllerClient client_;
-  struct EnvelopeSupport {
-    bool served = true;
+  struct ServedApis {
+    std::set<int16_t> keys;
+    bool known = false;  // false: the controller did not answer ApiVersions understandably
     int64_t checked_at_ms = 0;
   };
-  std::map<int32_t, EnvelopeSupport> envelopes_;  // by controller id (mu_)
+  std::map<int32_t, ServedApis> served_;  // by controller id (mu_)
 };
 
 }  // namespace brokerd::controller

@@ -75,6 +75,11 @@ class ControllerChannel {
   // quorum's leader as is; its response body, or nullopt when no leader answered in time.
   // One that may change the metadata is answered once this node's image holds the change.
   virtual std::optional<Bytes> forward(int16_t api_key, int16_t version, const Bytes& body) = 0;
+  // Whether the quorum's leader serves `api_key` on its controller listener (a controller of
+  // an older release may not, during a rolling upgrade). Asked with ApiVersions at most once
+  // a minute per controller; true when it cannot tell (the call that follows then fails or
+  // retries as any forwarded request does). Blocks: call it off the reactors.
+  virtual bool leader_serves(int16_t api_key) = 0;
 };
 
 }  // namespace brokerd::metadata

@@ -153,6 +153,17 @@ class MetadataStore final : public quorum::QuorumListener {
     std::string message;
   };
 
+  // A config set changed as a function of the set as it stands (IncrementalAlterConfigs):
+  // `edit` gets the image and the resource's current set, changes the set in place, and
+  // answers an error to refuse. It runs under the write mutex, against the image every
+  // earlier change is in, so no other config write comes between its read and the commit.
+  // The result is checked as set_topic_configs / set_broker_configs check theirs. A write
+  // commits on the controller only (NOT_CONTROLLER elsewhere: the request is forwarded
+  // instead); validate_only writes nothing.
+  using ConfigEdit = std::function<ChangeAnswer(const MetadataImage& current, std::map<std::string, std::string>& configs)>;
+  TopicChange edit_topic_configs(const std::string& name, const ConfigEdit& edit, bool validate_only);
+  TopicChange edit_broker_configs(const std::string& resource, const ConfigEdit& edit, bool validate_only);
+
   // SCRAM credentials (KIP-554), on the controller only: NOT_CONTROLLER elsewhere. Each
   // change sets (credential) or deletes (nullopt) one user's credential for one mechanism;
   // the valid ones commit together. One answer per change, in order: RESOURCE_NOT_FOUND for

@@ -51,4 +51,7 @@ bool is_secret_setting(std::string_view key);
 // the ones that are about where replicas live or how they are throttled.
 bool mirrored_config(std::string_view name);
 
+// Why a client may not write to `topic`, a mirror of `link`: it is read-only until promoted.
+std::string read_only_mirror(std::string_view topic, std::string_view link);
+
 }  // namespace brokerd::metadata
