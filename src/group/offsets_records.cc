@@ -4,33 +4,17 @@
 #include "brokerd/protocol/messages/group_metadata_value.h"
 #include "brokerd/protocol/messages/offset_commit_key.h"
 #include "brokerd/protocol/messages/offset_commit_value.h"
+#include "brokerd/protocol/coordinator_record.h"
 #include "brokerd/protocol/wire.h"
 
 namespace brokerd::group {
-namespace {
-
-template <typename Msg>
-Bytes versioned(int16_t version, const Msg& msg) {
-  protocol::Writer w;
-  w.i16(version);
-  msg.encode(w, version);
-  return std::move(w).finish_bytes();
-}
-
-// A record is exactly its fields: bytes after them mean it was not written as this version.
-void expect_end(const protocol::Reader& r, const char* what) {
-  if (r.remaining() != 0)
-    throw protocol::DecodeError(std::to_string(r.remaining()) + " bytes after the fields of a " + what);
-}
-
-}  // namespace
 
 Bytes encode_offset_key(const std::string& group_id, const OffsetKey& key) {
   protocol::OffsetCommitKey k;
   k.group = group_id;
   k.topic = key.topic;
   k.partition = key.partition;
-  return versioned(kOffsetKeyVersion, k);
+  return protocol::versioned_record(kOffsetKeyVersion, k);
 }
 
 Bytes encode_offset_value(const OffsetEntry& e) {
@@ -39,13 +23,13 @@ Bytes encode_offset_value(const OffsetEntry& e) {
   v.leader_epoch = e.leader_epoch;
   v.metadata = e.metadata;
   v.commit_timestamp = e.commit_timestamp;
-  return versioned(kOffsetValueVersion, v);
+  return protocol::versioned_record(kOffsetValueVersion, v);
 }
 
 Bytes encode_group_key(const std::string& group_id) {
   protocol::GroupMetadataKey k;
   k.group = group_id;
-  return versioned(kGroupKeyVersion, k);
+  return protocol::versioned_record(kGroupKeyVersion, k);
 }
 
 Bytes encode_group_value(const StoredGroup& g) {
@@ -67,7 +51,7 @@ Bytes encode_group_value(const StoredGroup& g) {
     mm.assignment = m.assignment;
     v.members.push_back(std::move(mm));
   }
-  return versioned(kGroupValueVersion, v);
+  return protocol::versioned_record(kGroupValueVersion, v);
 }
 
 std::optional<RecordKey> decode_key(std::span<const std::byte> bytes) {
@@ -76,13 +60,13 @@ std::optional<RecordKey> decode_key(std::span<const std::byte> bytes) {
   if (version == 0 || version == 1) {
     protocol::OffsetCommitKey k;
     k.decode(r, version);
-    expect_end(r, "OffsetCommitKey");
+    protocol::expect_record_end(r, "OffsetCommitKey");
     return OffsetRecordKey{k.group, {k.topic, k.partition}};
   }
   if (version == 2) {
     protocol::GroupMetadataKey k;
     k.decode(r, version);
-    expect_end(r, "GroupMetadataKey");
+    protocol::expect_record_end(r, "GroupMetadataKey");
     return GroupRecordKey{k.group};
   }
   return std::nullopt;
@@ -95,7 +79,7 @@ OffsetEntry decode_offset_value(std::span<const std::byte> bytes) {
     throw protocol::DecodeError("unknown OffsetCommitValue version " + std::to_string(version));
   protocol::OffsetCommitValue v;
   v.decode(r, version);
-  expect_end(r, "OffsetCommitValue");
+  protocol::expect_record_end(r, "OffsetCommitValue");
   return OffsetEntry{v.offset, v.leader_epoch, v.metadata, v.commit_timestamp, v.expire_timestamp};
 }
 
@@ -106,7 +90,7 @@ StoredGroup decode_group_value(std::span<const std::byte> bytes) {
     throw protocol::DecodeError("unknown GroupMetadataValue version " + std::to_string(version));
   protocol::GroupMetadataValue v;
   v.decode(r, version);
-  expect_end(r, "GroupMetadataValue");
+  protocol::expect_record_end(r, "GroupMetadataValue");
   StoredGroup g;
   g.protocol_type = v.protocol_type;
   g.generation = v.generation;

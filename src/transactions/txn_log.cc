@@ -7,34 +7,16 @@
 
 #include "brokerd/protocol/messages/transaction_log_key.h"
 #include "brokerd/protocol/messages/transaction_log_value.h"
+#include "brokerd/protocol/coordinator_record.h"
 #include "brokerd/protocol/wire.h"
 #include "brokerd/transactions/states.h"
 
 namespace brokerd::transactions {
-namespace {
-
-template <typename Msg>
-Bytes versioned(int16_t version, const Msg& msg) {
-  protocol::Writer w;
-  w.i16(version);
-  msg.encode(w, version);
-  return std::move(w).finish_bytes();
-}
-
-void expect_end(const protocol::Reader& r, const char* what) {
-  if (r.remaining() != 0)
-    throw protocol::DecodeError(std::to_string(r.remaining()) + " bytes after the fields of a " + what);
-}
-
-// Decodes one UTF-8 sequence at s[i]; malformed bytes count as one unit each, as the group
-// coordinator's hash does, so any id still maps somewhere.
-
-}  // namespace
 
 Bytes encode_txn_key(std::string_view transactional_id) {
   protocol::TransactionLogKey k;
   k.transactional_id = std::string(transactional_id);
-  return versioned(kTxnKeyVersion, k);
+  return protocol::versioned_record(kTxnKeyVersion, k);
 }
 
 Bytes encode_txn_value(const TxnValue& value, int16_t version) {
@@ -69,7 +51,7 @@ Bytes encode_txn_value(const TxnValue& value, int16_t version) {
     }
     v.transaction_partitions = std::move(topics);
   }
-  return versioned(version, v);
+  return protocol::versioned_record(version, v);
 }
 
 TxnLogRecord txn_record(std::string_view transactional_id, const TxnValue& value, int16_t version) {
@@ -87,7 +69,7 @@ std::optional<std::string> decode_txn_key(std::span<const std::byte> key) {
     return std::nullopt;
   protocol::TransactionLogKey k;
   k.decode(r, version);
-  expect_end(r, "TransactionLogKey");
+  protocol::expect_record_end(r, "TransactionLogKey");
   return std::move(k.transactional_id);
 }
 
@@ -98,7 +80,7 @@ TxnMetadata decode_txn_value(std::string transactional_id, std::span<const std::
     throw protocol::DecodeError("unknown TransactionLogValue version " + std::to_string(version));
   protocol::TransactionLogValue v;
   v.decode(r, version);
-  expect_end(r, "TransactionLogValue");
+  protocol::expect_record_end(r, "TransactionLogValue");
   auto state = state_from_id(v.transaction_status);
   if (!state) throw protocol::DecodeError("unknown transaction state id " + std::to_string(v.transaction_status));
 
