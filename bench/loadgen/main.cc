@@ -107,8 +107,11 @@ int run(Options& o) {
 
   std::vector<std::unique_ptr<ProducerWorker>> producers;
   if (o.producing())
-    for (int i = 0; i < o.producers; ++i)
-      producers.push_back(std::make_unique<ProducerWorker>(o, i, o.rate / o.producers));
+    for (int i = 0; i < o.producers; ++i) {
+      // --records split over the producers, the first ones taking the remainder.
+      uint64_t limit = o.records > 0 ? uint64_t(o.records / o.producers + (i < o.records % o.producers ? 1 : 0)) : 0;
+      producers.push_back(std::make_unique<ProducerWorker>(o, i, o.rate / o.producers, limit));
+    }
 
   // The final figures leave out the warm-up: records sent in it (producers) and records
   // received in it (consumers), each by its own clock, so records written before the run
@@ -124,8 +127,8 @@ int run(Options& o) {
   for (auto& p : producers) p->start();
 
   // Once a second: take each worker's interval, print it, and add what was sent after the
-  // warm-up to the totals. Producing stops at the duration; consumers then get up to --drain seconds
-  // to receive what was acknowledged.
+  // warm-up to the totals. Producing stops at the duration, or once the producers have sent
+  // --records; consumers then get up to --drain seconds to receive what was acknowledged.
   uint64_t produced_all = 0;  // including the warm-up, to know when consumers caught up
   uint64_t consumed_all = 0;
   double last_tick = 0;
@@ -147,12 +150,12 @@ int run(Options& o) {
   for (;;) {
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
     double now = since(start);
-    if (!stopping && (now >= o.duration_s || interrupted)) {
+    bool producers_done = true;
+    for (auto& p : producers) producers_done = producers_done && p->done();
+    if (!stopping && (now >= o.duration_s || interrupted || (o.records > 0 && !producers.empty() && producers_done))) {
       stopping = true;
       for (auto& p : producers) p->stop();
     }
-    bool producers_done = true;
-    for (auto& p : producers) producers_done = producers_done && p->done();
     bool finishing = stopping && producers_done;
     if (now - last_tick >= 1.0 || finishing) collect(now);
     if (!finishing) continue;

@@ -95,6 +95,8 @@ const std::vector<Option>& table() {
        [](Options& o, const std::string& v) { o.rate = to_double("rate", v, 0); }},
       {"duration", "SECONDS", "how long to produce (or consume, with --mode consume)",
        [](Options& o, const std::string& v) { o.duration_s = to_double("duration", v, 0.1); }},
+      {"records", "N", "stop producing after N records over all producers (--duration still bounds the run); 0 = no limit",
+       [](Options& o, const std::string& v) { o.records = to_int("records", v, 0, INT64_MAX); }},
       {"warmup", "SECONDS", "first seconds left out of the final figures",
        [](Options& o, const std::string& v) { o.warmup_s = to_double("warmup", v, 0); }},
       {"linger-ms", "MS", "producer linger.ms",
@@ -213,6 +215,8 @@ bool parse_options(int argc, char** argv, Options& out) {
   for (const auto& [name, value] : flags) find(name)->set(out, value);
   if (out.mode == Mode::produce && out.producers == 0) throw std::runtime_error("--mode produce needs --producers >= 1");
   if (out.mode == Mode::consume && out.consumers == 0) throw std::runtime_error("--mode consume needs --consumers >= 1");
+  if (out.producing() && out.records > 0 && out.records < out.producers)
+    throw std::runtime_error("--records must be at least --producers");
   if (out.warmup_s >= out.duration_s) throw std::runtime_error("--warmup must be shorter than --duration");
   return true;
 }

@@ -26,6 +26,7 @@ struct Options {
   std::string compression = "none";
   double rate = 0;                      // records/s over all producers; 0 = unthrottled
   double duration_s = 10;
+  int64_t records = 0;                  // > 0: stop producing after this many records (all producers), or at duration_s
   double warmup_s = 0;                  // measured, but left out of the final figures
   double linger_ms = 5;
   int batch_size = 1048576;             // librdkafka batch.size (bytes per partition batch)

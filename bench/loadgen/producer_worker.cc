@@ -2,6 +2,7 @@
 
 #include <fmt/core.h>
 
+#include <algorithm>
 #include <chrono>
 
 #include "stamp.h"
@@ -20,8 +21,8 @@ uint64_t next_random(uint64_t& state) {  // xorshift64*
 
 }  // namespace
 
-ProducerWorker::ProducerWorker(const Options& o, int index, double rate)
-    : _o(o), _index(index), _rate(rate), _rng(0x9E3779B97F4A7C15ULL * uint64_t(index + 1)) {
+ProducerWorker::ProducerWorker(const Options& o, int index, double rate, uint64_t limit)
+    : _o(o), _index(index), _rate(rate), _limit(limit), _rng(0x9E3779B97F4A7C15ULL * uint64_t(index + 1)) {
   rd_kafka_conf_t* conf = make_conf(o, ClientKind::producer, fmt::format("brokerd-load-p{}", index));
   rd_kafka_conf_set_dr_msg_cb(conf, &ProducerWorker::on_delivery);
   rd_kafka_conf_set_opaque(conf, this);
@@ -80,7 +81,7 @@ void ProducerWorker::run() {
   using clock = std::chrono::steady_clock;
   const auto begin = clock::now();
   uint64_t sent = 0;
-  while (!_stop.load(std::memory_order_relaxed)) {
+  while (!_stop.load(std::memory_order_relaxed) && (_limit == 0 || sent < _limit)) {
     if (_rate <= 0) {
       // Unthrottled: keep the client's queue full; when it is, serve delivery reports.
       if (send_one(rk)) {
@@ -93,6 +94,7 @@ void ProducerWorker::run() {
     // Paced: send every record whose scheduled time has come, then sleep until the next.
     double elapsed = std::chrono::duration<double>(clock::now() - begin).count();
     auto due = uint64_t(elapsed * _rate);
+    if (_limit > 0) due = std::min(due, _limit);
     while (sent < due && !_stop.load(std::memory_order_relaxed)) {
       if (send_one(rk)) ++sent;
       else rd_kafka_poll(rk, 1);

@@ -1,6 +1,7 @@
 #pragma once
 // One producer thread with its own librdkafka client: sends stamped records at its share
-// of the target rate (or as fast as the client accepts them) until told to stop, then
+// of the target rate (or as fast as the client accepts them) until told to stop or until it
+// has sent its share of --records, then
 // waits for the delivery report of every record sent.
 
 #include <atomic>
@@ -14,8 +15,9 @@ namespace loadgen {
 
 class ProducerWorker {
 public:
-  // `rate` is this worker's records/s; 0 = unthrottled.
-  ProducerWorker(const Options& o, int index, double rate);
+  // `rate` is this worker's records/s; 0 = unthrottled. `limit` > 0: the worker stops on
+  // its own after sending that many records.
+  ProducerWorker(const Options& o, int index, double rate, uint64_t limit = 0);
   ~ProducerWorker();
 
   void start();
@@ -36,6 +38,7 @@ private:
   const Options& _o;
   int _index;
   double _rate;
+  uint64_t _limit;
   KafkaHandle _rk;
   rd_kafka_topic_t* _rkt = nullptr;
   std::string _value;

@@ -52,6 +52,16 @@ def test_produce_and_consume_report_sane_figures(broker):
     assert (broker.partition_dir("load-test", 5)).is_dir()
 
 
+def test_records_stops_producing_after_that_many(broker):
+    # Unthrottled, two producers sharing an odd count; --duration only bounds the run.
+    out = run_load(broker, "--topic", "load-records", "--mode", "produce", "--producers", "2",
+                   "--records", "2001", "--duration", "60", "--record-size", "100", "--keys", "10")
+    produced = out["produce"]
+    assert out["failures"] == [] and produced["errors"] == 0
+    assert produced["records"] == 2001
+    assert produced["seconds"] < 30
+
+
 def test_workload_flags_are_checked(broker):
     proc = subprocess.run([load_tool(), "--bootstrap", broker.bootstrap, "--acks", "2"],
                           capture_output=True, text=True, timeout=30)
