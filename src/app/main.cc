@@ -39,6 +39,8 @@
 #include "brokerd/mirror/mirror_service.h"
 #include "brokerd/partitions/mirror_status.h"
 #include "brokerd/group/group_coordinator.h"
+#include "brokerd/transactions/marker_sender.h"
+#include "brokerd/transactions/transaction_coordinator.h"
 #include "brokerd/kafka/broker_collectors.h"
 #include "brokerd/kafka/dispatcher.h"
 #include "brokerd/kafka/fetch_sessions.h"
@@ -523,6 +525,15 @@ int run(const brokerd::config::BrokerConfig& cfg) {
     isr_changes.submit({tp, {topic_id, tp.partition, std::move(request)}, isr_before});
   });
   group::GroupCoordinator groups(group_settings, partitions, blocking);
+  // Transactions: created on the first FindCoordinator for a transactional id, as Kafka does;
+  // a node alone keeps __transaction_state on itself.
+  auto txn_settings = transactions::settings_from(cfg);
+  if (!quorum::networked(quorum_options)) txn_settings.replication_factor = 1;
+  if (const auto* t = metadata.image()->topic(std::string(transactions::kTransactionStateTopic)))
+    txn_settings.rules.log_partitions = t->partition_count();
+  transactions::MarkerSender txn_markers(node_id, metadata, inter_broker_credentials,
+                                         30'000);  // Kafka's request.timeout.ms for inter-broker calls
+  transactions::TransactionCoordinator txn_coordinator(txn_settings, partitions, metadata, blocking, txn_markers);
   // Followers fetch from leaders once the partitions know their roles.
   fetcher::FetcherOptions fetch_opts;
   fetch_opts.node_id = node_id;
@@ -569,7 +580,7 @@ int run(const brokerd::config::BrokerConfig& cfg) {
   kafka::register_mirror_collectors(registry, mirror_status);
   quota::Throttler throttler(static_cast<int>(cfg.integer("quota.window.num")),
                              cfg.integer("quota.window.size.seconds") * 1000);
-  kafka::KafkaDispatcher dispatcher(kafka::Services{cfg, metadata, partitions, reactors, blocking, node_id, groups,
+  kafka::KafkaDispatcher dispatcher(kafka::Services{cfg, metadata, partitions, reactors, blocking, node_id, groups, txn_coordinator,
                                                     broker_metrics, quorum_driver, fetch_sessions, mirror_status,
                                                     sasl_listeners, authorization, throttler});
   net::Server server(reactors, blocking, dispatcher, client_listeners, client_server_cfg);
@@ -605,6 +616,8 @@ int run(const brokerd::config::BrokerConfig& cfg) {
     isr_changes.stop();    // its answers go to the shards too
     partitions.stop();
     groups.stop();
+    txn_markers.stop();
+    txn_coordinator.stop();
     server.stop();
     stop_quorum();
     if (http) http->stop();
@@ -617,6 +630,7 @@ int run(const brokerd::config::BrokerConfig& cfg) {
   fetchers.start();
   mirrors.start();
   groups.start();
+  txn_coordinator.start();
   try {
     server.start();
   } catch (const std::exception& e) {
