@@ -61,7 +61,16 @@ class GroupCoordinator {
                                               std::optional<std::string> instance_id, int32_t generation);
   boost::asio::awaitable<LeaveResult> leave(std::string group_id, std::vector<LeaveMember> members);
   boost::asio::awaitable<std::vector<ErrorCode>> commit(CommitRequest req);
-  boost::asio::awaitable<FetchOffsetsResult> fetch(std::string group_id, std::optional<std::vector<OffsetKey>> keys);
+  // With require_stable, partitions an open transaction holds an offset of answer
+  // UNSTABLE_OFFSET_COMMIT.
+  boost::asio::awaitable<FetchOffsetsResult> fetch(std::string group_id, std::optional<std::vector<OffsetKey>> keys,
+                                                   bool require_stable = false);
+  // TxnOffsetCommit: offsets pending in the producer's transaction, answered once the offsets
+  // partition's in-sync replicas have them.
+  boost::asio::awaitable<std::vector<ErrorCode>> txn_commit(TxnCommitRequest req);
+  // The transaction of `producer_id` ended on offsets partition `partition` (its marker is
+  // written there): its offsets become committed, or are dropped. From any thread.
+  void complete_txn(int32_t partition, int64_t producer_id, bool commit);
   // Every group of every loaded partition; the error is COORDINATOR_LOAD_IN_PROGRESS while
   // some partition is still loading.
   boost::asio::awaitable<std::pair<ErrorCode, std::vector<GroupListing>>> list();
