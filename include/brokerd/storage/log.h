@@ -59,6 +59,7 @@ struct ReadResult {
   brokerd::protocol::Records records = brokerd::protocol::Records::empty();
   int64_t log_start_offset = -1;
   int64_t log_end_offset = -1;
+  int64_t next_offset = -1;  // one past the last batch returned, -1 when none is
 };
 
 // A closed segment as the compaction cleaner sees it: copied on the owner thread, its file
