@@ -139,6 +139,7 @@ boost::asio::awaitable<net::Response> handle_list_transactions(HandlerContext& c
 boost::asio::awaitable<net::Response> handle_describe_topic_partitions(HandlerContext& ctx);
 boost::asio::awaitable<net::Response> handle_describe_quorum(HandlerContext& ctx);
 boost::asio::awaitable<net::Response> handle_offset_for_leader_epoch(HandlerContext& ctx);
+boost::asio::awaitable<net::Response> handle_write_txn_markers(HandlerContext& ctx);
 // brokerd's own (proto/brokerd): mirror links.
 boost::asio::awaitable<net::Response> handle_create_mirror_links(HandlerContext& ctx);
 boost::asio::awaitable<net::Response> handle_alter_mirror_links(HandlerContext& ctx);

@@ -267,6 +267,7 @@ CleaningInput snapshot_for_cleaning(const Log& log, const CleanerCheckpoint& che
   in.segments = log.closed_segments();
   in.log_start_offset = log.log_start_offset();
   in.checkpoint = checkpoint;
+  in.aborted = log.aborted_transactions(log.log_start_offset(), high_watermark);
   const auto& producers = log.producer_state().producers();
   if (!producers.empty()) {
     in.producer_last_offsets.emplace();
@@ -330,6 +331,17 @@ CleaningResult clean(const CleaningInput& in, const CleanableRange& range, int64
   OffsetMap map(std::min<uint64_t>(options.dedupe_buffer_bytes, static_cast<uint64_t>(static_cast<double>(want) / options.load_factor) + 1),
                 options.load_factor);
   std::unordered_map<int64_t, int64_t> dirty_producers;  // pid -> last offset of its last batch seen
+  // Aborted transactions by producer: (first offset, marker offset).
+  std::unordered_map<int64_t, std::vector<std::pair<int64_t, int64_t>>> aborted;
+  for (const auto& t : in.aborted) aborted[t.producer_id].emplace_back(t.first_offset, t.last_offset);
+  auto in_aborted_txn = [&](const RecordBatchView& b) {
+    if (!b.is_transactional() || b.is_control() || b.producer_id() < 0) return false;
+    auto it = aborted.find(b.producer_id());
+    if (it == aborted.end()) return false;
+    return std::any_of(it->second.begin(), it->second.end(), [&](const auto& r) {
+      return r.first <= b.base_offset() && b.last_offset() < r.second;
+    });
+  };
   int64_t end = range.first_uncleanable;
   bool stopped = false;
   for (const auto& s : in.segments) {
@@ -347,7 +359,7 @@ CleaningResult clean(const CleaningInput& in, const CleanableRange& range, int64
       if (b.last_offset() < range.first_dirty) continue;
       if (b.last_offset() >= range.first_uncleanable) break;
       if (b.producer_id() >= 0) dirty_producers[b.producer_id()] = b.last_offset();
-      if (b.is_control()) continue;
+      if (b.is_control() || in_aborted_txn(b)) continue;  // aborted records never shadow a key
       if (map.size() + static_cast<size_t>(std::max(b.records_count(), 0)) > map.capacity()) {
         if (map.size() == 0) {
           res.error = "dedupe buffer too small for one batch of " + std::to_string(b.records_count()) + " records";
@@ -413,6 +425,7 @@ CleaningResult clean(const CleaningInput& in, const CleanableRange& range, int64
           } else {
             filter.keep_if_empty = false;
           }
+          filter.aborted = in_aborted_txn(b);
           ErrorCode err = ErrorCode::none;
           out.clear();
           auto outcome = detail::filter_batch(b, filter, out, scratch, body, fstats, err);
@@ -474,7 +487,9 @@ bool install(Log& log, const CleaningResult& result, int64_t now_ms) {
 
 std::optional<CleanerStats> clean_log_now(Log& log, CleanerCheckpoint& checkpoint, int64_t now_ms,
                                           const CleanerOptions& options, bool force) {
-  auto in = snapshot_for_cleaning(log, checkpoint, log.log_end_offset());
+  // Everything is committed; ongoing transactions still hold the bound back.
+  const int64_t bound = std::max(log.first_unstable_offset().value_or(log.log_end_offset()), log.log_start_offset());
+  auto in = snapshot_for_cleaning(log, checkpoint, bound);
   auto range = assess(in, now_ms);
   if (!range.should_clean && !(force && !in.segments.empty())) return std::nullopt;
   auto res = clean(in, range, now_ms, options);

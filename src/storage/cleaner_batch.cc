@@ -81,6 +81,8 @@ FilterOutcome filter_batch(const RecordBatchView& batch, const BatchFilter& f, B
     bool keep;
     if (offset >= f.end_offset) {
       keep = true;
+    } else if (f.aborted) {
+      keep = false;
     } else if (key_len < 0) {
       keep = false;  // a compacted log has no use for records without a key
     } else {

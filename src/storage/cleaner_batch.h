@@ -15,6 +15,7 @@ struct BatchFilter {
   int64_t now_ms = 0;
   int64_t delete_retention_ms = 0;
   bool keep_if_empty = false;  // an idempotent producer's last batch
+  bool aborted = false;        // a batch of an aborted transaction: none of its records stays
 };
 
 struct BatchFilterStats {
