@@ -40,6 +40,7 @@
 #include "brokerd/partitions/mirror_status.h"
 #include "brokerd/group/group_coordinator.h"
 #include "brokerd/transactions/marker_sender.h"
+#include "brokerd/transactions/partition_verifier.h"
 #include "brokerd/transactions/transaction_coordinator.h"
 #include "brokerd/kafka/broker_collectors.h"
 #include "brokerd/kafka/dispatcher.h"
@@ -534,6 +535,7 @@ int run(const brokerd::config::BrokerConfig& cfg) {
   transactions::MarkerSender txn_markers(node_id, metadata, inter_broker_credentials,
                                          30'000);  // Kafka's request.timeout.ms for inter-broker calls
   transactions::TransactionCoordinator txn_coordinator(txn_settings, partitions, metadata, blocking, txn_markers);
+  transactions::PartitionVerifier txn_verifier(node_id, metadata, txn_coordinator, blocking, inter_broker_credentials);
   // Followers fetch from leaders once the partitions know their roles.
   fetcher::FetcherOptions fetch_opts;
   fetch_opts.node_id = node_id;
@@ -580,7 +582,7 @@ int run(const brokerd::config::BrokerConfig& cfg) {
   kafka::register_mirror_collectors(registry, mirror_status);
   quota::Throttler throttler(static_cast<int>(cfg.integer("quota.window.num")),
                              cfg.integer("quota.window.size.seconds") * 1000);
-  kafka::KafkaDispatcher dispatcher(kafka::Services{cfg, metadata, partitions, reactors, blocking, node_id, groups, txn_coordinator,
+  kafka::KafkaDispatcher dispatcher(kafka::Services{cfg, metadata, partitions, reactors, blocking, node_id, groups, txn_coordinator, txn_verifier,
                                                     broker_metrics, quorum_driver, fetch_sessions, mirror_status,
                                                     sasl_listeners, authorization, throttler});
   net::Server server(reactors, blocking, dispatcher, client_listeners, client_server_cfg);
@@ -617,6 +619,7 @@ int run(const brokerd::config::BrokerConfig& cfg) {
     partitions.stop();
     groups.stop();
     txn_markers.stop();
+    txn_verifier.stop();
     txn_coordinator.stop();
     server.stop();
     stop_quorum();

@@ -45,6 +45,7 @@ constexpr ServedApi kServed[] = {
     {24, 0, 5, handle_add_partitions_to_txn},   // AddPartitionsToTxn
     {25, 0, 4, handle_add_offsets_to_txn},   // AddOffsetsToTxn
     {26, 0, 4, handle_end_txn},   // EndTxn
+    {27, 1, 2, handle_write_txn_markers},   // WriteTxnMarkers
     {28, 0, 5, handle_txn_offset_commit},   // TxnOffsetCommit
     {65, 0, 0, handle_describe_transactions},   // DescribeTransactions
     {66, 0, 2, handle_list_transactions},   // ListTransactions

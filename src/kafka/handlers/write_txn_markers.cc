@@ -4,10 +4,13 @@
 //
 // Internal topics (__consumer_offsets, __transaction_state) take markers too: clients cannot
 // produce to them, but markers come from coordinators, with CLUSTER_ACTION on the cluster.
+// Once a marker is on an offsets partition's in-sync replicas, the group coordinator makes
+// the offsets the transaction sent there committed (or drops them).
 #include <algorithm>
 #include <chrono>
 
 #include "brokerd/common/clock.h"
+#include "brokerd/group/group_coordinator.h"
 #include "brokerd/metadata/metadata_store.h"
 #include "brokerd/metrics/broker_metrics.h"
 #include "brokerd/partitions/fan_out.h"
@@ -58,6 +61,9 @@ boost::asio::awaitable<net::Response> handle_write_txn_markers(HandlerContext& c
   struct Pending {
     int16_t* error;
     std::shared_ptr<partitions::AckSlot> slot;
+    int32_t offsets_partition;  // -1 unless tp is a partition of __consumer_offsets
+    int64_t producer_id;
+    bool commit;
   };
   std::vector<Pending> pending;
   std::vector<partitions::FanOutTask<ErrorCode>> tasks;
@@ -83,7 +89,8 @@ boost::asio::awaitable<net::Response> handle_write_txn_markers(HandlerContext& c
         } else {
           auto slot = std::make_shared<partitions::AckSlot>();
           slot->waiter = waiter;
-          pending.push_back({nullptr, slot});
+          pending.push_back({nullptr, slot, t.name == group::kOffsetsTopic ? index : -1, m.producer_id,
+                             m.transaction_result});
           partitions::TopicPartition tp{t.name, index};
           tasks.push_back({svc.partitions.executor_of(tp), [pm = &svc.partitions, tp, marker, deadline_ms, slot] {
                              return write_marker(*pm, tp, marker, deadline_ms, slot);
@@ -121,6 +128,8 @@ boost::asio::awaitable<net::Response> handle_write_txn_markers(HandlerContext& c
       *p.error = protocol::code(code);
     }
     any_error = any_error || *p.error != 0;
+    if (*p.error == 0 && p.offsets_partition >= 0)
+      svc.groups.complete_txn(p.offsets_partition, p.producer_id, p.commit);
   }
   if (any_error || !allowed) svc.metrics.api(ctx.request.api_key).errors.add();
   co_return ctx.respond(resp);
