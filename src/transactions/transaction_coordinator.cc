@@ -61,6 +61,7 @@ TransactionCoordinator::TransactionCoordinator(Settings settings, partitions::Pa
     slot->tp = {std::string(kTransactionStateTopic), p};
     slot->executor = partitions_.executor_of(slot->tp);
     slot->timer = std::make_unique<boost::asio::steady_timer>(slot->executor);
+    slot->bell = std::make_unique<boost::asio::steady_timer>(slot->executor);
     slots_.push_back(std::move(slot));
   }
 }
@@ -87,6 +88,7 @@ void TransactionCoordinator::stop() {
     done.push_back(promise->get_future());
     boost::asio::post(slot->executor, [s = slot.get(), promise] {
       s->timer->cancel();
+      s->bell->cancel();
       s->led = false;
       ++s->term;
       s->ids.clear();
@@ -104,6 +106,7 @@ void TransactionCoordinator::on_leadership(int32_t p, bool leads) {
   ++slot.term;
   slot.ids.clear();
   slot.timer->cancel();
+  slot.changed();
   if (leads) {
     boost::asio::co_spawn(slot.executor, load(p, slot.term), boost::asio::detached);
   } else {

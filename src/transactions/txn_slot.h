@@ -27,6 +27,15 @@ struct TransactionCoordinator::Slot {
   int32_t coordinator_epoch = 0;
   std::map<std::string, TxnMetadata> ids;
   std::unique_ptr<boost::asio::steady_timer> timer;
+  // Rung (cancelled) whenever a transition of an id completes or is abandoned: requests that
+  // met a transition in flight wait on it, and `changes` tells them whether one happened
+  // since they looked.
+  std::unique_ptr<boost::asio::steady_timer> bell;
+  uint64_t changes = 0;
+  void changed() {
+    ++changes;
+    bell->cancel();
+  }
 };
 
 // Kafka's answer for a failed write of the transaction log (TransactionStateManager).

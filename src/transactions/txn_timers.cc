@@ -70,6 +70,7 @@ boost::asio::awaitable<void> TransactionCoordinator::expire(int32_t p, uint64_t 
   if (stopping_ || slot.term != term) co_return;
   auto it = slot.ids.find(id);
   if (it == slot.ids.end() || it->second.pending_state != TxnState::dead) co_return;
+  slot.changed();
   if (e != ErrorCode::none) {
     abandon_transition(it->second, dead, false);
     co_return;

@@ -19,6 +19,10 @@
 
 namespace brokerd::transactions {
 
+namespace {
+constexpr int64_t kConcurrentWaitMs = 1000;
+}  // namespace
+
 ErrorCode log_write_error(ErrorCode e) {
   switch (e) {
     case ErrorCode::none:
@@ -82,7 +86,14 @@ TransactionCoordinator::Started TransactionCoordinator::start_write(Slot& slot, 
 boost::asio::awaitable<TxnAnswer> TransactionCoordinator::run(const std::string& id, Decide decide) {
   const int32_t p = partition_for(id);
   Slot& slot = *slots_[p];
-  auto start = [this, s = &slot, &id, &decide]() -> Started {
+  // A request that meets a transition in flight (most often the markers of the id's previous
+  // transaction) waits for it, up to kConcurrentWaitMs, before it answers
+  // CONCURRENT_TRANSACTIONS: a client told to retry may meanwhile give up on what it was doing
+  // (librdkafka aborting a transaction whose AddPartitionsToTxn was told to retry sends an
+  // EndTxn the coordinator can only refuse).
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(kConcurrentWaitMs);
+  uint64_t seen = 0;
+  auto start = [this, s = &slot, &id, &decide, &seen]() -> Started {
     Started st;
     if (!s->led) {
       st.answer.error = ErrorCode::not_coordinator;
@@ -90,13 +101,25 @@ boost::asio::awaitable<TxnAnswer> TransactionCoordinator::run(const std::string&
       st.answer.error = ErrorCode::coordinator_load_in_progress;
     } else {
       auto it = s->ids.find(id);
+      seen = s->changes;
       st = start_write(*s, id, decide(it == s->ids.end() ? nullptr : &it->second));
     }
     return st;
   };
-  Started st = co_await net::run_on(slot.executor, std::move(start));
-  if (!st.write) co_return st.answer;
-  co_return co_await finish_write(p, id, std::move(*st.write), st.offset, st.term);
+  for (;;) {
+    Started st = co_await net::run_on(slot.executor, start);
+    if (st.write) co_return co_await finish_write(p, id, std::move(*st.write), st.offset, st.term);
+    if (st.answer.error != ErrorCode::concurrent_transactions || std::chrono::steady_clock::now() >= deadline)
+      co_return st.answer;
+    auto wait = [s = &slot, &seen, deadline]() -> boost::asio::awaitable<int> {
+      if (s->changes == seen) {
+        s->bell->expires_at(deadline);
+        co_await s->bell->async_wait(boost::asio::as_tuple(boost::asio::use_awaitable));
+      }
+      co_return 0;
+    };
+    co_await net::run_on(slot.executor, std::move(wait));
+  }
 }
 
 boost::asio::awaitable<TxnAnswer> TransactionCoordinator::finish_write(int32_t p, std::string id, Decision d,
@@ -108,6 +131,7 @@ boost::asio::awaitable<TxnAnswer> TransactionCoordinator::finish_write(int32_t p
     auto it = s->ids.find(id);
     if (it == s->ids.end()) return {ErrorCode::not_coordinator, {}};
     TxnMetadata& md = it->second;
+    s->changed();
     if (replicated != ErrorCode::none) {
       abandon_transition(md, *d.write, d.epoch_fence);
       return {log_write_error(replicated), {}};
@@ -167,6 +191,7 @@ boost::asio::awaitable<void> TransactionCoordinator::complete(int32_t p, uint64_
     if (stopping_ || slot.term != term) co_return;
     it = slot.ids.find(plan.transactional_id);
     if (it == slot.ids.end()) co_return;
+    slot.changed();
     if (error == ErrorCode::none) {
       if (complete_transition(it->second, plan.complete)) {
         (plan.result == TxnResult::commit ? counts_.committed : counts_.aborted).fetch_add(1);

@@ -256,10 +256,12 @@ def run_transactions(bootstrap, txn_id, topic, partitions, seconds, on_tick=None
                     unknown.append(n)
             elif err.fatal():
                 unknown.append(n)
+                print(f"transaction {n}: fatal {err}")
                 p = txn_producer(bootstrap, txn_id, **{"transaction.timeout.ms": 15000})
                 p.init_transactions(60)
             else:
                 unknown.append(n)
+                print(f"transaction {n}: {err}")
     return committed, aborted, unknown
 
 
