@@ -303,3 +303,23 @@ def test_coordinator_killed_mid_stream_loses_no_committed_transaction(tmp_path):
               f"{len(unknown)} unknown; coordinator now {new_coordinator}")
     finally:
         c.tear_down()
+
+
+def test_kafkajs_consume_transform_produce(broker, node):
+    create_topic(broker.bootstrap, "js-txn-in", partitions=2)
+    create_topic(broker.bootstrap, "js-txn-out", partitions=2)
+    feed = Producer({"bootstrap.servers": broker.bootstrap})
+    for i in range(40):
+        feed.produce("js-txn-in", key=str(i).encode(), value=f"in-{i}".encode(), partition=i % 2)
+    feed.flush(30)
+    js = Path(__file__).resolve().parent / "js"
+    proc = subprocess.run([node, str(js / "transactions.js"), broker.bootstrap, "js-txn-in", "js-txn-out", "js-eos"],
+                          cwd=js, capture_output=True, timeout=150)
+    assert proc.returncode == 0, f"kafkajs failed:\n{proc.stderr.decode()}"
+    import json
+    out = json.loads(proc.stdout.decode().strip().splitlines()[-1])
+    assert out["aborted"] > 0 and out["copied"] == 40, out
+    # Every input copied exactly once: the aborted copy is invisible, its batch was copied again.
+    assert sorted(out["values"]) == sorted(f"out-{i}" for i in range(40)), out["values"]
+    committed = {p["partition"]: int(p["offset"]) for t in out["committed"] for p in t["partitions"]}
+    assert committed == {0: 20, 1: 20}, committed
