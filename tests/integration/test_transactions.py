@@ -323,3 +323,43 @@ def test_kafkajs_consume_transform_produce(broker, node):
     assert sorted(out["values"]) == sorted(f"out-{i}" for i in range(40)), out["values"]
     committed = {p["partition"]: int(p["offset"]) for t in out["committed"] for p in t["partitions"]}
     assert committed == {0: 20, 1: 20}, committed
+
+
+def brokerctl(b, *args):
+    from brokerd_harness import brokerctl_binary
+    import json
+    proc = subprocess.run([brokerctl_binary(), "--bootstrap-server", b.bootstrap, "--output", "json", *args],
+                          capture_output=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr.decode()
+    return json.loads(proc.stdout.decode())
+
+
+def test_brokerctl_lists_describes_and_aborts_a_transaction(broker, tmp_path):
+    create_topic(broker.bootstrap, "tx-ctl", partitions=1)
+    script = tmp_path / "leaves.py"
+    script.write_text(
+        "import os\n"
+        "from confluent_kafka import Producer\n"
+        f"p = Producer({{'bootstrap.servers': '{broker.bootstrap}', 'transactional.id': 'txn-ctl', "
+        "'transaction.timeout.ms': 600000})\n"
+        "p.init_transactions(30)\n"
+        "p.begin_transaction()\n"
+        "p.produce('tx-ctl', value=b'left-open')\n"
+        "p.flush(30)\n"
+        "os.kill(os.getpid(), 9)\n")
+    assert subprocess.run(["/usr/bin/python3", str(script)], timeout=60).returncode == -9
+    listed = brokerctl(broker, "transactions", "list", "--state", "Ongoing")
+    assert [t["transactional_id"] for t in listed] == ["txn-ctl"], listed
+    described = brokerctl(broker, "transactions", "describe", "txn-ctl")
+    assert described["state"] == "Ongoing" and described["partitions"] == [{"topic": "tx-ctl", "partition": 0}]
+    producers = brokerctl(broker, "transactions", "describe-producers", "--topic", "tx-ctl", "--partition", "0")
+    assert [p["current_transaction_start_offset"] for p in producers] == [0], producers
+    assert read_all(broker.bootstrap, "tx-ctl", 1, "read_committed", timeout=3) == []
+    out = brokerctl(broker, "transactions", "abort", "--topic", "tx-ctl", "--partition", "0", "--start-offset", "0")
+    assert out["aborted"] is True
+    plain = Producer({"bootstrap.servers": broker.bootstrap})
+    plain.produce("tx-ctl", value=b"after")
+    plain.flush(30)
+    # The aborted record stays invisible; what follows is readable at once.
+    assert values(read_all(broker.bootstrap, "tx-ctl", 1, "read_committed")) == [b"after"]
+    assert brokerctl(broker, "transactions", "find-hanging") == []
