@@ -557,6 +557,26 @@ int run(const brokerd::config::BrokerConfig& cfg) {
     return offline;
   });
 
+  // Transactions this node coordinates, and the markers it sends.
+  {
+    const auto& txn = txn_coordinator.counts();
+    registry.gauge_fn("brokerd_transactions_ongoing", "Transactions open on the transactional ids this node coordinates.",
+                      [&txn] { return static_cast<double>(txn.ongoing.load()); });
+    registry.counter_fn("brokerd_transactions_committed_total", "Transactions this node's coordinator committed.",
+                        [&txn] { return static_cast<double>(txn.committed.load()); });
+    registry.counter_fn("brokerd_transactions_aborted_total",
+                        "Transactions this node's coordinator aborted (by their producers or timed out).",
+                        [&txn] { return static_cast<double>(txn.aborted.load()); });
+    registry.counter_fn("brokerd_transactions_timed_out_total",
+                        "Transactions this node's coordinator aborted because they outlived transaction.timeout.ms.",
+                        [&txn] { return static_cast<double>(txn.timed_out.load()); });
+    registry.counter_fn("brokerd_txn_marker_requests_total", "WriteTxnMarkers requests this node sent and had answered.",
+                        [&txn_markers] { return static_cast<double>(txn_markers.round_trips()); });
+    registry.counter_fn("brokerd_txn_marker_request_seconds_total",
+                        "Time WriteTxnMarkers requests took to be answered (markers written on every in-sync replica), "
+                        "summed: divided by brokerd_txn_marker_requests_total, the mean marker latency.",
+                        [&txn_markers] { return static_cast<double>(txn_markers.round_trip_micros()) / 1e6; });
+  }
   registry.counter_fn("brokerd_log_flushes_total", "Partition flushes synced (flush.ms, flush.messages).",
                       [] { return static_cast<double>(storage::flush_targets_synced()); });
   registry.gauge_fn("brokerd_open_partition_files", "Segment files partitions hold open (log.open.files.max budgets them).",

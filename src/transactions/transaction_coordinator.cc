@@ -92,6 +92,7 @@ void TransactionCoordinator::stop() {
       s->led = false;
       ++s->term;
       s->ids.clear();
+      s->ongoing = 0;
       promise->set_value();
     });
   }
@@ -105,6 +106,8 @@ void TransactionCoordinator::on_leadership(int32_t p, bool leads) {
   slot.loaded = false;
   ++slot.term;
   slot.ids.clear();
+  counts_.ongoing.fetch_sub(slot.ongoing);
+  slot.ongoing = 0;
   slot.timer->cancel();
   slot.changed();
   if (leads) {
@@ -171,6 +174,8 @@ boost::asio::awaitable<void> TransactionCoordinator::load(int32_t p, uint64_t te
     co_return;
   }
   slot.loaded = true;
+  for (const auto& [id, md] : slot.ids) slot.ongoing += md.state == TxnState::ongoing ? 1 : 0;
+  counts_.ongoing.fetch_add(slot.ongoing);
   const auto ms =
       std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - started).count();
   // Said at info only when there was something to load: a new topic has 50 empty partitions.

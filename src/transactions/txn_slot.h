@@ -26,6 +26,7 @@ struct TransactionCoordinator::Slot {
   // partition leader refuses those of a lower one (a deposed coordinator).
   int32_t coordinator_epoch = 0;
   std::map<std::string, TxnMetadata> ids;
+  int64_t ongoing = 0;  // ids in Ongoing (for the metrics)
   std::unique_ptr<boost::asio::steady_timer> timer;
   // Rung (cancelled) whenever a transition of an id completes or is abandoned: requests that
   // met a transition in flight wait on it, and `changes` tells them whether one happened

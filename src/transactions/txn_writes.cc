@@ -136,10 +136,15 @@ boost::asio::awaitable<TxnAnswer> TransactionCoordinator::finish_write(int32_t p
       abandon_transition(md, *d.write, d.epoch_fence);
       return {log_write_error(replicated), {}};
     }
+    const bool was_ongoing = md.state == TxnState::ongoing;
     if (!complete_transition(md, *d.write)) {
       module_logger("transactions")->error("{}: the written transition of {} to {} does not follow from {}",
                                            s->tp.dir_name(), id, state_name(d.write->state), state_name(md.state));
       return {ErrorCode::unknown_server_error, {}};
+    }
+    if (const int delta = (md.state == TxnState::ongoing) - was_ongoing; delta != 0) {
+      s->ongoing += delta;
+      counts_.ongoing.fetch_add(delta);
     }
     if (d.then == AfterWrite::reply) return {ErrorCode::none, {d.write->producer_id, d.write->producer_epoch}};
     MarkerDecision m = markers_after_prepare(md, *d.write, wall_clock_ms());

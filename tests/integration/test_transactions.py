@@ -363,3 +363,34 @@ def test_brokerctl_lists_describes_and_aborts_a_transaction(broker, tmp_path):
     # The aborted record stays invisible; what follows is readable at once.
     assert values(read_all(broker.bootstrap, "tx-ctl", 1, "read_committed")) == [b"after"]
     assert brokerctl(broker, "transactions", "find-hanging") == []
+
+
+def test_transaction_metrics(broker_factory):
+    from brokerd_harness import free_port
+    from prometheus_text import scrape, value
+    port = free_port()
+    b = broker_factory({"metrics.listener": f"127.0.0.1:{port}"})
+    create_topic(b.bootstrap, "tx-metered", partitions=1)
+    p = txn_producer(b.bootstrap, "txn-metered")
+    p.init_transactions(30)
+    for commit in (True, True, False):
+        p.begin_transaction()
+        p.produce("tx-metered", value=b"v")
+        p.flush(30)
+        p.commit_transaction(30) if commit else p.abort_transaction(30)
+    p.begin_transaction()
+    p.produce("tx-metered", value=b"open")
+    p.flush(30)
+
+    def scraped():
+        return scrape(port)[0]
+
+    wait_until(lambda: value(scraped(), "brokerd_transactions_aborted_total") == 1, 10, "the abort to complete")
+    m = scraped()
+    assert value(m, "brokerd_transactions_committed_total") == 2
+    assert value(m, "brokerd_transactions_ongoing") == 1
+    assert value(m, "brokerd_last_stable_offset_lag", topic="tx-metered", partition="0") == 1
+    assert value(m, "brokerd_txn_marker_requests_total") >= 3
+    p.commit_transaction(30)
+    wait_until(lambda: value(scraped(), "brokerd_transactions_ongoing") == 0, 10, "the last commit")
+    assert value(scraped(), "brokerd_last_stable_offset_lag", topic="tx-metered", partition="0") == 0

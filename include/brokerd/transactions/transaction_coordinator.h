@@ -108,8 +108,8 @@ class TransactionCoordinator {
 
   // Counters for the metrics (any thread).
   struct Counts {
-    std::atomic<uint64_t> committed{0}, aborted{0}, timed_out{0}, markers_written{0};
-    std::atomic<uint64_t> marker_micros{0};  // the sum of marker round trips, for a mean
+    std::atomic<uint64_t> committed{0}, aborted{0}, timed_out{0};
+    std::atomic<int64_t> ongoing{0};  // ids in Ongoing on the partitions led here
   };
   const Counts& counts() const { return counts_; }
 
