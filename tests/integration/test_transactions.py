@@ -283,7 +283,7 @@ def test_coordinator_killed_mid_stream_loses_no_committed_transaction(tmp_path):
                 c.nodes[victim].kill()
 
         # The first transaction creates __transaction_state (RF 3 on three nodes).
-        committed, aborted, unknown = run_transactions(c.bootstrap(), "txn-failover", "tx-failover", 3, 25, tick)
+        committed, aborted, unknown = run_transactions(c.bootstrap(), "txn-failover", "tx-failover", 3, 15, tick)
         assert killed, "the coordinator was never killed"
         c.nodes[killed["node"]].start(timeout=60)
         assert len(committed) > 20, (committed, aborted, unknown)
