@@ -93,13 +93,18 @@ ErrorCode ProducerAppend::add(const ProducerBatchHeader& h, const ProducerBatch&
     it = std::prev(updated_.end());
   }
   it->add(h.epoch, b);
-  if (h.transactional && !it->in_transaction()) it->current_txn_first_offset = b.first_offset;
+  if (h.transactional && !it->in_transaction()) {
+    it->current_txn_first_offset = b.first_offset;
+    opened_.push_back(h.producer_id);
+  }
   return ErrorCode::none;
 }
 
 void ProducerAppend::commit(ProducerStateManager& state) {
   for (auto& e : updated_) state.put(std::move(e));
+  for (int64_t pid : opened_) state.clear_verification(pid);
   updated_.clear();
+  opened_.clear();
 }
 
 // ---- ProducerStateManager --------------------------------------------------------------

@@ -114,6 +114,7 @@ TEST(TxnProducerState, GuardOpensOnlyWithTheCurrentGuard) {
   EXPECT_EQ(log->producer_state().start_verification(7, 0, 0), g);  // the same verification
   EXPECT_EQ(put(*log, 7, 0, 0, 1, TxnAppendMode::verified(g + 1)).error, ErrorCode::invalid_txn_state);
   ASSERT_EQ(put(*log, 7, 0, 0, 1, TxnAppendMode::verified(g)).error, ErrorCode::none);
+  EXPECT_EQ(log->producer_state().verification(7), nullptr);  // spent by the opening write
   // Continuing the open transaction needs no guard.
   EXPECT_EQ(put(*log, 7, 0, 1, 1, TxnAppendMode::verified(0)).error, ErrorCode::none);
 }
