@@ -115,12 +115,14 @@ const ProducerEntry* ProducerStateManager::find(int64_t pid) const {
 }
 
 void ProducerStateManager::update(const ProducerBatchHeader& h, const ProducerBatch& b) {
-  ProducerEntry e;
-  if (const ProducerEntry* cur = find(h.producer_id)) e = *cur;
+  snapshot_matches_ = -1;
+  auto& e = producers_[h.producer_id];  // in place: followers and replays call this per batch
   e.producer_id = h.producer_id;
   e.add(h.epoch, b);
-  if (h.transactional && !e.in_transaction()) e.current_txn_first_offset = b.first_offset;
-  put(std::move(e));
+  if (h.transactional && !e.in_transaction()) {
+    e.current_txn_first_offset = b.first_offset;
+    ongoing_.insert({b.first_offset, h.producer_id});
+  }
 }
 
 void ProducerStateManager::put(ProducerEntry e) {
