@@ -10,6 +10,7 @@
 #include <fstream>
 #include <system_error>
 #include <thread>
+#include <unordered_set>
 
 #include "brokerd/storage/offset_index.h"
 #include "brokerd/storage/offset_map.h"
@@ -401,6 +402,7 @@ CleaningResult clean(const CleaningInput& in, const CleanableRange& range, int64
   filter.delete_retention_ms = in.config.delete_retention_ms;
   Bytes out, scratch, body;
   detail::BatchFilterStats fstats;
+  std::unordered_set<int64_t> txn_data_kept;  // producers whose current transaction kept data
   try {
     for (auto& group : group_by_size(targets, in.config)) {
       CleanedWriter writer(in.dir, group.front().base_offset, in.config, throttle);
@@ -426,9 +428,18 @@ CleaningResult clean(const CleaningInput& in, const CleanableRange& range, int64
             filter.keep_if_empty = false;
           }
           filter.aborted = in_aborted_txn(b);
+          // A marker goes (after delete.retention.ms) once no data of its transaction is left
+          // before it; any batch of the transaction kept here, even empty, keeps it.
+          filter.marker_removable = false;
+          if (b.is_control() && pid >= 0 && b.base_offset() < end) {
+            filter.marker_removable = txn_data_kept.erase(pid) == 0;
+            filter.keep_if_empty = false;
+          }
           ErrorCode err = ErrorCode::none;
           out.clear();
           auto outcome = detail::filter_batch(b, filter, out, scratch, body, fstats, err);
+          if (b.is_transactional() && !b.is_control() && pid >= 0 && outcome != detail::FilterOutcome::dropped)
+            txn_data_kept.insert(pid);
           if (err != ErrorCode::none) throw std::runtime_error("cannot rewrite batch at offset " + std::to_string(b.base_offset()));
           if (outcome == detail::FilterOutcome::keep_whole) writer.append(bytes);
           else if (outcome == detail::FilterOutcome::rewritten) writer.append(out), ++res.stats.batches_rewritten;

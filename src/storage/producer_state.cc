@@ -93,13 +93,18 @@ ErrorCode ProducerAppend::add(const ProducerBatchHeader& h, const ProducerBatch&
     it = std::prev(updated_.end());
   }
   it->add(h.epoch, b);
-  if (h.transactional && !it->in_transaction()) it->current_txn_first_offset = b.first_offset;
+  if (h.transactional && !it->in_transaction()) {
+    it->current_txn_first_offset = b.first_offset;
+    opened_.push_back(h.producer_id);
+  }
   return ErrorCode::none;
 }
 
 void ProducerAppend::commit(ProducerStateManager& state) {
   for (auto& e : updated_) state.put(std::move(e));
+  for (int64_t pid : opened_) state.clear_verification(pid);
   updated_.clear();
+  opened_.clear();
 }
 
 // ---- ProducerStateManager --------------------------------------------------------------
@@ -110,12 +115,14 @@ const ProducerEntry* ProducerStateManager::find(int64_t pid) const {
 }
 
 void ProducerStateManager::update(const ProducerBatchHeader& h, const ProducerBatch& b) {
-  ProducerEntry e;
-  if (const ProducerEntry* cur = find(h.producer_id)) e = *cur;
+  snapshot_matches_ = -1;
+  auto& e = producers_[h.producer_id];  // in place: followers and replays call this per batch
   e.producer_id = h.producer_id;
   e.add(h.epoch, b);
-  if (h.transactional && !e.in_transaction()) e.current_txn_first_offset = b.first_offset;
-  put(std::move(e));
+  if (h.transactional && !e.in_transaction()) {
+    e.current_txn_first_offset = b.first_offset;
+    ongoing_.insert({b.first_offset, h.producer_id});
+  }
 }
 
 void ProducerStateManager::put(ProducerEntry e) {

@@ -13,7 +13,9 @@
 // Only committed records are cleaned: the range ends at the bound the caller gives (the
 // partition's last stable offset: the high watermark held back by ongoing transactions).
 // Records of aborted transactions (the .txnindex entries the snapshot takes) are removed and
-// never index their keys; transaction markers are kept. A record above it may still be truncated
+// never index their keys. A transaction marker is kept while any batch of its transaction
+// (even an empty one kept for its producer) remains before it; after that it lives like a
+// tombstone: the pass that finds it so sets its delete horizon, a pass after it drops it. A record above it may still be truncated
 // by a new leader, and a key's older value below it is then the only one every replica
 // keeps; cleaning it away would lose an acknowledged write and leave the replicas apart.
 //

@@ -123,7 +123,8 @@ class ProducerAppend {
   // The original batch when the last add() met a batch already in the log.
   const std::optional<ProducerBatch>& duplicate() const { return duplicate_; }
   bool empty() const { return updated_.empty(); }
-  // Applies the staged batches (after the write succeeded).
+  // Applies the staged batches (after the write succeeded). A producer whose transaction
+  // they opened needs its verification no more: it is cleared.
   void commit(ProducerStateManager& state);
 
  private:
@@ -134,6 +135,7 @@ class ProducerAppend {
   const ProducerStateManager& state_;
   TxnAppendMode mode_;
   std::vector<ProducerEntry> updated_;  // usually one: one batch per partition per request
+  std::vector<int64_t> opened_;         // producers whose transaction these batches open
   std::optional<ProducerBatch> duplicate_;
 };
 

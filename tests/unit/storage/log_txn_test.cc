@@ -114,6 +114,7 @@ TEST(TxnProducerState, GuardOpensOnlyWithTheCurrentGuard) {
   EXPECT_EQ(log->producer_state().start_verification(7, 0, 0), g);  // the same verification
   EXPECT_EQ(put(*log, 7, 0, 0, 1, TxnAppendMode::verified(g + 1)).error, ErrorCode::invalid_txn_state);
   ASSERT_EQ(put(*log, 7, 0, 0, 1, TxnAppendMode::verified(g)).error, ErrorCode::none);
+  EXPECT_EQ(log->producer_state().verification(7), nullptr);  // spent by the opening write
   // Continuing the open transaction needs no guard.
   EXPECT_EQ(put(*log, 7, 0, 1, 1, TxnAppendMode::verified(0)).error, ErrorCode::none);
 }
@@ -298,6 +299,27 @@ TEST(TxnReplica, FollowerLearnsTransactionsAndMarkersFromTheLeader) {
   EXPECT_EQ(mark(*follower, 7, 0, ControlType::abort, 1).error, ErrorCode::transaction_coordinator_fenced);
   EXPECT_EQ(mark(*follower, 8, 0, ControlType::commit, 2).error, ErrorCode::none);
   EXPECT_FALSE(follower->first_unstable_offset());
+}
+
+// A read_committed read asks for the aborted transactions up to one past its last batch.
+TEST(TxnIndexFile, ReadsReportWhereTheyEndForTheAbortedTransactionsQuery) {
+  TempDir dir;
+  auto log = Log::open(dir.path(), config(), true);
+  put(*log, 7, 0, 0, 2);                 // 0-1
+  mark(*log, 7, 0, ControlType::abort);  // 2
+  put(*log, 8, 0, 0, 3);                 // 3-5
+  mark(*log, 8, 0, ControlType::abort);  // 6
+  auto first = log->read(0, 1, true, INT64_MAX);  // one batch: 0-1
+  EXPECT_EQ(first.next_offset, 2);
+  auto aborted = log->aborted_transactions(0, first.next_offset);
+  ASSERT_EQ(aborted.size(), 1u);
+  EXPECT_EQ(aborted[0].producer_id, 7);
+  auto rest = log->read(3, INT32_MAX, true, 6);  // stops before the marker at 6
+  EXPECT_EQ(rest.next_offset, 6);
+  aborted = log->aborted_transactions(3, rest.next_offset);
+  ASSERT_EQ(aborted.size(), 1u);
+  EXPECT_EQ(aborted[0].producer_id, 8);
+  EXPECT_EQ(log->read(7, INT32_MAX, true, INT64_MAX).next_offset, -1);  // nothing read
 }
 
 TEST(TxnProducerState, ExpiryKeepsProducersInATransaction) {
