@@ -1,8 +1,8 @@
 """read_committed on the wire: a Fetch at isolation_level 1 answers up to the last stable
 offset with the aborted transactions of what it returns (a list, empty without any), every
 Fetch answer carries the last stable offset, ListOffsets at isolation_level 1 answers LATEST
-with it, and a client's transactional batch stays refused with INVALID_TXN_STATE while
-Produce allows no transactions."""
+with it, and a transactional batch in a Produce request without a transactional id is refused
+with INVALID_TXN_STATE."""
 import pytest
 
 import clients
@@ -59,7 +59,7 @@ def test_read_committed_reads_up_to_the_last_stable_offset(broker):
         assert list_latest(c, "rc", 0, 0)["offset"] == 2
 
 
-def test_transactional_batches_are_refused_without_a_transaction(broker):
+def test_transactional_batches_are_refused_without_a_transactional_id(broker):
     with kw.Connection(broker.port) as c:
         error, pid, epoch = kw.init_producer_id(c)
         assert error == 0
