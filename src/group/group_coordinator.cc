@@ -339,12 +339,7 @@ boost::asio::awaitable<std::vector<ErrorCode>> GroupCoordinator::txn_commit(TxnC
   auto& slot = *slots_[p];
   auto fn = [part = slot.part.get(), r = std::move(req)] { return part->txn_commit(r); };
   std::vector<ErrorCode> errors = co_await net::run_on(slot.executor, std::move(fn));
-  if (std::any_of(errors.begin(), errors.end(), [](ErrorCode e) { return e == ErrorCode::none; })) {
-    if (ErrorCode e = co_await replicated(p); e != ErrorCode::none)
-      for (auto& x : errors)
-        if (x == ErrorCode::none) x = e;
-  }
-  co_return errors;
+  co_return co_await once_replicated(p, std::move(errors));
 }
 
 void GroupCoordinator::complete_txn(int32_t partition, int64_t producer_id, bool commit) {
@@ -358,6 +353,11 @@ boost::asio::awaitable<std::vector<ErrorCode>> GroupCoordinator::commit(CommitRe
   auto& slot = *slots_[p];
   auto fn = [part = slot.part.get(), r = std::move(req)] { return part->commit(r); };
   std::vector<ErrorCode> errors = co_await net::run_on(slot.executor, std::move(fn));
+  co_return co_await once_replicated(p, std::move(errors));
+}
+
+boost::asio::awaitable<std::vector<ErrorCode>> GroupCoordinator::once_replicated(int32_t p,
+                                                                                std::vector<ErrorCode> errors) {
   // A commit is answered once every in-sync replica of the offsets partition has it, so a
   // new coordinator after a failover never starts a group below an acknowledged commit.
   if (std::any_of(errors.begin(), errors.end(), [](ErrorCode e) { return e == ErrorCode::none; })) {

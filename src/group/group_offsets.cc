@@ -172,6 +172,25 @@ ErrorCode GroupPartition::commit_error(const Group* g, const CommitRequest& req)
   return ErrorCode::none;
 }
 
+GroupPartition::CommitRecords GroupPartition::commit_records(const CommitRequest& req,
+                                                             std::vector<ErrorCode>& out) const {
+  const int64_t now = clock_();
+  CommitRecords c;
+  for (size_t i = 0; i < req.offsets.size(); ++i) {
+    const auto& [key, entry] = req.offsets[i];
+    if (entry.metadata.size() > static_cast<size_t>(settings_.offset_metadata_max_bytes)) {
+      out[i] = ErrorCode::offset_metadata_too_large;
+      continue;
+    }
+    OffsetEntry e = entry;
+    e.commit_timestamp = now;
+    e.expire_timestamp = -1;
+    c.records.push_back({encode_offset_key(req.group_id, key), encode_offset_value(e)});
+    c.accepted.emplace_back(key, std::move(e));
+  }
+  return c;
+}
+
 std::vector<ErrorCode> GroupPartition::commit(const CommitRequest& req) {
   std::vector<ErrorCode> out(req.offsets.size(), ErrorCode::none);
   ErrorCode group_error = ErrorCode::none;
@@ -186,21 +205,7 @@ std::vector<ErrorCode> GroupPartition::commit(const CommitRequest& req) {
     std::fill(out.begin(), out.end(), group_error);
     return out;
   }
-  int64_t now = clock_();
-  std::vector<OffsetsRecord> records;
-  std::vector<std::pair<OffsetKey, OffsetEntry>> accepted;
-  for (size_t i = 0; i < req.offsets.size(); ++i) {
-    const auto& [key, entry] = req.offsets[i];
-    if (entry.metadata.size() > static_cast<size_t>(settings_.offset_metadata_max_bytes)) {
-      out[i] = ErrorCode::offset_metadata_too_large;
-      continue;
-    }
-    OffsetEntry e = entry;
-    e.commit_timestamp = now;
-    e.expire_timestamp = -1;
-    records.push_back({encode_offset_key(req.group_id, key), encode_offset_value(e)});
-    accepted.emplace_back(key, std::move(e));
-  }
+  auto [records, accepted] = commit_records(req, out);
   if (records.empty()) return out;
   ErrorCode e = append(std::move(records));
   if (e != ErrorCode::none) {

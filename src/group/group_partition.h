@@ -139,6 +139,13 @@ class GroupPartition {
   ErrorCode persist_group(const Group& g);
   ErrorCode append(std::vector<OffsetsRecord> records);
   ErrorCode commit_error(const Group* g, const CommitRequest& req) const;
+  // The records of a commit's offsets, and the offsets they carry; an offset refused
+  // (metadata too large) gets its error in `out` instead.
+  struct CommitRecords {
+    std::vector<OffsetsRecord> records;
+    std::vector<std::pair<OffsetKey, OffsetEntry>> accepted;
+  };
+  CommitRecords commit_records(const CommitRequest& req, std::vector<ErrorCode>& out) const;
   std::vector<std::string> subscribed_topics(const Group& g) const;
 
   boost::asio::any_io_executor ex_;

@@ -32,21 +32,7 @@ std::vector<ErrorCode> GroupPartition::txn_commit(const TxnCommitRequest& req) {
     std::fill(out.begin(), out.end(), group_error);
     return out;
   }
-  const int64_t now = clock_();
-  std::vector<OffsetsRecord> records;
-  std::vector<std::pair<OffsetKey, OffsetEntry>> accepted;
-  for (size_t i = 0; i < req.offsets.size(); ++i) {
-    const auto& [key, entry] = req.offsets[i];
-    if (entry.metadata.size() > static_cast<size_t>(settings_.offset_metadata_max_bytes)) {
-      out[i] = ErrorCode::offset_metadata_too_large;
-      continue;
-    }
-    OffsetEntry e = entry;
-    e.commit_timestamp = now;
-    e.expire_timestamp = -1;
-    records.push_back({encode_offset_key(req.group_id, key), encode_offset_value(e)});
-    accepted.emplace_back(key, std::move(e));
-  }
+  auto [records, accepted] = commit_records(req, out);
   if (records.empty()) return out;
   ErrorCode e = append_error_to_group_error(txn_append_(std::move(records), req.producer_id, req.producer_epoch));
   if (e != ErrorCode::none) {

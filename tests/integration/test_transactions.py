@@ -61,6 +61,22 @@ def values(records):
     return sorted(r[3] for r in records)
 
 
+def die_inside_a_transaction(tmp_path, bootstrap, txn_id, topic, value, timeout_ms):
+    """A producer process that writes `value` in a transaction and is killed (-9) before it ends it."""
+    script = tmp_path / f"{txn_id}.py"
+    script.write_text(
+        "import os\n"
+        "from confluent_kafka import Producer\n"
+        f"p = Producer({{'bootstrap.servers': '{bootstrap}', 'transactional.id': '{txn_id}', "
+        f"'transaction.timeout.ms': {timeout_ms}}})\n"
+        "p.init_transactions(30)\n"
+        "p.begin_transaction()\n"
+        f"p.produce('{topic}', value={value!r})\n"
+        "p.flush(30)\n"
+        "os.kill(os.getpid(), 9)\n")
+    assert subprocess.run(["/usr/bin/python3", str(script)], timeout=60).returncode == -9
+
+
 def test_commit_and_abort_across_partitions(broker):
     create_topic(broker.bootstrap, "tx-a", partitions=3)
     p = txn_producer(broker.bootstrap, "txn-commit-abort")
@@ -175,19 +191,7 @@ def test_a_new_producer_fences_the_old_one(broker):
 def test_a_dead_producers_transaction_is_aborted_after_its_timeout(broker_factory, tmp_path):
     b = broker_factory(overrides=FAST_ABORT)
     create_topic(b.bootstrap, "tx-dead", partitions=1)
-    script = tmp_path / "dies.py"
-    script.write_text(
-        "import os, sys\n"
-        "from confluent_kafka import Producer\n"
-        f"p = Producer({{'bootstrap.servers': '{b.bootstrap}', 'transactional.id': 'txn-dies', "
-        "'transaction.timeout.ms': 3000})\n"
-        "p.init_transactions(30)\n"
-        "p.begin_transaction()\n"
-        "p.produce('tx-dead', value=b'orphan')\n"
-        "p.flush(30)\n"
-        "os.kill(os.getpid(), 9)\n")
-    proc = subprocess.run(["/usr/bin/python3", str(script)], timeout=60)
-    assert proc.returncode == -9
+    die_inside_a_transaction(tmp_path, b.bootstrap, "txn-dies", "tx-dead", b"orphan", 3000)
     plain = Producer({"bootstrap.servers": b.bootstrap})
     plain.produce("tx-dead", value=b"after")
     plain.flush(30)
@@ -336,18 +340,7 @@ def brokerctl(b, *args):
 
 def test_brokerctl_lists_describes_and_aborts_a_transaction(broker, tmp_path):
     create_topic(broker.bootstrap, "tx-ctl", partitions=1)
-    script = tmp_path / "leaves.py"
-    script.write_text(
-        "import os\n"
-        "from confluent_kafka import Producer\n"
-        f"p = Producer({{'bootstrap.servers': '{broker.bootstrap}', 'transactional.id': 'txn-ctl', "
-        "'transaction.timeout.ms': 600000})\n"
-        "p.init_transactions(30)\n"
-        "p.begin_transaction()\n"
-        "p.produce('tx-ctl', value=b'left-open')\n"
-        "p.flush(30)\n"
-        "os.kill(os.getpid(), 9)\n")
-    assert subprocess.run(["/usr/bin/python3", str(script)], timeout=60).returncode == -9
+    die_inside_a_transaction(tmp_path, broker.bootstrap, "txn-ctl", "tx-ctl", b"left-open", 600000)
     listed = brokerctl(broker, "transactions", "list", "--state", "Ongoing")
     assert [t["transactional_id"] for t in listed] == ["txn-ctl"], listed
     described = brokerctl(broker, "transactions", "describe", "txn-ctl")

@@ -88,6 +88,9 @@ class GroupCoordinator {
   // Waits until what this coordinator last wrote to offsets partition p is on every in-sync
   // replica (acks=all for its own writes); the error in group terms otherwise.
   boost::asio::awaitable<ErrorCode> replicated(int32_t partition);
+  // The errors of a commit, the accepted offsets' turned into the replication's error if the
+  // in-sync replicas do not get them.
+  boost::asio::awaitable<std::vector<ErrorCode>> once_replicated(int32_t partition, std::vector<ErrorCode> errors);
 
   Settings settings_;
   partitions::PartitionManager& partitions_;
