@@ -97,44 +97,19 @@ GroupCoordinator::GroupCoordinator(Settings settings, partitions::PartitionManag
     auto slot = std::make_unique<Slot>();
     auto tp = offsets_tp(p);
     slot->executor = partitions_.executor_of(tp);
-    auto appender = [pm = &partitions_, tp, s = slot.get()](std::vector<OffsetsRecord> records) -> ErrorCode {
-      partitions::Partition* part = pm->leading(tp);
-      if (!part) return ErrorCode::not_leader_or_follower;
-      int64_t now = wall_clock_ms();
-      storage::BatchBuilder builder;
-      for (auto& r : records) {
-        std::optional<std::span<const std::byte>> value;
-        if (r.value) value = std::span<const std::byte>(*r.value);
-        builder.add(now, std::span<const std::byte>(r.key), value);
-      }
-      Bytes batch = builder.build();
-      auto res = part->append(batch, now, storage::AppendOrigin::coordinator);
-      if (res.error == ErrorCode::none) s->last_appended = res.last_offset;
-      return res.error;
+    auto appender = [this, tp, s = slot.get()](std::vector<OffsetsRecord> records) -> ErrorCode {
+      return append_batch(tp, *s, std::move(records), storage::BatchOptions{});
     };
     slot->part = std::make_unique<GroupPartition>(slot->executor, p, settings_, std::move(appender), wall_clock_ms);
     // TxnOffsetCommit: the producer's transactional batch (no sequence: the coordinator's own
     // write), which the transaction's marker on this partition later ends.
-    slot->part->set_txn_appender([pm = &partitions_, tp, s = slot.get()](std::vector<OffsetsRecord> records,
-                                                                        int64_t producer_id,
-                                                                        int16_t epoch) -> ErrorCode {
-      partitions::Partition* part = pm->leading(tp);
-      if (!part) return ErrorCode::not_leader_or_follower;
-      int64_t now = wall_clock_ms();
+    slot->part->set_txn_appender([this, tp, s = slot.get()](std::vector<OffsetsRecord> records, int64_t producer_id,
+                                                           int16_t epoch) -> ErrorCode {
       storage::BatchOptions opts;
       opts.producer_id = producer_id;
       opts.producer_epoch = epoch;
       opts.transactional = true;
-      storage::BatchBuilder builder(opts);
-      for (auto& r : records) {
-        std::optional<std::span<const std::byte>> value;
-        if (r.value) value = std::span<const std::byte>(*r.value);
-        builder.add(now, std::span<const std::byte>(r.key), value);
-      }
-      Bytes batch = builder.build();
-      auto res = part->append(batch, now, storage::AppendOrigin::coordinator);
-      if (res.error == ErrorCode::none) s->last_appended = res.last_offset;
-      return res.error;
+      return append_batch(tp, *s, std::move(records), opts);
     });
     slot->part->resign();  // until this node leads the partition
     slot->expiry = std::make_unique<boost::asio::steady_timer>(slot->executor);
@@ -143,6 +118,23 @@ GroupCoordinator::GroupCoordinator(Settings settings, partitions::PartitionManag
 }
 
 GroupCoordinator::~GroupCoordinator() = default;
+
+ErrorCode GroupCoordinator::append_batch(const partitions::TopicPartition& tp, Slot& slot,
+                                         std::vector<OffsetsRecord> records, const storage::BatchOptions& opts) {
+  partitions::Partition* part = partitions_.leading(tp);
+  if (!part) return ErrorCode::not_leader_or_follower;
+  const int64_t now = wall_clock_ms();
+  storage::BatchBuilder builder(opts);
+  for (auto& r : records) {
+    std::optional<std::span<const std::byte>> value;
+    if (r.value) value = std::span<const std::byte>(*r.value);
+    builder.add(now, std::span<const std::byte>(r.key), value);
+  }
+  Bytes batch = builder.build();
+  auto res = part->append(batch, now, storage::AppendOrigin::coordinator);
+  if (res.error == ErrorCode::none) slot.last_appended = res.last_offset;
+  return res.error;
+}
 
 int32_t GroupCoordinator::partition_for(std::string_view group_id) const {
   return offsets_partition_for(group_id, settings_.offsets_partitions);

@@ -25,12 +25,14 @@
 
 namespace brokerd::config { class BrokerConfig; }
 namespace brokerd::metadata { class MetadataStore; }
-namespace brokerd::partitions { class PartitionManager; }
+namespace brokerd::partitions { class PartitionManager; struct TopicPartition; }
+namespace brokerd::storage { struct BatchOptions; }
 namespace brokerd::net { class ReactorPool; class BlockingPool; }
 
 namespace brokerd::group {
 
 class GroupPartition;
+struct OffsetsRecord;
 
 // The __consumer_offsets partition of a group. (Kafka takes Utils.abs of the hash where
 // this clears its sign bit: a group whose hash is negative sits on another partition than
@@ -88,6 +90,10 @@ class GroupCoordinator {
   // Waits until what this coordinator last wrote to offsets partition p is on every in-sync
   // replica (acks=all for its own writes); the error in group terms otherwise.
   boost::asio::awaitable<ErrorCode> replicated(int32_t partition);
+  // Appends the records to offsets partition tp as one batch with these producer fields, on
+  // its home shard.
+  ErrorCode append_batch(const partitions::TopicPartition& tp, Slot& slot, std::vector<OffsetsRecord> records,
+                         const storage::BatchOptions& opts);
   // The errors of a commit, the accepted offsets' turned into the replication's error if the
   // in-sync replicas do not get them.
   boost::asio::awaitable<std::vector<ErrorCode>> once_replicated(int32_t partition, std::vector<ErrorCode> errors);
