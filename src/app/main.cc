@@ -39,6 +39,9 @@
 #include "brokerd/mirror/mirror_service.h"
 #include "brokerd/partitions/mirror_status.h"
 #include "brokerd/group/group_coordinator.h"
+#include "brokerd/transactions/marker_sender.h"
+#include "brokerd/transactions/partition_verifier.h"
+#include "brokerd/transactions/transaction_coordinator.h"
 #include "brokerd/kafka/broker_collectors.h"
 #include "brokerd/kafka/dispatcher.h"
 #include "brokerd/kafka/fetch_sessions.h"
@@ -523,6 +526,16 @@ int run(const brokerd::config::BrokerConfig& cfg) {
     isr_changes.submit({tp, {topic_id, tp.partition, std::move(request)}, isr_before});
   });
   group::GroupCoordinator groups(group_settings, partitions, blocking);
+  // Transactions: created on the first FindCoordinator for a transactional id, as Kafka does;
+  // a node alone keeps __transaction_state on itself.
+  auto txn_settings = transactions::settings_from(cfg);
+  if (!quorum::networked(quorum_options)) txn_settings.replication_factor = 1;
+  if (const auto* t = metadata.image()->topic(std::string(transactions::kTransactionStateTopic)))
+    txn_settings.rules.log_partitions = t->partition_count();
+  transactions::MarkerSender txn_markers(node_id, metadata, inter_broker_credentials,
+                                         30'000);  // Kafka's request.timeout.ms for inter-broker calls
+  transactions::TransactionCoordinator txn_coordinator(txn_settings, partitions, metadata, blocking, txn_markers);
+  transactions::PartitionVerifier txn_verifier(node_id, metadata, txn_coordinator, blocking, inter_broker_credentials);
   // Followers fetch from leaders once the partitions know their roles.
   fetcher::FetcherOptions fetch_opts;
   fetch_opts.node_id = node_id;
@@ -544,6 +557,26 @@ int run(const brokerd::config::BrokerConfig& cfg) {
     return offline;
   });
 
+  // Transactions this node coordinates, and the markers it sends.
+  {
+    const auto& txn = txn_coordinator.counts();
+    registry.gauge_fn("brokerd_transactions_ongoing", "Transactions open on the transactional ids this node coordinates.",
+                      [&txn] { return static_cast<double>(txn.ongoing.load()); });
+    registry.counter_fn("brokerd_transactions_committed_total", "Transactions this node's coordinator committed.",
+                        [&txn] { return static_cast<double>(txn.committed.load()); });
+    registry.counter_fn("brokerd_transactions_aborted_total",
+                        "Transactions this node's coordinator aborted (by their producers or timed out).",
+                        [&txn] { return static_cast<double>(txn.aborted.load()); });
+    registry.counter_fn("brokerd_transactions_timed_out_total",
+                        "Transactions this node's coordinator aborted because they outlived transaction.timeout.ms.",
+                        [&txn] { return static_cast<double>(txn.timed_out.load()); });
+    registry.counter_fn("brokerd_txn_marker_requests_total", "WriteTxnMarkers requests this node sent and had answered.",
+                        [&txn_markers] { return static_cast<double>(txn_markers.round_trips()); });
+    registry.counter_fn("brokerd_txn_marker_request_seconds_total",
+                        "Time WriteTxnMarkers requests took to be answered (markers written on every in-sync replica), "
+                        "summed: divided by brokerd_txn_marker_requests_total, the mean marker latency.",
+                        [&txn_markers] { return static_cast<double>(txn_markers.round_trip_micros()) / 1e6; });
+  }
   registry.counter_fn("brokerd_log_flushes_total", "Partition flushes synced (flush.ms, flush.messages).",
                       [] { return static_cast<double>(storage::flush_targets_synced()); });
   registry.gauge_fn("brokerd_open_partition_files", "Segment files partitions hold open (log.open.files.max budgets them).",
@@ -569,7 +602,7 @@ int run(const brokerd::config::BrokerConfig& cfg) {
   kafka::register_mirror_collectors(registry, mirror_status);
   quota::Throttler throttler(static_cast<int>(cfg.integer("quota.window.num")),
                              cfg.integer("quota.window.size.seconds") * 1000);
-  kafka::KafkaDispatcher dispatcher(kafka::Services{cfg, metadata, partitions, reactors, blocking, node_id, groups,
+  kafka::KafkaDispatcher dispatcher(kafka::Services{cfg, metadata, partitions, reactors, blocking, node_id, groups, txn_coordinator, txn_verifier,
                                                     broker_metrics, quorum_driver, fetch_sessions, mirror_status,
                                                     sasl_listeners, authorization, throttler});
   net::Server server(reactors, blocking, dispatcher, client_listeners, client_server_cfg);
@@ -605,6 +638,9 @@ int run(const brokerd::config::BrokerConfig& cfg) {
     isr_changes.stop();    // its answers go to the shards too
     partitions.stop();
     groups.stop();
+    txn_markers.stop();
+    txn_verifier.stop();
+    txn_coordinator.stop();
     server.stop();
     stop_quorum();
     if (http) http->stop();
@@ -617,6 +653,7 @@ int run(const brokerd::config::BrokerConfig& cfg) {
   fetchers.start();
   mirrors.start();
   groups.start();
+  txn_coordinator.start();
   try {
     server.start();
   } catch (const std::exception& e) {

@@ -201,14 +201,15 @@ Connection& Client::node(int32_t node_id) {
   return *conn;
 }
 
-Connection& Client::coordinator(const std::string& group) {
+Connection& Client::coordinator(const std::string& key, int8_t key_type) {
   auto& conn = any();
   int16_t v = conn.pick_version(proto::FindCoordinatorRequest::api_key, 0, 6);
   proto::FindCoordinatorRequest req;
-  req.key_type = 0;
-  if (v >= 4) req.coordinator_keys = {group};  // v4+ batches keys
-  else req.key = group;
-  // COORDINATOR_NOT_AVAILABLE is transient while the offsets topic is being set up.
+  req.key_type = key_type;
+  if (v >= 4) req.coordinator_keys = {key};  // v4+ batches keys
+  else req.key = key;
+  const std::string what = (key_type == 1 ? "transactional id '" : "group '") + key + "'";
+  // COORDINATOR_NOT_AVAILABLE is transient while the offsets (or transactions) topic is set up.
   for (int attempt = 0;; ++attempt) {
     auto resp = conn.call_version<proto::FindCoordinatorResponse>(req, v);
     int16_t err = resp.error_code;
@@ -217,7 +218,7 @@ Connection& Client::coordinator(const std::string& group) {
     std::string host = resp.host;
     int32_t port = resp.port;
     if (v >= 4) {
-      if (resp.coordinators.empty()) throw CommandError("FindCoordinator returned no coordinator for group '" + group + "'");
+      if (resp.coordinators.empty()) throw CommandError("FindCoordinator returned no coordinator for " + what);
       const auto& c = resp.coordinators.front();
       err = c.error_code, msg = c.error_message, node = c.node_id, host = c.host, port = c.port;
     }
@@ -227,7 +228,7 @@ Connection& Client::coordinator(const std::string& group) {
       ::usleep(100 * 1000);
       continue;
     }
-    check_error(err, "finding the coordinator of group '" + group + "'", msg);
+    check_error(err, "finding the coordinator of " + what, msg);
     if (!brokers_.count(node)) brokers_[node] = Endpoint{host, port};
     return this->node(node);
   }

@@ -103,8 +103,9 @@ class Client {
   proto::MetadataResponse metadata(const std::optional<std::vector<std::string>>& topics);
   // Metadata of one topic; CommandError when it does not exist.
   proto::MetadataResponse::MetadataResponseTopic topic(const std::string& name);
-  // The coordinator of a consumer group, found with FindCoordinator.
-  Connection& coordinator(const std::string& group);
+  // The coordinator of a consumer group (key type 0) or of a transactional id (key type 1),
+  // found with FindCoordinator.
+  Connection& coordinator(const std::string& key, int8_t key_type = 0);
   std::vector<int32_t> node_ids() const;
 
  private:

@@ -127,7 +127,7 @@ constexpr BrokerKey kDynamic[] = {
 
   // Producer state, tiered storage.
   {"producer.id.expiration.ms", ignored, S::cluster_wide, K::int32, "86400000", false, kAtStart},
-  {"transaction.partition.verification.enable", ignored, S::cluster_wide, K::boolean, "true", false, "brokerd serves no transactions"},
+  {"transaction.partition.verification.enable", ignored, S::cluster_wide, K::boolean, "true", false, kAtStart},
   {"remote.log.index.file.cache.total.size.bytes", ignored, S::cluster_wide, K::int64, "1073741824", false, kTiered},
   {"remote.fetch.max.wait.ms", ignored, S::cluster_wide, K::int32, "500", false, kTiered},
   {"remote.log.manager.copy.max.bytes.per.second", ignored, S::cluster_wide, K::int64, "9223372036854775807", false, kTiered},

@@ -97,22 +97,20 @@ GroupCoordinator::GroupCoordinator(Settings settings, partitions::PartitionManag
     auto slot = std::make_unique<Slot>();
     auto tp = offsets_tp(p);
     slot->executor = partitions_.executor_of(tp);
-    auto appender = [pm = &partitions_, tp, s = slot.get()](std::vector<OffsetsRecord> records) -> ErrorCode {
-      partitions::Partition* part = pm->leading(tp);
-      if (!part) return ErrorCode::not_leader_or_follower;
-      int64_t now = wall_clock_ms();
-      storage::BatchBuilder builder;
-      for (auto& r : records) {
-        std::optional<std::span<const std::byte>> value;
-        if (r.value) value = std::span<const std::byte>(*r.value);
-        builder.add(now, std::span<const std::byte>(r.key), value);
-      }
-      Bytes batch = builder.build();
-      auto res = part->append(batch, now, storage::AppendOrigin::coordinator);
-      if (res.error == ErrorCode::none) s->last_appended = res.last_offset;
-      return res.error;
+    auto appender = [this, tp, s = slot.get()](std::vector<OffsetsRecord> records) -> ErrorCode {
+      return append_batch(tp, *s, std::move(records), storage::BatchOptions{});
     };
     slot->part = std::make_unique<GroupPartition>(slot->executor, p, settings_, std::move(appender), wall_clock_ms);
+    // TxnOffsetCommit: the producer's transactional batch (no sequence: the coordinator's own
+    // write), which the transaction's marker on this partition later ends.
+    slot->part->set_txn_appender([this, tp, s = slot.get()](std::vector<OffsetsRecord> records, int64_t producer_id,
+                                                           int16_t epoch) -> ErrorCode {
+      storage::BatchOptions opts;
+      opts.producer_id = producer_id;
+      opts.producer_epoch = epoch;
+      opts.transactional = true;
+      return append_batch(tp, *s, std::move(records), opts);
+    });
     slot->part->resign();  // until this node leads the partition
     slot->expiry = std::make_unique<boost::asio::steady_timer>(slot->executor);
     slots_.push_back(std::move(slot));
@@ -120,6 +118,23 @@ GroupCoordinator::GroupCoordinator(Settings settings, partitions::PartitionManag
 }
 
 GroupCoordinator::~GroupCoordinator() = default;
+
+ErrorCode GroupCoordinator::append_batch(const partitions::TopicPartition& tp, Slot& slot,
+                                         std::vector<OffsetsRecord> records, const storage::BatchOptions& opts) {
+  partitions::Partition* part = partitions_.leading(tp);
+  if (!part) return ErrorCode::not_leader_or_follower;
+  const int64_t now = wall_clock_ms();
+  storage::BatchBuilder builder(opts);
+  for (auto& r : records) {
+    std::optional<std::span<const std::byte>> value;
+    if (r.value) value = std::span<const std::byte>(*r.value);
+    builder.add(now, std::span<const std::byte>(r.key), value);
+  }
+  Bytes batch = builder.build();
+  auto res = part->append(batch, now, storage::AppendOrigin::coordinator);
+  if (res.error == ErrorCode::none) slot.last_appended = res.last_offset;
+  return res.error;
+}
 
 int32_t GroupCoordinator::partition_for(std::string_view group_id) const {
   return offsets_partition_for(group_id, settings_.offsets_partitions);
@@ -174,7 +189,24 @@ boost::asio::awaitable<void> GroupCoordinator::load(int32_t p, uint64_t term) {
         storage::RecordBatchView batch(std::span<const std::byte>(data).subspan(pos));
         if (batch.size() > data.size() - pos) break;
         if (batch.is_control()) {
-          // Transaction markers: no records of a group.
+          // A transaction's marker: its offsets become committed, or go.
+          if (auto marker = control_marker(batch)) part.replay_marker(batch.producer_id(), *marker);
+        } else if (batch.is_transactional() && batch.producer_id() >= 0) {
+          // Offsets sent to a transaction (TxnOffsetCommit).
+          storage::RecordReader reader(batch);
+          storage::Record r;
+          std::string why;
+          while (reader.next(r)) {
+            if (r.offset < offset) continue;
+            if (r.key && r.headers.empty() && part.replay_txn(*r.key, r.value, batch.producer_id(), &why)) {
+              ++records;
+              continue;
+            }
+            if (skipped < kSkipsLogged)
+              module_logger("group")->warn("{}: skipping the transactional record at offset {}: {}", tp.dir_name(),
+                                           r.offset, r.key ? why : std::string("no key"));
+            ++skipped;
+          }
         } else if (!coordinator_batch(batch)) {
           // Not written by a coordinator (a producer's batch): its records are not group state.
           const int64_t n = batch.next_offset() - std::max(offset, batch.base_offset());
@@ -294,11 +326,30 @@ boost::asio::awaitable<LeaveResult> GroupCoordinator::leave(std::string group_id
   co_return co_await net::run_on(slot.executor, std::move(fn));
 }
 
+boost::asio::awaitable<std::vector<ErrorCode>> GroupCoordinator::txn_commit(TxnCommitRequest req) {
+  const int32_t p = partition_for(req.group_id);
+  auto& slot = *slots_[p];
+  auto fn = [part = slot.part.get(), r = std::move(req)] { return part->txn_commit(r); };
+  std::vector<ErrorCode> errors = co_await net::run_on(slot.executor, std::move(fn));
+  co_return co_await once_replicated(p, std::move(errors));
+}
+
+void GroupCoordinator::complete_txn(int32_t partition, int64_t producer_id, bool commit) {
+  if (partition < 0 || partition >= static_cast<int32_t>(slots_.size())) return;
+  auto& slot = *slots_[partition];
+  boost::asio::post(slot.executor, [part = slot.part.get(), producer_id, commit] { part->complete_txn(producer_id, commit); });
+}
+
 boost::asio::awaitable<std::vector<ErrorCode>> GroupCoordinator::commit(CommitRequest req) {
   const int32_t p = partition_for(req.group_id);
   auto& slot = *slots_[p];
   auto fn = [part = slot.part.get(), r = std::move(req)] { return part->commit(r); };
   std::vector<ErrorCode> errors = co_await net::run_on(slot.executor, std::move(fn));
+  co_return co_await once_replicated(p, std::move(errors));
+}
+
+boost::asio::awaitable<std::vector<ErrorCode>> GroupCoordinator::once_replicated(int32_t p,
+                                                                                std::vector<ErrorCode> errors) {
   // A commit is answered once every in-sync replica of the offsets partition has it, so a
   // new coordinator after a failover never starts a group below an acknowledged commit.
   if (std::any_of(errors.begin(), errors.end(), [](ErrorCode e) { return e == ErrorCode::none; })) {
@@ -310,9 +361,12 @@ boost::asio::awaitable<std::vector<ErrorCode>> GroupCoordinator::commit(CommitRe
 }
 
 boost::asio::awaitable<FetchOffsetsResult> GroupCoordinator::fetch(std::string group_id,
-                                                                   std::optional<std::vector<OffsetKey>> keys) {
+                                                                   std::optional<std::vector<OffsetKey>> keys,
+                                                                   bool require_stable) {
   auto& slot = *slots_[partition_for(group_id)];
-  auto fn = [part = slot.part.get(), g = std::move(group_id), k = std::move(keys)] { return part->fetch(g, k); };
+  auto fn = [part = slot.part.get(), g = std::move(group_id), k = std::move(keys), require_stable] {
+    return part->fetch(g, k, require_stable);
+  };
   co_return co_await net::run_on(slot.executor, std::move(fn));
 }
 

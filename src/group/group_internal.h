@@ -71,6 +71,10 @@ struct GroupPartition::Group {
   std::map<std::string, std::unique_ptr<boost::asio::steady_timer>> pending;  // told MEMBER_ID_REQUIRED
   std::map<std::string, std::string> static_members;                          // instance id -> member id
   std::map<OffsetKey, OffsetEntry> offsets;
+  // Offsets sent to open transactions, by producer id: installed when the transaction's
+  // COMMIT marker reaches the offsets partition, dropped at its ABORT. A plain commit of the
+  // same partition written after the transactional one supersedes it (the later record wins).
+  std::map<int64_t, std::map<OffsetKey, PendingTxnOffset>> txn_offsets;
   int64_t state_timestamp = -1;  // wall clock of the last state change
   boost::asio::steady_timer join_timer;
   int64_t join_deadline_ms = 0;

@@ -78,6 +78,12 @@ bool GroupPartition::replay(std::span<const std::byte> key, std::optional<std::s
       std::optional<OffsetEntry> entry;
       if (value) entry = decode_offset_value(*value);
       auto& offsets = loading_offsets_[ok->group_id];
+      // A plain record after a transaction's record of the same partition wins over it.
+      for (auto& [pid, groups] : loading_txn_) {
+        auto g = groups.find(ok->group_id);
+        if (g == groups.end()) continue;
+        if (auto it = g->second.find(ok->key); it != g->second.end()) it->second.superseded = true;
+      }
       if (entry) {
         offsets[ok->key] = std::move(*entry);
       } else {
@@ -131,8 +137,18 @@ void GroupPartition::finish_loading() {
     offsets += committed.size();
     g->offsets = std::move(committed);
   }
+  // Transactions still open at the end of the log keep their offsets pending.
+  for (auto& [pid, groups] : loading_txn_) {
+    for (auto& [id, pending] : groups) {
+      if (pending.empty()) continue;
+      GroupPtr g = get_or_create(id);
+      g->txn_offsets[pid] = std::move(pending);
+      txn_groups_[pid].insert(id);
+    }
+  }
   loading_groups_.clear();
   loading_offsets_.clear();
+  loading_txn_.clear();
   loaded_ = true;
   if (!groups_.empty())
     module_logger("group")->info("{}-{}: loaded {} groups and {} committed offsets", kOffsetsTopic, partition_,
@@ -156,6 +172,25 @@ ErrorCode GroupPartition::commit_error(const Group* g, const CommitRequest& req)
   return ErrorCode::none;
 }
 
+GroupPartition::CommitRecords GroupPartition::commit_records(const CommitRequest& req,
+                                                             std::vector<ErrorCode>& out) const {
+  const int64_t now = clock_();
+  CommitRecords c;
+  for (size_t i = 0; i < req.offsets.size(); ++i) {
+    const auto& [key, entry] = req.offsets[i];
+    if (entry.metadata.size() > static_cast<size_t>(settings_.offset_metadata_max_bytes)) {
+      out[i] = ErrorCode::offset_metadata_too_large;
+      continue;
+    }
+    OffsetEntry e = entry;
+    e.commit_timestamp = now;
+    e.expire_timestamp = -1;
+    c.records.push_back({encode_offset_key(req.group_id, key), encode_offset_value(e)});
+    c.accepted.emplace_back(key, std::move(e));
+  }
+  return c;
+}
+
 std::vector<ErrorCode> GroupPartition::commit(const CommitRequest& req) {
   std::vector<ErrorCode> out(req.offsets.size(), ErrorCode::none);
   ErrorCode group_error = ErrorCode::none;
@@ -170,21 +205,7 @@ std::vector<ErrorCode> GroupPartition::commit(const CommitRequest& req) {
     std::fill(out.begin(), out.end(), group_error);
     return out;
   }
-  int64_t now = clock_();
-  std::vector<OffsetsRecord> records;
-  std::vector<std::pair<OffsetKey, OffsetEntry>> accepted;
-  for (size_t i = 0; i < req.offsets.size(); ++i) {
-    const auto& [key, entry] = req.offsets[i];
-    if (entry.metadata.size() > static_cast<size_t>(settings_.offset_metadata_max_bytes)) {
-      out[i] = ErrorCode::offset_metadata_too_large;
-      continue;
-    }
-    OffsetEntry e = entry;
-    e.commit_timestamp = now;
-    e.expire_timestamp = -1;
-    records.push_back({encode_offset_key(req.group_id, key), encode_offset_value(e)});
-    accepted.emplace_back(key, std::move(e));
-  }
+  auto [records, accepted] = commit_records(req, out);
   if (records.empty()) return out;
   ErrorCode e = append(std::move(records));
   if (e != ErrorCode::none) {
@@ -193,30 +214,57 @@ std::vector<ErrorCode> GroupPartition::commit(const CommitRequest& req) {
     return out;
   }
   GroupPtr g = get_or_create(req.group_id);
-  for (auto& [key, entry] : accepted) g->offsets[key] = std::move(entry);
+  for (auto& [key, entry] : accepted) {
+    supersede_pending(*g, key);
+    g->offsets[key] = std::move(entry);
+  }
   return out;
 }
 
-FetchOffsetsResult GroupPartition::fetch(const std::string& group_id,
-                                         const std::optional<std::vector<OffsetKey>>& keys) const {
+FetchOffsetsResult GroupPartition::fetch(const std::string& group_id, const std::optional<std::vector<OffsetKey>>& keys,
+                                         bool require_stable) const {
   FetchOffsetsResult out;
   if (!loaded_) {
     out.error = not_ready();
     return out;
   }
   const Group* g = find(group_id);
+  auto unstable = [&](const OffsetKey& k) {
+    if (!require_stable || !g) return false;
+    for (const auto& [pid, pending] : g->txn_offsets)
+      if (pending.contains(k)) return true;
+    return false;
+  };
+  auto fetched = [&](const OffsetKey& k, const OffsetEntry& e) {
+    FetchedOffset f{k, e};
+    if (unstable(k)) {
+      f.entry = OffsetEntry{};
+      f.error = ErrorCode::unstable_offset_commit;
+    }
+    return f;
+  };
   if (!keys) {
-    if (g)
-      for (const auto& [k, e] : g->offsets) out.offsets.push_back({k, e});
+    if (g) {
+      std::set<OffsetKey> listed;
+      for (const auto& [k, e] : g->offsets) {
+        out.offsets.push_back(fetched(k, e));
+        listed.insert(k);
+      }
+      // Partitions only an open transaction has an offset for are unstable too.
+      if (require_stable)
+        for (const auto& [pid, pending] : g->txn_offsets)
+          for (const auto& [k, p] : pending)
+            if (listed.insert(k).second) out.offsets.push_back(fetched(k, OffsetEntry{}));
+    }
     return out;
   }
   for (const auto& k : *keys) {
-    FetchedOffset f{k, OffsetEntry{}};
+    OffsetEntry e;
     if (g) {
       auto it = g->offsets.find(k);
-      if (it != g->offsets.end()) f.entry = it->second;
+      if (it != g->offsets.end()) e = it->second;
     }
-    out.offsets.push_back(std::move(f));
+    out.offsets.push_back(fetched(k, e));
   }
   return out;
 }

@@ -682,6 +682,8 @@ void GroupPartition::resign() {
   shutdown();
   loading_groups_.clear();
   loading_offsets_.clear();
+  loading_txn_.clear();
+  txn_groups_.clear();
   coordinating_ = false;
 }
 
@@ -689,6 +691,8 @@ void GroupPartition::begin_loading() {
   shutdown();
   loading_groups_.clear();
   loading_offsets_.clear();
+  loading_txn_.clear();
+  txn_groups_.clear();
   coordinating_ = true;
 }
 

@@ -11,6 +11,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -25,11 +26,19 @@ struct OffsetsRecord {
   std::optional<Bytes> value;
 };
 
+// An offset sent to a transaction that has not ended yet.
+struct PendingTxnOffset {
+  OffsetEntry entry;
+  bool superseded = false;  // a plain commit of the partition came after it
+};
+
 class GroupPartition {
  public:
   // Appends the records as one batch and returns when they are in the log.
   using Appender = std::function<ErrorCode(std::vector<OffsetsRecord>)>;
   using WallClock = std::function<int64_t()>;
+  // Appends the records as one transactional batch of the producer (TxnOffsetCommit).
+  using TxnAppender = std::function<ErrorCode(std::vector<OffsetsRecord>, int64_t producer_id, int16_t epoch)>;
 
   GroupPartition(boost::asio::any_io_executor ex, int32_t partition, const Settings& settings, Appender append,
                  WallClock clock);
@@ -48,6 +57,11 @@ class GroupPartition {
   // exactly its fields, under a known version) changes nothing: false, and why in `why`.
   bool replay(std::span<const std::byte> key, std::optional<std::span<const std::byte>> value,
               std::string* why = nullptr);
+  // A record of a transactional batch of `producer_id`, and the marker that ends that
+  // producer's transaction on this partition (group_txn_offsets.cc).
+  bool replay_txn(std::span<const std::byte> key, std::optional<std::span<const std::byte>> value,
+                  int64_t producer_id, std::string* why = nullptr);
+  void replay_marker(int64_t producer_id, bool commit);
   void finish_loading();
   bool loaded() const { return loaded_; }
   bool coordinating() const { return coordinating_; }
@@ -63,8 +77,17 @@ class GroupPartition {
 
   // One error per offset of the request, in order.
   std::vector<ErrorCode> commit(const CommitRequest& req);
-  // keys == nullopt: every committed offset of the group.
-  FetchOffsetsResult fetch(const std::string& group_id, const std::optional<std::vector<OffsetKey>>& keys) const;
+  // keys == nullopt: every committed offset of the group. With require_stable, a partition
+  // whose offset an open transaction holds answers UNSTABLE_OFFSET_COMMIT (KIP-447).
+  FetchOffsetsResult fetch(const std::string& group_id, const std::optional<std::vector<OffsetKey>>& keys,
+                           bool require_stable = false) const;
+  // TxnOffsetCommit (group_txn_offsets.cc): written as the producer's transactional batch,
+  // pending until complete_txn(). One error per offset, in order.
+  void set_txn_appender(TxnAppender append) { txn_append_ = std::move(append); }
+  std::vector<ErrorCode> txn_commit(const TxnCommitRequest& req);
+  // The producer's transaction ended on this partition (its marker is written).
+  void complete_txn(int64_t producer_id, bool commit);
+  size_t pending_txn_offsets() const;
   std::vector<GroupListing> list() const;
   GroupDescription describe(const std::string& group_id) const;
   ErrorCode delete_group(const std::string& group_id);
@@ -116,12 +139,20 @@ class GroupPartition {
   ErrorCode persist_group(const Group& g);
   ErrorCode append(std::vector<OffsetsRecord> records);
   ErrorCode commit_error(const Group* g, const CommitRequest& req) const;
+  // The records of a commit's offsets, and the offsets they carry; an offset refused
+  // (metadata too large) gets its error in `out` instead.
+  struct CommitRecords {
+    std::vector<OffsetsRecord> records;
+    std::vector<std::pair<OffsetKey, OffsetEntry>> accepted;
+  };
+  CommitRecords commit_records(const CommitRequest& req, std::vector<ErrorCode>& out) const;
   std::vector<std::string> subscribed_topics(const Group& g) const;
 
   boost::asio::any_io_executor ex_;
   int32_t partition_;
   Settings settings_;
   Appender append_;
+  TxnAppender txn_append_;
   WallClock clock_;
   bool loaded_ = false;
   bool coordinating_ = true;
@@ -133,6 +164,12 @@ class GroupPartition {
   // Replay state, until finish_loading().
   std::map<std::string, std::optional<StoredGroup>> loading_groups_;
   std::map<std::string, std::map<OffsetKey, OffsetEntry>> loading_offsets_;
+  // Transactional offsets read but not yet ended by a marker: producer -> group -> offsets.
+  std::map<int64_t, std::map<std::string, std::map<OffsetKey, PendingTxnOffset>>> loading_txn_;
+  // The groups holding offsets of each open transaction.
+  std::map<int64_t, std::set<std::string>> txn_groups_;
+  // A plain commit of `key` supersedes what open transactions hold for it.
+  void supersede_pending(Group& g, const OffsetKey& key);
 };
 
 // Kafka's mapping of an append failure on __consumer_offsets to the group error clients see.

@@ -112,6 +112,17 @@ StoredGroup decode_group_value(std::span<const std::byte> bytes) {
   return g;
 }
 
+std::optional<bool> control_marker(const storage::RecordBatchView& batch) {
+  storage::RecordReader reader(batch);
+  storage::Record r;
+  if (!reader.next(r) || !r.key || r.key->size() < 4) return std::nullopt;
+  // The key: int16 version, int16 type (ABORT 0, COMMIT 1).
+  const auto type = static_cast<int16_t>((std::to_integer<uint16_t>((*r.key)[2]) << 8) | std::to_integer<uint16_t>((*r.key)[3]));
+  if (type == 0) return false;
+  if (type == 1) return true;
+  return std::nullopt;
+}
+
 bool coordinator_batch(const storage::RecordBatchView& batch) {
   return !batch.is_control() && !batch.is_transactional() && batch.producer_id() < 0;
 }

@@ -53,6 +53,18 @@ boost::asio::awaitable<void> collect(TextWriter& out, partitions::PartitionManag
     const Label labels[] = {{"topic", s.tp.topic}, {"partition", partition}};
     out.sample("brokerd_high_watermark", labels, static_cast<double>(s.high_watermark));
   }
+  // Transactions: how far read_committed consumers trail read_uncommitted ones.
+  out.family("brokerd_last_stable_offset_lag",
+             "High watermark minus last stable offset of partitions led here: records an open transaction holds "
+             "back from read_committed consumers.",
+             "gauge");
+  for (const auto& s : stats) {
+    if (!s.leader) continue;
+    std::string partition = std::to_string(s.tp.partition);
+    const Label labels[] = {{"topic", s.tp.topic}, {"partition", partition}};
+    out.sample("brokerd_last_stable_offset_lag", labels,
+               static_cast<double>(std::max<int64_t>(0, s.high_watermark - s.last_stable_offset)));
+  }
   // Replication health of the partitions this node leads.
   int64_t leading = 0, under_replicated = 0, under_min_isr = 0;
   for (const auto& s : stats) {

@@ -130,9 +130,16 @@ boost::asio::awaitable<net::Response> handle_delete_groups(HandlerContext& ctx);
 boost::asio::awaitable<net::Response> handle_offset_delete(HandlerContext& ctx);
 boost::asio::awaitable<net::Response> handle_init_producer_id(HandlerContext& ctx);
 boost::asio::awaitable<net::Response> handle_describe_producers(HandlerContext& ctx);
+boost::asio::awaitable<net::Response> handle_add_partitions_to_txn(HandlerContext& ctx);
+boost::asio::awaitable<net::Response> handle_add_offsets_to_txn(HandlerContext& ctx);
+boost::asio::awaitable<net::Response> handle_end_txn(HandlerContext& ctx);
+boost::asio::awaitable<net::Response> handle_txn_offset_commit(HandlerContext& ctx);
+boost::asio::awaitable<net::Response> handle_describe_transactions(HandlerContext& ctx);
+boost::asio::awaitable<net::Response> handle_list_transactions(HandlerContext& ctx);
 boost::asio::awaitable<net::Response> handle_describe_topic_partitions(HandlerContext& ctx);
 boost::asio::awaitable<net::Response> handle_describe_quorum(HandlerContext& ctx);
 boost::asio::awaitable<net::Response> handle_offset_for_leader_epoch(HandlerContext& ctx);
+boost::asio::awaitable<net::Response> handle_write_txn_markers(HandlerContext& ctx);
 // brokerd's own (proto/brokerd): mirror links.
 boost::asio::awaitable<net::Response> handle_create_mirror_links(HandlerContext& ctx);
 boost::asio::awaitable<net::Response> handle_alter_mirror_links(HandlerContext& ctx);

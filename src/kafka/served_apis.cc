@@ -42,6 +42,13 @@ constexpr ServedApi kServed[] = {
     {42, 0, 2, handle_delete_groups},   // DeleteGroups
     {47, 0, 0, handle_offset_delete},   // OffsetDelete
     {61, 0, 0, handle_describe_producers},   // DescribeProducers
+    {24, 0, 5, handle_add_partitions_to_txn},   // AddPartitionsToTxn
+    {25, 0, 4, handle_add_offsets_to_txn},   // AddOffsetsToTxn
+    {26, 0, 4, handle_end_txn},   // EndTxn
+    {27, 1, 2, handle_write_txn_markers},   // WriteTxnMarkers
+    {28, 0, 5, handle_txn_offset_commit},   // TxnOffsetCommit
+    {65, 0, 0, handle_describe_transactions},   // DescribeTransactions
+    {66, 0, 2, handle_list_transactions},   // ListTransactions
     {55, 0, 2, handle_describe_quorum},   // DescribeQuorum
     {23, 2, 4, handle_offset_for_leader_epoch},   // OffsetForLeaderEpoch
     {74, 0, 1, handle_list_config_resources},   // ListConfigResources

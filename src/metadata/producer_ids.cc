@@ -14,6 +14,11 @@ int64_t ProducerIdManager::next_id() {
   return next_++;
 }
 
+int64_t ProducerIdManager::next() {
+  std::lock_guard lock(mu_);
+  return next_id();
+}
+
 ProducerIdManager::Result ProducerIdManager::init(int64_t producer_id, int16_t epoch, int64_t now_ms,
                                                   int64_t expiration_ms) {
   std::lock_guard lock(mu_);

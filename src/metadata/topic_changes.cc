@@ -229,16 +229,8 @@ void MetadataStore::forward_create_topics(const std::vector<TopicSpec>& specs, c
   }
   std::vector<TopicSpec> sent;
   for (size_t i : valid) sent.push_back(specs[i]);
+  // The channel answers once this node's image holds what the controller committed.
   auto answers = channel_->create_topics(sent);
-  // Created ones by their id; those created through another node a moment ago by name.
-  wait_for_image([&](const MetadataImage& img) {
-    for (size_t k = 0; k < sent.size(); ++k) {
-      const TopicMetadata* t = img.topic(sent[k].name);
-      if (answers[k].error == ErrorCode::none && (!t || t->id != answers[k].topic_id)) return false;
-      if (answers[k].error == ErrorCode::topic_already_exists && !t) return false;
-    }
-    return true;
-  });
   for (size_t k = 0; k < sent.size(); ++k) {
     const size_t i = valid[k];
     if (answers[k].error != ErrorCode::none) {
@@ -259,10 +251,6 @@ TopicChange MetadataStore::delete_topic(const std::string& name) {
     auto before = image()->topic_ptr(name);
     auto answer = channel_->delete_topic(name);
     if (answer.error != ErrorCode::none) return failure(answer.error, answer.message);
-    wait_for_image([&](const MetadataImage& img) {
-      const TopicMetadata* t = img.topic(name);
-      return !t || !before || t->id != before->id;
-    });
     return TopicChange{ErrorCode::none, {}, before, image()};
   }
   std::lock_guard lock(write_mutex_);
@@ -281,10 +269,6 @@ TopicChange MetadataStore::create_partitions(const std::string& name, int32_t to
   if (!validate_only && channel_ && !leads()) {
     auto answer = channel_->create_partitions(name, total, assignment);
     if (answer.error != ErrorCode::none) return failure(answer.error, answer.message);
-    wait_for_image([&](const MetadataImage& img) {
-      const TopicMetadata* t = img.topic(name);
-      return !t || t->partition_count() >= total;
-    });
     return applied(name, image()->topic_ptr(name));
   }
   std::lock_guard lock(write_mutex_);
@@ -332,10 +316,6 @@ TopicChange MetadataStore::set_topic_configs(const std::string& name, const std:
   if (!validate_only && channel_ && !leads()) {
     auto answer = channel_->set_topic_configs(name, overrides);
     if (answer.error != ErrorCode::none) return failure(answer.error, answer.message);
-    wait_for_image([&](const MetadataImage& img) {
-      const TopicMetadata* t = img.topic(name);
-      return !t || t->configs == overrides;
-    });
     return applied(name, image()->topic_ptr(name));
   }
   return edit_topic_configs(
@@ -377,10 +357,6 @@ TopicChange MetadataStore::set_broker_configs(const std::string& resource,
   if (channel_ && !leads()) {
     auto answer = channel_->set_broker_configs(resource, values);
     if (answer.error != ErrorCode::none) return failure(answer.error, answer.message);
-    wait_for_image([&](const MetadataImage& img) {
-      auto it = img.broker_configs->find(resource);
-      return values.empty() ? it == img.broker_configs->end() : it != img.broker_configs->end() && it->second == values;
-    });
     return TopicChange{ErrorCode::none, {}, nullptr, image()};
   }
   return edit_broker_configs(

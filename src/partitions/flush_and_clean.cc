@@ -111,7 +111,9 @@ void PartitionManager::clean_due(Shard& shard, size_t index, int64_t now_ms) {
     }
     storage::CleaningInput input;
     try {
-      const int64_t bound = options_.storage_bugs.clean_past_high_watermark ? log.log_end_offset() : p->high_watermark();
+      // Committed and decided records only: never at or past an ongoing transaction.
+      const int64_t bound =
+          options_.storage_bugs.clean_past_high_watermark ? log.log_end_offset() : p->last_stable_offset();
       input = storage::snapshot_for_cleaning(log, st.checkpoint, bound);
     } catch (const std::system_error& e) {
       module_logger("partitions")->warn("cannot clean {} now: {}", tp.dir_name(), e.what());

@@ -1,5 +1,7 @@
 #include "brokerd/partitions/partition.h"
 
+#include <algorithm>
+
 #include "brokerd/metadata/partition_election.h"
 #include "brokerd/common/clock.h"
 #include "brokerd/common/logger.h"
@@ -102,14 +104,40 @@ void Partition::abandon() {
   wake_waiters();
 }
 
-storage::AppendResult Partition::append(std::span<std::byte> batches, int64_t now_ms, storage::AppendOrigin origin) {
-  auto result = log_->append(batches, leader_epoch(), now_ms, origin);
+storage::AppendResult Partition::append(std::span<std::byte> batches, int64_t now_ms, storage::AppendOrigin origin,
+                                       storage::TxnAppendMode txn) {
+  auto result = log_->append(batches, leader_epoch(), now_ms, origin, txn);
   if (result.error == protocol::ErrorCode::none && !result.duplicate) {
     replica_->leader_appended(now_ms);
     drain_replica();
     wake_waiters();
   }
   return result;
+}
+
+storage::AppendResult Partition::append_marker(const storage::TxnMarker& marker, int64_t now_ms) {
+  auto result = log_->append_marker(marker, leader_epoch(), now_ms);
+  if (result.error == protocol::ErrorCode::none) {
+    replica_->leader_appended(now_ms);
+    drain_replica();
+    wake_waiters();
+  }
+  return result;
+}
+
+int64_t Partition::last_stable_offset() const {
+  int64_t lso = high_watermark();
+  if (auto first = log_->first_unstable_offset()) lso = std::min(lso, *first);
+  return std::max(lso, log_->log_start_offset());
+}
+
+bool Partition::has_ongoing_transaction(int64_t producer_id, int16_t producer_epoch) const {
+  const storage::ProducerEntry* e = log_->producer_state().find(producer_id);
+  return e && e->in_transaction() && e->epoch == producer_epoch;
+}
+
+uint64_t Partition::start_verification(int64_t producer_id, int16_t producer_epoch, int32_t base_sequence) {
+  return log_->producer_state().start_verification(producer_id, producer_epoch, base_sequence);
 }
 
 storage::AppendResult Partition::append_mirrored(std::span<std::byte> batches, int64_t now_ms) {
@@ -178,8 +206,20 @@ void Partition::watch_low_watermark(const std::shared_ptr<FetchWaiter>& w) {
   low_watermark_waiters_.push_back(w);
 }
 
-void Partition::watch(const std::shared_ptr<FetchWaiter>& w, int64_t seen_end, bool follower) {
-  if ((follower ? log_->log_end_offset() : high_watermark()) > seen_end) {
+int64_t Partition::read_bound(ReadBound bound) const {
+  switch (bound) {
+    case ReadBound::log_end:
+      return log_->log_end_offset();
+    case ReadBound::last_stable:
+      return last_stable_offset();
+    case ReadBound::high_watermark:
+      break;
+  }
+  return high_watermark();
+}
+
+void Partition::watch(const std::shared_ptr<FetchWaiter>& w, int64_t seen_end, ReadBound bound) {
+  if (read_bound(bound) > seen_end) {
     w->wake();
     return;
   }

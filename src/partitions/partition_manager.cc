@@ -255,7 +255,7 @@ boost::asio::awaitable<std::vector<PartitionStats>> PartitionManager::partition_
                                         log.log_end_offset(), p->high_watermark(), log.dir().parent_path(),
                                         p->is_leader(), static_cast<int32_t>(st.replicas.size()),
                                         static_cast<int32_t>(st.isr.size()), p->replica().min_insync_replicas(),
-                                        {}, 0, 0});
+                                        {}, 0, 0, p->last_stable_offset()});
                          if (auto m = moves_[i].find(tp); m != moves_[i].end()) {
                            out.back().future_log_dir = m->second.target;
                            out.back().future_size_bytes = m->second.copied_bytes;

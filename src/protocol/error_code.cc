@@ -133,6 +133,7 @@ std::string_view error_name(ErrorCode e) {
     case ErrorCode::invalid_voter_key: return "INVALID_VOTER_KEY";
     case ErrorCode::duplicate_voter: return "DUPLICATE_VOTER";
     case ErrorCode::voter_not_found: return "VOTER_NOT_FOUND";
+    case ErrorCode::invalid_regular_expression: return "INVALID_REGULAR_EXPRESSION";
   }
   return "UNKNOWN_ERROR_CODE";
 }

@@ -10,6 +10,7 @@
 #include <fstream>
 #include <system_error>
 #include <thread>
+#include <unordered_set>
 
 #include "brokerd/storage/offset_index.h"
 #include "brokerd/storage/offset_map.h"
@@ -267,6 +268,7 @@ CleaningInput snapshot_for_cleaning(const Log& log, const CleanerCheckpoint& che
   in.segments = log.closed_segments();
   in.log_start_offset = log.log_start_offset();
   in.checkpoint = checkpoint;
+  in.aborted = log.aborted_transactions(log.log_start_offset(), high_watermark);
   const auto& producers = log.producer_state().producers();
   if (!producers.empty()) {
     in.producer_last_offsets.emplace();
@@ -330,6 +332,17 @@ CleaningResult clean(const CleaningInput& in, const CleanableRange& range, int64
   OffsetMap map(std::min<uint64_t>(options.dedupe_buffer_bytes, static_cast<uint64_t>(static_cast<double>(want) / options.load_factor) + 1),
                 options.load_factor);
   std::unordered_map<int64_t, int64_t> dirty_producers;  // pid -> last offset of its last batch seen
+  // Aborted transactions by producer: (first offset, marker offset).
+  std::unordered_map<int64_t, std::vector<std::pair<int64_t, int64_t>>> aborted;
+  for (const auto& t : in.aborted) aborted[t.producer_id].emplace_back(t.first_offset, t.last_offset);
+  auto in_aborted_txn = [&](const RecordBatchView& b) {
+    if (!b.is_transactional() || b.is_control() || b.producer_id() < 0) return false;
+    auto it = aborted.find(b.producer_id());
+    if (it == aborted.end()) return false;
+    return std::any_of(it->second.begin(), it->second.end(), [&](const auto& r) {
+      return r.first <= b.base_offset() && b.last_offset() < r.second;
+    });
+  };
   int64_t end = range.first_uncleanable;
   bool stopped = false;
   for (const auto& s : in.segments) {
@@ -347,7 +360,7 @@ CleaningResult clean(const CleaningInput& in, const CleanableRange& range, int64
       if (b.last_offset() < range.first_dirty) continue;
       if (b.last_offset() >= range.first_uncleanable) break;
       if (b.producer_id() >= 0) dirty_producers[b.producer_id()] = b.last_offset();
-      if (b.is_control()) continue;
+      if (b.is_control() || in_aborted_txn(b)) continue;  // aborted records never shadow a key
       if (map.size() + static_cast<size_t>(std::max(b.records_count(), 0)) > map.capacity()) {
         if (map.size() == 0) {
           res.error = "dedupe buffer too small for one batch of " + std::to_string(b.records_count()) + " records";
@@ -389,6 +402,7 @@ CleaningResult clean(const CleaningInput& in, const CleanableRange& range, int64
   filter.delete_retention_ms = in.config.delete_retention_ms;
   Bytes out, scratch, body;
   detail::BatchFilterStats fstats;
+  std::unordered_set<int64_t> txn_data_kept;  // producers whose current transaction kept data
   try {
     for (auto& group : group_by_size(targets, in.config)) {
       CleanedWriter writer(in.dir, group.front().base_offset, in.config, throttle);
@@ -413,9 +427,19 @@ CleaningResult clean(const CleaningInput& in, const CleanableRange& range, int64
           } else {
             filter.keep_if_empty = false;
           }
+          filter.aborted = in_aborted_txn(b);
+          // A marker goes (after delete.retention.ms) once no data of its transaction is left
+          // before it; any batch of the transaction kept here, even empty, keeps it.
+          filter.marker_removable = false;
+          if (b.is_control() && pid >= 0 && b.base_offset() < end) {
+            filter.marker_removable = txn_data_kept.erase(pid) == 0;
+            filter.keep_if_empty = false;
+          }
           ErrorCode err = ErrorCode::none;
           out.clear();
           auto outcome = detail::filter_batch(b, filter, out, scratch, body, fstats, err);
+          if (b.is_transactional() && !b.is_control() && pid >= 0 && outcome != detail::FilterOutcome::dropped)
+            txn_data_kept.insert(pid);
           if (err != ErrorCode::none) throw std::runtime_error("cannot rewrite batch at offset " + std::to_string(b.base_offset()));
           if (outcome == detail::FilterOutcome::keep_whole) writer.append(bytes);
           else if (outcome == detail::FilterOutcome::rewritten) writer.append(out), ++res.stats.batches_rewritten;
@@ -474,7 +498,9 @@ bool install(Log& log, const CleaningResult& result, int64_t now_ms) {
 
 std::optional<CleanerStats> clean_log_now(Log& log, CleanerCheckpoint& checkpoint, int64_t now_ms,
                                           const CleanerOptions& options, bool force) {
-  auto in = snapshot_for_cleaning(log, checkpoint, log.log_end_offset());
+  // Everything is committed; ongoing transactions still hold the bound back.
+  const int64_t bound = std::max(log.first_unstable_offset().value_or(log.log_end_offset()), log.log_start_offset());
+  auto in = snapshot_for_cleaning(log, checkpoint, bound);
   auto range = assess(in, now_ms);
   if (!range.should_clean && !(force && !in.segments.empty())) return std::nullopt;
   auto res = clean(in, range, now_ms, options);

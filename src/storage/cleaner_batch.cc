@@ -36,7 +36,7 @@ FilterOutcome filter_batch(const RecordBatchView& batch, const BatchFilter& f, B
   stats.records_read += count;
   stats.kept_horizon_ms = -1;
   // Control batches (transaction markers) are kept as they are; so is what the map does not cover.
-  if (batch.is_control() || batch.base_offset() >= f.end_offset) {
+  if ((batch.is_control() && !f.marker_removable) || batch.base_offset() >= f.end_offset) {
     stats.records_kept += count;
     return FilterOutcome::keep_whole;
   }
@@ -81,6 +81,11 @@ FilterOutcome filter_batch(const RecordBatchView& batch, const BatchFilter& f, B
     bool keep;
     if (offset >= f.end_offset) {
       keep = true;
+    } else if (f.aborted) {
+      keep = false;
+    } else if (batch.is_control()) {
+      keep = !horizon_passed;
+      if (keep) tombstones_kept = true;
     } else if (key_len < 0) {
       keep = false;  // a compacted log has no use for records without a key
     } else {

@@ -15,6 +15,10 @@ struct BatchFilter {
   int64_t now_ms = 0;
   int64_t delete_retention_ms = 0;
   bool keep_if_empty = false;  // an idempotent producer's last batch
+  bool aborted = false;        // a batch of an aborted transaction: none of its records stays
+  // A marker whose transaction kept no data: it lives like a tombstone (a delete horizon at
+  // its first such pass, removed by a pass after it). Other markers are kept whole.
+  bool marker_removable = false;
 };
 
 struct BatchFilterStats {

@@ -68,9 +68,10 @@ void Log::load(bool clean_shutdown) {
   complete_interrupted_swaps(bases, names);
   // Index files whose segment is gone.
   for (const auto& name : names) {
-    const bool offset_index = name.ends_with(".index"), time_index = name.ends_with(".timeindex");
-    if (!offset_index && !time_index) continue;
-    auto b = parse_segment_file_stem(name.substr(0, name.size() - (offset_index ? 6 : 10)));
+    const bool offset_index = name.ends_with(".index"), time_index = name.ends_with(".timeindex"),
+               txn_index = name.ends_with(".txnindex");
+    if (!offset_index && !time_index && !txn_index) continue;
+    auto b = parse_segment_file_stem(name.substr(0, name.size() - (offset_index ? 6 : txn_index ? 9 : 10)));
     if (!b || !std::binary_search(bases.begin(), bases.end(), *b)) fs::remove(dir_ / name);
   }
   producers_.set_snapshot_files(names);
@@ -88,11 +89,15 @@ void Log::load(bool clean_shutdown) {
   if (!clean_shutdown) {
     while (recover_from > 0 && bases[recover_from] > recovery_point_) --recover_from;
   }
+  int64_t rebuild_txn_index_from = INT64_MAX;
   for (size_t i = 0; i < bases.size(); ++i) {
     bool last = i + 1 == bases.size();
     bool recover = !clean_shutdown && i >= recover_from;
     auto seg = Segment::open(dir_, bases[i], cfg_, last || recover, t);
     if (recover) {
+      // Its aborted transactions are found again from the markers (load_producer_state).
+      seg->txn_index().reset();
+      rebuild_txn_index_from = std::min(rebuild_txn_index_from, bases[i]);
       uint64_t cut = seg->recover(cfg_.max_message_bytes, &recovered_epochs_);
       if (cut > 0) {
         logger->warn("{}: recovered segment {} cut {} bytes of invalid data", dir_.string(), bases[i], cut);
@@ -100,7 +105,7 @@ void Log::load(bool clean_shutdown) {
           // Data after a torn segment cannot be trusted to follow on: drop it.
           for (size_t j = i + 1; j < bases.size(); ++j) {
             auto stem = dir_ / segment_file_stem(bases[j]);
-            for (const char* ext : {".log", ".index", ".timeindex"}) fs::remove(stem.string() + ext);
+            for (const char* ext : {".log", ".index", ".timeindex", ".txnindex"}) fs::remove(stem.string() + ext);
           }
           bases.resize(i + 1);
           last = true;
@@ -124,7 +129,7 @@ void Log::load(bool clean_shutdown) {
   recovery_point_ = leo;  // clean, or just validated by recovery
   // A clean stop synced the directory; after a crash its entries are synced again.
   if (clean_shutdown) dir_synced_version_ = dir_version_;
-  load_producer_state();
+  load_producer_state(rebuild_txn_index_from);
 }
 
 int64_t Log::log_end_offset() const { return active().next_offset(); }

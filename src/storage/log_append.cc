@@ -30,7 +30,8 @@ bool Log::should_roll(size_t incoming_bytes, int64_t incoming_max_ts, int64_t la
   return last_offset - s.base_offset() > INT32_MAX;
 }
 
-AppendResult Log::append(std::span<std::byte> batches, int32_t leader_epoch, int64_t now_ms, AppendOrigin origin) {
+AppendResult Log::append(std::span<std::byte> batches, int32_t leader_epoch, int64_t now_ms, AppendOrigin origin,
+                         TxnAppendMode txn) {
   touch();
   AppendResult res;
   res.log_start_offset = log_start_offset_;
@@ -48,6 +49,9 @@ AppendResult Log::append(std::span<std::byte> batches, int32_t leader_epoch, int
   limits.max_batch_bytes = static_cast<size_t>(cfg_.max_message_bytes);
   limits.require_keys = cfg_.cleanup_policy.compact;
   limits.from_client = origin == AppendOrigin::client;
+  // The node's own writers append transactional batches of their own making.
+  if (origin != AppendOrigin::client && txn.kind == TxnAppendMode::Kind::not_allowed) txn = TxnAppendMode::unverified();
+  limits.refuse_transactional = txn.kind == TxnAppendMode::Kind::not_allowed;
   std::string partition_name;  // a compacted topic names it in its records' errors
   if (limits.require_keys) partition_name = dir_.filename().string();
   limits.partition_name = partition_name;
@@ -87,7 +91,7 @@ AppendResult Log::append(std::span<std::byte> batches, int32_t leader_epoch, int
   }
   const bool log_append_time = cfg_.message_timestamp_type == TimestampType::log_append_time;
   int64_t base = log_end_offset();
-  ProducerAppend producer_append(producers_);
+  ProducerAppend producer_append(producers_, txn);
   std::vector<std::optional<ProducerBatch>> dups;
   if (!check_producers(batches, infos, base, log_append_time ? now_ms : -1, producer_append, dups, res)) return res;
 

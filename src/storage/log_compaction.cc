@@ -99,8 +99,15 @@ bool Log::replace_segments(std::span<const SegmentSnapshot> old, int64_t now_ms,
   for (const char* ext : kExts) fs::rename(stem + ext + ".cleaned", stem + ext + ".swap");
   fsync_path(dir_);
   if (crash_after_step == 1) return true;
-  // 2. The old segments leave the log (their files become .deleted).
-  for (const auto& o : old) delete_segment(segments_.find(o.base_offset), now_ms);
+  // 2. The old segments leave the log (their files become .deleted); their aborted
+  //    transactions move to the new segment's .txnindex below.
+  std::vector<AbortedTxn> aborted;
+  for (const auto& o : old) {
+    auto s = segments_.find(o.base_offset);
+    const auto& es = s->second->txn_index().entries();
+    aborted.insert(aborted.end(), es.begin(), es.end());
+    delete_segment(s, now_ms);
+  }
   if (crash_after_step == 2) return true;
   // 3. .swap -> final names, the .log first (a crash after it leaves indexes to rebuild).
   fs::rename(stem + ".log.swap", stem + ".log");
@@ -115,6 +122,7 @@ bool Log::replace_segments(std::span<const SegmentSnapshot> old, int64_t now_ms,
     seg->recover(cfg_.max_message_bytes);
     seg->make_inactive();
   }
+  if (!aborted.empty()) seg->txn_index().set_entries(std::move(aborted));
   segments_.emplace(base, std::move(seg));
   return true;
 }
@@ -143,13 +151,18 @@ void Log::complete_interrupted_swaps(std::vector<int64_t>& bases, const std::vec
     ::close(fd);
     // The recorded end of the replaced range covers old segments that cleaning emptied.
     if (auto end = read_swap_end(stem)) next = std::max(next, *end);
-    // Every old segment the swap replaces goes; the swap takes the first one's name.
+    // Every old segment the swap replaces goes; the swap takes the first one's name, and
+    // the aborted transactions of those still present.
+    std::vector<AbortedTxn> aborted;
     std::erase_if(bases, [&](int64_t b) {
       if (b != base && (b < base || b >= next)) return false;
       auto old = (dir_ / segment_file_stem(b)).string();
-      for (const char* ext : {".log", ".index", ".timeindex"}) fs::remove(old + ext);
+      const auto& es = TxnIndex(old + ".txnindex").entries();
+      aborted.insert(aborted.end(), es.begin(), es.end());
+      for (const char* ext : {".log", ".index", ".timeindex", ".txnindex"}) fs::remove(old + ext);
       return true;
     });
+    if (!aborted.empty()) TxnIndex(stem + ".txnindex").set_entries(std::move(aborted));
     fs::remove(stem + ".index");
     fs::remove(stem + ".timeindex");
     fs::rename(stem + ".log.swap", stem + ".log");

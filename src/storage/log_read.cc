@@ -61,6 +61,7 @@ void Log::read_slices(int64_t offset, int32_t max_bytes, bool min_one_batch, int
         break;
       }
       len += b->size;
+      res.next_offset = b->last_offset + 1;
       remaining -= std::min<uint64_t>(b->size, remaining);
       first = false;
       b = seg.batch_at(b->position + b->size);

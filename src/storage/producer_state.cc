@@ -82,6 +82,7 @@ ErrorCode ProducerAppend::add(const ProducerBatchHeader& h, const ProducerBatch&
       return ErrorCode::out_of_order_sequence_number;
     }
   }
+  if (ErrorCode e = check_txn(cur, h, message); e != ErrorCode::none) return e;
   auto it = std::find_if(updated_.begin(), updated_.end(),
                          [&](const ProducerEntry& e) { return e.producer_id == h.producer_id; });
   if (it == updated_.end()) {
@@ -92,12 +93,18 @@ ErrorCode ProducerAppend::add(const ProducerBatchHeader& h, const ProducerBatch&
     it = std::prev(updated_.end());
   }
   it->add(h.epoch, b);
+  if (h.transactional && !it->in_transaction()) {
+    it->current_txn_first_offset = b.first_offset;
+    opened_.push_back(h.producer_id);
+  }
   return ErrorCode::none;
 }
 
 void ProducerAppend::commit(ProducerStateManager& state) {
   for (auto& e : updated_) state.put(std::move(e));
+  for (int64_t pid : opened_) state.clear_verification(pid);
   updated_.clear();
+  opened_.clear();
 }
 
 // ---- ProducerStateManager --------------------------------------------------------------
@@ -109,20 +116,29 @@ const ProducerEntry* ProducerStateManager::find(int64_t pid) const {
 
 void ProducerStateManager::update(const ProducerBatchHeader& h, const ProducerBatch& b) {
   snapshot_matches_ = -1;
-  auto& e = producers_[h.producer_id];
+  auto& e = producers_[h.producer_id];  // in place: followers and replays call this per batch
   e.producer_id = h.producer_id;
   e.add(h.epoch, b);
+  if (h.transactional && !e.in_transaction()) {
+    e.current_txn_first_offset = b.first_offset;
+    ongoing_.insert({b.first_offset, h.producer_id});
+  }
 }
 
 void ProducerStateManager::put(ProducerEntry e) {
   snapshot_matches_ = -1;
   int64_t pid = e.producer_id;
-  producers_[pid] = std::move(e);
+  auto& slot = producers_[pid];
+  if (slot.in_transaction()) ongoing_.erase({slot.current_txn_first_offset, pid});
+  if (e.in_transaction()) ongoing_.insert({e.current_txn_first_offset, pid});
+  slot = std::move(e);
 }
 
 size_t ProducerStateManager::expire(int64_t now_ms, int64_t expiration_ms) {
-  const size_t gone =
-      std::erase_if(producers_, [&](const auto& kv) { return now_ms - kv.second.last_timestamp >= expiration_ms; });
+  // A producer inside a transaction stays: its transaction holds the last stable offset back.
+  const size_t gone = std::erase_if(producers_, [&](const auto& kv) {
+    return !kv.second.in_transaction() && now_ms - kv.second.last_timestamp >= expiration_ms;
+  });
   if (gone > 0) snapshot_matches_ = -1;
   return gone;
 }
@@ -137,9 +153,10 @@ void ProducerStateManager::maybe_expire(int64_t now_ms, int64_t expiration_ms, i
 
 namespace {
 
-constexpr uint16_t kSnapshotVersion = 1;
+constexpr uint16_t kSnapshotVersion = 2;
 constexpr size_t kHeaderBytes = 2 + 4;
-constexpr size_t kEntryBytes = 8 + 2 + 8 + 1;
+constexpr size_t kEntryBytesV1 = 8 + 2 + 8 + 1;
+constexpr size_t kEntryBytes = kEntryBytesV1 + 8 + 4;  // + ongoing transaction, coordinator epoch
 constexpr size_t kBatchBytes = 4 + 4 + 8 + 8 + 8;
 
 template <typename T>
@@ -163,16 +180,21 @@ std::optional<int64_t> snapshot_offset(const fs::path& p) {
 
 }  // namespace
 
-std::vector<std::byte> encode_producer_snapshot(const std::unordered_map<int64_t, ProducerEntry>& producers) {
+std::vector<std::byte> encode_producer_snapshot(const std::unordered_map<int64_t, ProducerEntry>& producers,
+                                                uint16_t version) {
   std::vector<std::byte> out;
   out.reserve(kHeaderBytes + 4 + producers.size() * (kEntryBytes + kBatchBytes * kRetainedProducerBatches));
-  put_be<uint16_t>(out, kSnapshotVersion);
+  put_be<uint16_t>(out, version);
   put_be<uint32_t>(out, 0);  // CRC, filled below
   put_be<uint32_t>(out, static_cast<uint32_t>(producers.size()));
   for (const auto& [pid, e] : producers) {
     put_be<int64_t>(out, pid);
     put_be<int16_t>(out, e.epoch);
     put_be<int64_t>(out, e.last_timestamp);
+    if (version >= 2) {
+      put_be<int64_t>(out, e.current_txn_first_offset);
+      put_be<int32_t>(out, e.coordinator_epoch);
+    }
     put_be<uint8_t>(out, static_cast<uint8_t>(e.batches.size()));
     for (const auto& b : e.batches) {
       put_be<int32_t>(out, b.first_seq);
@@ -189,19 +211,25 @@ std::vector<std::byte> encode_producer_snapshot(const std::unordered_map<int64_t
 
 std::optional<std::vector<ProducerEntry>> decode_producer_snapshot(std::span<const std::byte> in) {
   if (in.size() < kHeaderBytes + 4) return std::nullopt;
-  if (get_be<uint16_t>(in) != kSnapshotVersion) return std::nullopt;
+  const uint16_t version = get_be<uint16_t>(in);
+  if (version < 1 || version > kSnapshotVersion) return std::nullopt;
+  const size_t entry_bytes = version >= 2 ? kEntryBytes : kEntryBytesV1;
   uint32_t crc = get_be<uint32_t>(in);
   if (crc != crc32c(in)) return std::nullopt;
   uint32_t count = get_be<uint32_t>(in);
-  if (count > in.size() / kEntryBytes) return std::nullopt;
+  if (count > in.size() / entry_bytes) return std::nullopt;
   std::vector<ProducerEntry> entries;
   entries.reserve(count);
   for (uint32_t i = 0; i < count; ++i) {
-    if (in.size() < kEntryBytes) return std::nullopt;
+    if (in.size() < entry_bytes) return std::nullopt;
     ProducerEntry e;
     e.producer_id = get_be<int64_t>(in);
     e.epoch = get_be<int16_t>(in);
     e.last_timestamp = get_be<int64_t>(in);
+    if (version >= 2) {
+      e.current_txn_first_offset = get_be<int64_t>(in);
+      e.coordinator_epoch = get_be<int32_t>(in);
+    }
     size_t n = get_be<uint8_t>(in);
     if (n > kRetainedProducerBatches || in.size() < n * kBatchBytes) return std::nullopt;
     for (size_t j = 0; j < n; ++j) {
@@ -274,6 +302,7 @@ std::vector<int64_t> ProducerStateManager::snapshot_offsets() const {
 
 std::optional<int64_t> ProducerStateManager::load_snapshot(int64_t max_offset) {
   producers_.clear();
+  ongoing_.clear();
   auto offsets = snapshot_offsets();
   for (auto it = offsets.rbegin(); it != offsets.rend(); ++it) {
     if (*it > max_offset) continue;

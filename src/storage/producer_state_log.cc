@@ -14,12 +14,14 @@ ProducerBatchHeader header_of(const RecordBatchView& v) {
   h.epoch = v.producer_epoch();
   h.first_seq = v.base_sequence();
   h.last_seq = increment_sequence(h.first_seq, v.last_offset_delta());
+  h.transactional = v.is_transactional();
   return h;
 }
 
 // Control batches (transaction markers) carry no sequence; batches without a producer id
 // are not idempotent.
 bool is_idempotent_data(const RecordBatchView& v) { return v.producer_id() >= 0 && !v.is_control(); }
+bool is_marker(const RecordBatchView& v) { return v.producer_id() >= 0 && v.is_control(); }
 
 }  // namespace
 
@@ -53,16 +55,20 @@ bool Log::check_producers(std::span<std::byte> batches, const std::vector<BatchI
 }
 
 void Log::note_replicated_producer(const RecordBatchView& v) {
+  if (is_marker(v)) {
+    if (auto m = parse_marker_batch(v)) note_marker(*m, v.base_offset(), v.max_timestamp(), true);
+    return;
+  }
   if (!is_idempotent_data(v)) return;
   ProducerBatchHeader h = header_of(v);
   producers_.update(h, ProducerBatch{h.first_seq, h.last_seq, v.base_offset(), v.last_offset(), v.max_timestamp()});
 }
 
-void Log::load_producer_state() {
+void Log::load_producer_state(int64_t rebuild_txn_index_from) {
   const int64_t leo = log_end_offset();
   const int64_t first = segments_.begin()->first;
   producers_.delete_snapshots_after(leo);
-  int64_t from = std::max(producers_.load_snapshot(leo).value_or(first), first);
+  int64_t from = std::max(producers_.load_snapshot(std::min(leo, rebuild_txn_index_from)).value_or(first), first);
   if (from >= leo) return;
   // Everything after the snapshot (a crash, truncation, or a log older than snapshots).
   size_t scanned = 0;
@@ -76,6 +82,13 @@ void Log::load_producer_state() {
       if (!seg.read_bytes(b->position, h)) break;
       RecordBatchView v(h);
       ++scanned;
+      if (is_marker(v)) {
+        Bytes whole(b->size);
+        if (!seg.read_bytes(b->position, whole)) break;
+        if (auto m = parse_marker_batch(RecordBatchView(whole)))
+          note_marker(*m, b->base_offset, b->max_timestamp, b->base_offset >= rebuild_txn_index_from);
+        continue;
+      }
       if (!is_idempotent_data(v)) continue;
       ProducerBatchHeader hdr = header_of(v);
       producers_.update(hdr, ProducerBatch{hdr.first_seq, hdr.last_seq, b->base_offset, b->last_offset, b->max_timestamp});

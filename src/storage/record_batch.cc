@@ -195,6 +195,8 @@ ValidationResult validate_batch(std::span<const std::byte> bytes, const BatchLim
       return fail(ErrorCode::invalid_record, "Invalid sequence number " + std::to_string(b.base_sequence()) +
                                                  " in record batch with producerId " + std::to_string(b.producer_id()));
     }
+    if (b.is_transactional() && b.producer_id() < 0)
+      return fail(ErrorCode::invalid_record, "a transactional record batch needs a producer id");
   }
 
   if (limits.check_records) {
@@ -242,7 +244,7 @@ ValidationResult validate_batch(std::span<const std::byte> bytes, const BatchLim
     if (!errors.empty()) return record_errors(std::move(errors), timestamp_error);
   }
   // After the records, as Kafka checks it after them too (with the producer's state).
-  if (limits.from_client && b.is_transactional())
+  if (limits.refuse_transactional && b.is_transactional())
     return fail(ErrorCode::invalid_txn_state, "Record was not part of an ongoing transaction");
 
   ValidationResult r;

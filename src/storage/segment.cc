@@ -38,7 +38,11 @@ std::optional<int64_t> parse_segment_file_stem(std::string_view stem) {
 }
 
 Segment::Segment(const fs::path& dir, int64_t base_offset, const LogConfig& cfg)
-    : dir_(dir), base_offset_(base_offset), cfg_(cfg), next_offset_(base_offset) {
+    : dir_(dir),
+      base_offset_(base_offset),
+      cfg_(cfg),
+      txn_index_(dir / (segment_file_stem(base_offset) + ".txnindex")),
+      next_offset_(base_offset) {
   log_path_ = dir_ / (segment_file_stem(base_offset) + ".log");
 }
 
@@ -86,6 +90,7 @@ void Segment::open_files(bool create, bool active, int64_t now_ms) {
   if (create) {
     fs::remove(stem.string() + ".index");
     fs::remove(stem.string() + ".timeindex");
+    txn_index_.reset();
     // preallocate=true: the whole segment's blocks at once (the file keeps its size 0).
     if (cfg_.preallocate && ::fallocate(fd, FALLOC_FL_KEEP_SIZE, 0, static_cast<off_t>(cfg_.segment_bytes)) == 0) {
       preallocated_ = static_cast<uint64_t>(cfg_.segment_bytes);
@@ -305,6 +310,7 @@ void Segment::truncate_to(int64_t offset, int32_t max_message_bytes) {
   size_ = cut;
   preallocated_ = 0;
   recover(max_message_bytes);
+  txn_index_.truncate_to(offset);
 }
 
 void Segment::make_inactive() {
@@ -319,6 +325,7 @@ void Segment::make_inactive() {
 void Segment::flush_indexes() {
   if (offset_index_) offset_index_->flush();
   if (time_index_) time_index_->flush();
+  txn_index_.flush();
 }
 
 void Segment::close() {
@@ -341,6 +348,7 @@ std::vector<fs::path> Segment::rename_for_delete() {
     fs::rename(p, to, ec);
     if (!ec) out.push_back(to);
   }
+  if (auto to = txn_index_.rename_with_suffix(".deleted")) out.push_back(*to);
   return out;
 }
 

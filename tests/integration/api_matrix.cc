@@ -11,7 +11,7 @@
 // Usage: api_matrix HOST PORT. Prints one line per failure and a summary; exit code 1 when
 // anything failed. The connection and its bounded waits are in wire_client.h.
 // The fixture and its helpers are in api_matrix_fixture.cc, the cells by group of APIs in
-// api_matrix_{produce_fetch,groups,admin,security,brokerd}.cc, all declared in api_matrix.h.
+// api_matrix_{produce_fetch,groups,admin,security,brokerd,transactions}.cc, all declared in api_matrix.h.
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
@@ -50,6 +50,9 @@ const std::map<int16_t, Cell>& cells() {
       {44, cell_incremental_alter_configs}, {47, cell_offset_delete},
       {55, cell_describe_quorum},
       {60, cell_describe_cluster}, {61, cell_describe_producers},
+      {24, cell_add_partitions_to_txn}, {25, cell_add_offsets_to_txn},
+      {26, cell_end_txn}, {27, cell_write_txn_markers}, {28, cell_txn_offset_commit},
+      {65, cell_describe_transactions}, {66, cell_list_transactions},
       {74, cell_list_config_resources}, {75, cell_describe_topic_partitions},
       {17, cell_sasl_handshake}, {36, cell_sasl_authenticate},
       {29, cell_describe_acls}, {30, cell_create_acls}, {31, cell_delete_acls},

@@ -78,6 +78,15 @@ void cell_metadata(int16_t v);
 void cell_delete_records(int16_t v);
 void cell_init_producer_id(int16_t v);
 void cell_describe_producers(int16_t v);
+
+// api_matrix_transactions.cc
+void cell_add_partitions_to_txn(int16_t v);
+void cell_add_offsets_to_txn(int16_t v);
+void cell_end_txn(int16_t v);
+void cell_write_txn_markers(int16_t v);
+void cell_txn_offset_commit(int16_t v);
+void cell_describe_transactions(int16_t v);
+void cell_list_transactions(int16_t v);
 void cell_describe_topic_partitions(int16_t v);
 void cell_offset_for_leader_epoch(int16_t v);
 

@@ -116,7 +116,7 @@ void cell_find_coordinator(int16_t v) {
     req.coordinator_keys = {"matrix-fc", "matrix-fc2"};
   }
   check_cell<bp::FindCoordinatorResponse>(req, v);
-  if (v >= 1) {  // a transaction coordinator is not served: an error answer, still valid
+  if (v >= 1) {  // a transaction coordinator (creates __transaction_state on first use)
     bp::FindCoordinatorRequest txn = req;
     txn.key_type = 1;
     check_cell<bp::FindCoordinatorResponse>(txn, v);

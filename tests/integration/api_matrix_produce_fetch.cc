@@ -219,7 +219,7 @@ void cell_init_producer_id(int16_t v) {
     auto r3 = check_cell<bp::InitProducerIdResponse>(bump, v);
     (void)r3;  // a retry of the bump, or fenced: any valid answer
   }
-  bp::InitProducerIdRequest txn = req;  // refused: no transaction coordinator
+  bp::InitProducerIdRequest txn = req;  // a transactional id: the coordinator answers (or is loading)
   txn.transactional_id = "matrix-txn";
   check_cell<bp::InitProducerIdResponse>(txn, v);
 }

@@ -1,5 +1,5 @@
 // api_refusals: every API the broker advertises, asked by a principal that holds no ACL, is
-// refused with TOPIC_, GROUP_ or CLUSTER_AUTHORIZATION_FAILED (or TRANSACTIONAL_ID_...), at
+// refused with TOPIC_, GROUP_, CLUSTER_ or TRANSACTIONAL_ID_AUTHORIZATION_FAILED, at
 // the API's newest version, over one SASL/PLAIN connection per request. An advertised API
 // with no case here fails the run, so a new API cannot be served without its refusal being
 // tested. A few APIs are exempt, each with the reason (they authorize nothing, or they leave
@@ -24,7 +24,8 @@ namespace {
 using namespace wire_client;
 using Codes = std::vector<int16_t>;
 
-constexpr int16_t kTopicDenied = 29, kGroupDenied = 30, kClusterDenied = 31;
+constexpr int16_t kTopicDenied = 29, kGroupDenied = 30, kClusterDenied = 31, kTxnDenied = 53;
+const std::string kTxnId = "refused-txn";
 
 std::string g_topic, g_group;
 
@@ -373,6 +374,58 @@ const std::map<int16_t, Case>& cases() {
          add_nested(c, ask<bp::DescribeProducersResponse>(r, v).topics, [](const auto& x) { return x.partitions; });
          return c;
        }}},
+      {24, {5, kClusterDenied, [](int16_t v) {  // v4+ is for brokers (CLUSTER_ACTION)
+         bp::AddPartitionsToTxnRequest r;
+         auto& t = r.transactions.emplace_back();
+         t.transactional_id = kTxnId;
+         t.verify_only = true;
+         auto& topic = t.topics.emplace_back();
+         topic.name = g_topic;
+         topic.partitions = {0};
+         return Codes{ask<bp::AddPartitionsToTxnResponse>(r, v).error_code};
+       }}},
+      {25, {4, kTxnDenied, [](int16_t v) {
+         bp::AddOffsetsToTxnRequest r;
+         r.transactional_id = kTxnId;
+         r.group_id = g_group;
+         return Codes{ask<bp::AddOffsetsToTxnResponse>(r, v).error_code};
+       }}},
+      {26, {4, kTxnDenied, [](int16_t v) {
+         bp::EndTxnRequest r;
+         r.transactional_id = kTxnId;
+         r.committed = true;
+         return Codes{ask<bp::EndTxnResponse>(r, v).error_code};
+       }}},
+      {27, {2, kClusterDenied, [](int16_t v) {
+         bp::WriteTxnMarkersRequest r;
+         auto& m = r.markers.emplace_back();
+         m.producer_id = 1;
+         auto& t = m.topics.emplace_back();
+         t.name = g_topic;
+         t.partition_indexes = {0};
+         Codes c;
+         add_nested(c, ask<bp::WriteTxnMarkersResponse>(r, v).markers[0].topics,
+                    [](const auto& x) { return x.partitions; });
+         return c;
+       }}},
+      {28, {5, kTxnDenied, [](int16_t v) {
+         bp::TxnOffsetCommitRequest r;
+         r.transactional_id = kTxnId;
+         r.group_id = g_group;
+         auto& t = r.topics.emplace_back();
+         t.name = g_topic;
+         t.partitions.emplace_back().committed_offset = 1;
+         Codes c;
+         add_nested(c, ask<bp::TxnOffsetCommitResponse>(r, v).topics, [](const auto& x) { return x.partitions; });
+         return c;
+       }}},
+      {65, {0, kTxnDenied, [](int16_t v) {
+         bp::DescribeTransactionsRequest r;
+         r.transactional_ids = {kTxnId};
+         Codes c;
+         add(c, ask<bp::DescribeTransactionsResponse>(r, v).transaction_states);
+         return c;
+       }}},
       {74, {1, kClusterDenied, top_level<bp::ListConfigResourcesRequest, bp::ListConfigResourcesResponse>}},
       {75, {0, kTopicDenied, [](int16_t v) {
          bp::DescribeTopicPartitionsRequest r;
@@ -433,6 +486,7 @@ const std::map<int16_t, const char*>& exempt() {
       {18, "ApiVersions is served to anyone"},
       {36, "SaslAuthenticate comes before a principal exists"},
       {60, "DescribeCluster is served to anyone, as in Kafka (its authorized operations need DESCRIBE)"},
+      {66, "ListTransactions leaves out the transactional ids the principal may not describe"},
   };
   return m;
 }

@@ -25,12 +25,14 @@
 
 namespace brokerd::config { class BrokerConfig; }
 namespace brokerd::metadata { class MetadataStore; }
-namespace brokerd::partitions { class PartitionManager; }
+namespace brokerd::partitions { class PartitionManager; struct TopicPartition; }
+namespace brokerd::storage { struct BatchOptions; }
 namespace brokerd::net { class ReactorPool; class BlockingPool; }
 
 namespace brokerd::group {
 
 class GroupPartition;
+struct OffsetsRecord;
 
 // The __consumer_offsets partition of a group. (Kafka takes Utils.abs of the hash where
 // this clears its sign bit: a group whose hash is negative sits on another partition than
@@ -61,7 +63,16 @@ class GroupCoordinator {
                                               std::optional<std::string> instance_id, int32_t generation);
   boost::asio::awaitable<LeaveResult> leave(std::string group_id, std::vector<LeaveMember> members);
   boost::asio::awaitable<std::vector<ErrorCode>> commit(CommitRequest req);
-  boost::asio::awaitable<FetchOffsetsResult> fetch(std::string group_id, std::optional<std::vector<OffsetKey>> keys);
+  // With require_stable, partitions an open transaction holds an offset of answer
+  // UNSTABLE_OFFSET_COMMIT.
+  boost::asio::awaitable<FetchOffsetsResult> fetch(std::string group_id, std::optional<std::vector<OffsetKey>> keys,
+                                                   bool require_stable = false);
+  // TxnOffsetCommit: offsets pending in the producer's transaction, answered once the offsets
+  // partition's in-sync replicas have them.
+  boost::asio::awaitable<std::vector<ErrorCode>> txn_commit(TxnCommitRequest req);
+  // The transaction of `producer_id` ended on offsets partition `partition` (its marker is
+  // written there): its offsets become committed, or are dropped. From any thread.
+  void complete_txn(int32_t partition, int64_t producer_id, bool commit);
   // Every group of every loaded partition; the error is COORDINATOR_LOAD_IN_PROGRESS while
   // some partition is still loading.
   boost::asio::awaitable<std::pair<ErrorCode, std::vector<GroupListing>>> list();
@@ -79,6 +90,13 @@ class GroupCoordinator {
   // Waits until what this coordinator last wrote to offsets partition p is on every in-sync
   // replica (acks=all for its own writes); the error in group terms otherwise.
   boost::asio::awaitable<ErrorCode> replicated(int32_t partition);
+  // Appends the records to offsets partition tp as one batch with these producer fields, on
+  // its home shard.
+  ErrorCode append_batch(const partitions::TopicPartition& tp, Slot& slot, std::vector<OffsetsRecord> records,
+                         const storage::BatchOptions& opts);
+  // The errors of a commit, the accepted offsets' turned into the replication's error if the
+  // in-sync replicas do not get them.
+  boost::asio::awaitable<std::vector<ErrorCode>> once_replicated(int32_t partition, std::vector<ErrorCode> errors);
 
   Settings settings_;
   partitions::PartitionManager& partitions_;

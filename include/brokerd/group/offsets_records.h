@@ -65,5 +65,8 @@ StoredGroup decode_group_value(std::span<const std::byte> value);
 // neither control nor transactional and carry no producer id (there are no transactional
 // offset commits yet): anything else came from elsewhere, and loading skips it.
 bool coordinator_batch(const storage::RecordBatchView& batch);
+// A control batch's marker: true for COMMIT, false for ABORT, nullopt for another control
+// record (or one that does not decode).
+std::optional<bool> control_marker(const storage::RecordBatchView& batch);
 
 }  // namespace brokerd::group

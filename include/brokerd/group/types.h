@@ -119,9 +119,18 @@ struct CommitRequest {
   std::vector<std::pair<OffsetKey, OffsetEntry>> offsets;
 };
 
+// TxnOffsetCommit: offsets sent to a transaction, visible once it commits.
+struct TxnCommitRequest : CommitRequest {
+  int64_t producer_id = -1;
+  int16_t producer_epoch = -1;
+};
+
 struct FetchedOffset {
   OffsetKey key;
   OffsetEntry entry;  // offset -1 when nothing is committed
+  // UNSTABLE_OFFSET_COMMIT: a transaction holds an offset of this partition not yet
+  // committed or aborted (only when the fetch asks for stable offsets).
+  ErrorCode error = ErrorCode::none;
 };
 
 struct FetchOffsetsResult {

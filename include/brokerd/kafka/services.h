@@ -8,6 +8,7 @@ namespace brokerd::net { class BlockingPool; class ReactorPool; }
 namespace brokerd::metadata { class MetadataStore; }
 namespace brokerd::partitions { class MirrorStatus; class PartitionManager; }
 namespace brokerd::group { class GroupCoordinator; }
+namespace brokerd::transactions { class TransactionCoordinator; class PartitionVerifier; }
 namespace brokerd::metrics { class BrokerMetrics; }
 namespace brokerd::quorum { class QuorumDriver; }
 namespace brokerd::quota { class Throttler; }
@@ -25,6 +26,9 @@ struct Services {
   net::BlockingPool& blocking;
   int32_t node_id;
   group::GroupCoordinator& groups;
+  transactions::TransactionCoordinator& transactions;
+  // KIP-890: asks a producer's coordinator whether a partition is in its transaction.
+  transactions::PartitionVerifier& txn_verifier;
   // The request and per-topic counters (its registry() is the node's metrics registry).
   metrics::BrokerMetrics& metrics;
   // This node's replica of the metadata quorum (DescribeQuorum).

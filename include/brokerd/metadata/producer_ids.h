@@ -44,6 +44,9 @@ class ProducerIdManager {
   // before it: the retry of a bump whose answer was lost gets the same answer again.
   // Bookkeeping of a producer is dropped after expiration_ms without an init.
   Result init(int64_t producer_id, int16_t epoch, int64_t now_ms, int64_t expiration_ms);
+  // A new producer id, not tracked here (a transaction coordinator keeps its own epochs).
+  // May allocate a block: throws when it cannot.
+  int64_t next();
 
  private:
   int64_t next_id();  // under mu_

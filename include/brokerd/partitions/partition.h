@@ -43,6 +43,9 @@ class Partition {
 
   // What consumers may read up to: every in-sync replica has it.
   int64_t high_watermark() const { return replica_->high_watermark(); }
+  // What read_committed consumers may read up to: the high watermark, held back to the first
+  // offset of the oldest ongoing transaction, never below the log start.
+  int64_t last_stable_offset() const;
 
   // The partition's place in the cluster, from the metadata image. Only the leader takes
   // produce and consumer fetch requests; a change of leader wakes every parked fetch, so
@@ -55,8 +58,26 @@ class Partition {
   int32_t leader_epoch() const { return replica_->leader_epoch(); }
   replication::Replica& replica() { return *replica_; }
 
-  // Appends on the leader and wakes the fetches waiting on this partition.
-  storage::AppendResult append(std::span<std::byte> batches, int64_t now_ms, storage::AppendOrigin origin);
+  // Appends on the leader and wakes the fetches waiting on this partition. `txn` says how a
+  // client's transactional batches are allowed (storage::TxnAppendMode; by default they are not).
+  storage::AppendResult append(std::span<std::byte> batches, int64_t now_ms, storage::AppendOrigin origin,
+                               storage::TxnAppendMode txn = storage::TxnAppendMode::not_allowed());
+
+  // --- Transactions ---
+  // Writes a COMMIT or ABORT marker on the leader (storage::Log::append_marker) and wakes the
+  // fetches waiting on this partition; then await_replication() as for an acks=all produce.
+  storage::AppendResult append_marker(const storage::TxnMarker& marker, int64_t now_ms);
+  // Whether the producer has an ongoing transaction here at this epoch: its transactional
+  // batches need no verification.
+  bool has_ongoing_transaction(int64_t producer_id, int16_t producer_epoch) const;
+  // Starts verifying that this partition is in the producer's transaction; returns the guard
+  // (non-zero) to append with (TxnAppendMode::verified) once the coordinator agrees. A marker
+  // for the producer clears it, so a write verified before an abort is refused after it.
+  uint64_t start_verification(int64_t producer_id, int16_t producer_epoch, int32_t base_sequence);
+  // The aborted transactions a read_committed fetch of [from, upper) answers with.
+  std::vector<storage::AbortedTxn> aborted_transactions(int64_t from, int64_t upper) const {
+    return log_->aborted_transactions(from, upper);
+  }
   // A mirror leader's append of its source's batches at their own offsets (changed in place:
   // this cluster's leader epoch is written into each), and the start of its log over at
   // `offset` when the source no longer holds what lies between (storage::Log::append_mirrored).
@@ -78,9 +99,16 @@ class Partition {
     log_->producer_state().maybe_expire(now_ms, expiration_ms, check_interval_ms);
   }
 
+  // How far a parked fetch may read: the log end (a follower), the high watermark (a
+  // read_uncommitted consumer) or the last stable offset (read_committed).
+  enum class ReadBound : uint8_t { high_watermark, log_end, last_stable };
   // Parks a fetch until data beyond `seen_end` arrives (woken at once if it already has):
-  // past the high watermark for consumers, past the log end for a follower.
-  void watch(const std::shared_ptr<FetchWaiter>& w, int64_t seen_end, bool follower = false);
+  // past its read bound. Appends, markers and high-watermark moves wake the watchers.
+  void watch(const std::shared_ptr<FetchWaiter>& w, int64_t seen_end, ReadBound bound);
+  void watch(const std::shared_ptr<FetchWaiter>& w, int64_t seen_end, bool follower = false) {
+    watch(w, seen_end, follower ? ReadBound::log_end : ReadBound::high_watermark);
+  }
+  int64_t read_bound(ReadBound bound) const;
   // Parks a DeleteRecords until the low watermark moves (or the partition changes leader).
   void watch_low_watermark(const std::shared_ptr<FetchWaiter>& w);
 

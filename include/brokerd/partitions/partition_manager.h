@@ -59,6 +59,9 @@ struct PartitionStats {
   std::filesystem::path future_log_dir;
   uint64_t future_size_bytes = 0;
   int64_t future_offset_lag = 0;
+  // What read_committed consumers may read up to (below the high watermark while a
+  // transaction is open).
+  int64_t last_stable_offset = 0;
 };
 
 class PartitionManager {

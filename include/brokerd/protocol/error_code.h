@@ -135,6 +135,7 @@ enum class ErrorCode : int16_t {
   invalid_voter_key = 125,
   duplicate_voter = 126,
   voter_not_found = 127,
+  invalid_regular_expression = 128,
 };
 
 constexpr int16_t code(ErrorCode e) { return static_cast<int16_t>(e); }

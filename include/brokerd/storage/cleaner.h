@@ -10,8 +10,12 @@
 //   3. install()                - on the owner thread: swap them in (Log::replace_segments).
 // The caller keeps a CleanerCheckpoint per log between passes (write_cleaner_checkpoint()).
 //
-// Only committed records are cleaned: the range ends at the high watermark the caller gives
-// (the last stable offset, without transactions). A record above it may still be truncated
+// Only committed records are cleaned: the range ends at the bound the caller gives (the
+// partition's last stable offset: the high watermark held back by ongoing transactions).
+// Records of aborted transactions (the .txnindex entries the snapshot takes) are removed and
+// never index their keys. A transaction marker is kept while any batch of its transaction
+// (even an empty one kept for its producer) remains before it; after that it lives like a
+// tombstone: the pass that finds it so sets its delete horizon, a pass after it drops it. A record above it may still be truncated
 // by a new leader, and a key's older value below it is then the only one every replica
 // keeps; cleaning it away would lose an acknowledged write and leave the replicas apart.
 //
@@ -59,9 +63,11 @@ struct CleaningInput {
   // so the producer's sequence survives. Without it, the last batch of each producer within
   // the dirty range is kept, and empty batches of producers not seen there.
   std::optional<std::unordered_map<int64_t, int64_t>> producer_last_offsets;
+  // The aborted transactions below the bound, from the segments' .txnindex.
+  std::vector<AbortedTxn> aborted;
 };
 
-// Owner thread. `high_watermark`: the partition's, as this replica knows it.
+// Owner thread. `high_watermark`: the partition's last stable offset, as this replica knows it.
 CleaningInput snapshot_for_cleaning(const Log& log, const CleanerCheckpoint& checkpoint, int64_t high_watermark);
 
 struct CleanableRange {

@@ -8,7 +8,9 @@
 //
 // Where each part lives: log.cc (opening, recovery, truncation, the checkpoint),
 // log_append.cc (appends and rolls), log_read.cc, log_retention.cc (retention and deletion),
-// log_flush.cc (flushes and durability), log_compaction.cc (the cleaner's swaps).
+// log_flush.cc (flushes and durability), log_compaction.cc (the cleaner's swaps),
+// producer_state_log.cc (producer state at append and load), log_txn.cc (transaction markers,
+// the first unstable offset and the aborted transactions of a read).
 #include <cstdint>
 #include <filesystem>
 #include <map>
@@ -22,10 +24,12 @@
 #include "brokerd/common/bytes.h"
 #include "brokerd/protocol/error_code.h"
 #include "brokerd/protocol/records.h"
+#include "brokerd/storage/control_batch.h"
 #include "brokerd/storage/log_config.h"
 #include "brokerd/storage/producer_state.h"
 #include "brokerd/storage/record_batch.h"
 #include "brokerd/storage/segment.h"
+#include "brokerd/storage/txn_index.h"
 
 namespace brokerd::storage {
 
@@ -55,6 +59,7 @@ struct ReadResult {
   brokerd::protocol::Records records = brokerd::protocol::Records::empty();
   int64_t log_start_offset = -1;
   int64_t log_end_offset = -1;
+  int64_t next_offset = -1;  // one past the last batch returned, -1 when none is
 };
 
 // A closed segment as the compaction cleaner sees it: copied on the owner thread, its file
@@ -99,8 +104,23 @@ class Log {
   // Validates the batches, assigns offsets, leader epoch and (if configured) LogAppendTime in
   // place, and writes them with one write. Rolls first when the active segment is full.
   // Idempotent retries are answered with their original offsets and not written again.
+  // `txn` says whether a client's transactional batches may open (or continue) transactions;
+  // other origins' are allowed unless `txn` asks for a guard.
   AppendResult append(std::span<std::byte> batches, int32_t leader_epoch, int64_t now_ms,
-                      AppendOrigin origin = AppendOrigin::client);
+                      AppendOrigin origin = AppendOrigin::client, TxnAppendMode txn = TxnAppendMode::not_allowed());
+
+  // --- Transactions (log_txn.cc) ---
+  // Writes one COMMIT or ABORT marker for `m`'s producer as a control batch at the log end.
+  // Errors: PRODUCER_FENCED (epoch below the producer's), TRANSACTION_COORDINATOR_FENCED
+  // (coordinator epoch below the last marker's), KAFKA_STORAGE_ERROR. A producer without an
+  // ongoing transaction here gets the marker too; otherwise the marker ends its transaction,
+  // and an ABORT adds the transaction to the segment's .txnindex.
+  AppendResult append_marker(const TxnMarker& m, int32_t leader_epoch, int64_t now_ms);
+  // The first offset of the oldest ongoing transaction (Kafka's first unstable offset).
+  std::optional<int64_t> first_unstable_offset() const { return producers_.first_unstable_offset(); }
+  // The aborted transactions a read_committed read of [from, upper) must be told of: those
+  // whose marker is at or after `from` and whose first offset is below `upper`.
+  std::vector<AbortedTxn> aborted_transactions(int64_t from, int64_t upper) const;
 
   // A follower's append: the leader's batches as the leader wrote them (offsets, leader
   // epochs and timestamps kept). They must continue this log exactly; their CRCs are
@@ -248,9 +268,16 @@ class Log {
   bool check_producers(std::span<std::byte> batches, const std::vector<BatchInfo>& infos, int64_t base,
                        int64_t append_time, ProducerAppend& staged,
                        std::vector<std::optional<ProducerBatch>>& dups, AppendResult& res) const;
-  void load_producer_state();
-  // A follower learns the producers of the batches it replicates (no checks: the leader made them).
+  // From the newest snapshot at or below min(log end, rebuild_txn_index_from); the aborted
+  // transactions of markers at or after rebuild_txn_index_from go to the .txnindex again.
+  void load_producer_state(int64_t rebuild_txn_index_from = INT64_MAX);
+  // A follower learns the producers and transactions of the batches it replicates (no checks:
+  // the leader made them). Needs the whole batch.
   void note_replicated_producer(const RecordBatchView& v);
+  // A marker found in the log (replicated or replayed): its effect on the producer state and,
+  // with `index`, an aborted transaction's .txnindex entry.
+  void note_marker(const TxnMarker& m, int64_t offset, int64_t timestamp, bool index);
+  void index_aborted(const CompletedTxn& t);
 
   std::filesystem::path dir_;
   LogConfig cfg_;

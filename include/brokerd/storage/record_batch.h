@@ -154,8 +154,10 @@ struct BatchLimits {
   int64_t earliest_timestamp = INT64_MIN;
   int64_t latest_timestamp = INT64_MAX;
   // A client's batch (Produce), which must not be a control batch, must give an idempotent
-  // producer's batch a sequence, and cannot be transactional (there are no transactions).
+  // producer's batch a sequence, and needs a producer id when transactional.
   bool from_client = false;
+  // Transactional batches are refused (INVALID_TXN_STATE): the append does not allow them.
+  bool refuse_transactional = false;
   // The partition as records' errors name it ("topic-0"); needed with require_keys.
   std::string_view partition_name;
 };
@@ -191,8 +193,9 @@ struct ValidationResult {
 // counts, record framing, size, codec). Errors: CORRUPT_MESSAGE (bad CRC, truncation,
 // framing, records disagreeing with recordsCount), INVALID_RECORD (impossible header
 // fields; records without a key where keys are required; from a client, a control batch or
-// a producer id without a sequence), INVALID_TIMESTAMP (outside the limits' bounds),
-// INVALID_TXN_STATE (a client's transactional batch), MESSAGE_TOO_LARGE,
+// a producer id without a sequence, a transactional batch without a producer id),
+// INVALID_TIMESTAMP (outside the limits' bounds), INVALID_TXN_STATE (a transactional batch
+// under refuse_transactional), MESSAGE_TOO_LARGE,
 // UNSUPPORTED_FOR_MESSAGE_FORMAT (magic < 2), UNSUPPORTED_COMPRESSION_TYPE. Stops at the
 // first bad batch; within it, every bad record is listed.
 ValidationResult validate_batches(std::span<const std::byte> payload, const BatchLimits& limits,

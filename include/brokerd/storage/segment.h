@@ -1,5 +1,6 @@
 #pragma once
-// One segment of a partition: `<base offset, 20 digits>.log` with its .index and .timeindex.
+// One segment of a partition: `<base offset, 20 digits>.log` with its .index, .timeindex and
+// (when a transaction aborted in it) .txnindex.
 // Reads hand out file slices over a shared file handle, so a segment deleted by retention
 // stays readable for responses already being sent.
 #include <cstdint>
@@ -15,6 +16,7 @@
 #include "brokerd/storage/log_config.h"
 #include "brokerd/storage/offset_index.h"
 #include "brokerd/storage/time_index.h"
+#include "brokerd/storage/txn_index.h"
 
 namespace brokerd::storage {
 
@@ -86,6 +88,10 @@ class Segment {
   OffsetIndex& offset_index() { return *offset_index_; }
   TimeIndex& time_index() { return *time_index_; }
   bool indexes_full() const { return offset_index_->full() || time_index_->full(); }
+  // The transactions aborted by markers in this segment. Truncated, renamed and deleted with
+  // the segment; a recovered segment's is rebuilt by the Log (it needs the producer state).
+  TxnIndex& txn_index() { return txn_index_; }
+  const TxnIndex& txn_index() const { return txn_index_; }
 
   // Writes the payload with one pwrite and indexes its batches. On failure (ENOSPC, EIO)
   // cuts the file back to its previous size and returns the errno. The index entries the
@@ -107,7 +113,8 @@ class Segment {
   // Loads next offset and max timestamp from the indexes and the batches after the last
   // index entry (a clean segment). False if the indexes look wrong.
   bool load_state();
-  // Removes all batches whose base offset >= offset, then rebuilds the indexes.
+  // Removes all batches whose base offset >= offset, then rebuilds the offset and time indexes
+  // and drops the aborted transactions ending at or above `offset`.
   void truncate_to(int64_t offset, int32_t max_message_bytes);
 
   // Writes the final time index entry and trims the preallocated index files.
@@ -134,6 +141,7 @@ class Segment {
   mutable std::shared_ptr<const FileHandle> file_;
   std::unique_ptr<OffsetIndex> offset_index_;
   std::unique_ptr<TimeIndex> time_index_;
+  TxnIndex txn_index_;
   uint64_t size_ = 0;
   int64_t next_offset_;
   int64_t max_timestamp_ = -1;

@@ -1,6 +1,6 @@
-// DescribeProducers: the idempotent producers each partition tracks (for operators), read
-// on the partition's home shard. Without transactions the coordinator epoch is always -1
-// and there is never an open transaction (current txn start offset -1).
+// DescribeProducers: the idempotent and transactional producers each partition tracks (for
+// operators), read on the partition's home shard: the coordinator epoch of each one's last
+// marker (-1 before any) and the first offset of its ongoing transaction (-1 when none).
 #include <algorithm>
 #include <chrono>
 
@@ -39,8 +39,8 @@ Listing list(partitions::Partition* p, int64_t expiration_ms, int64_t check_inte
     s.producer_epoch = e.epoch;
     s.last_sequence = e.last_seq();
     s.last_timestamp = e.last_timestamp;
-    s.coordinator_epoch = -1;
-    s.current_txn_start_offset = -1;
+    s.coordinator_epoch = e.coordinator_epoch;
+    s.current_txn_start_offset = e.current_txn_first_offset;
     l.producers.push_back(s);
   }
   std::sort(l.producers.begin(), l.producers.end(),

@@ -1,8 +1,9 @@
 // Fetch: reads file slices from each partition's log on its home shard (no copies: the
 // response is sent with sendfile), and parks in the purgatory until min_bytes have
-// arrived or max_wait_ms has passed. Consumers read up to the high watermark; a follower
-// (replica id >= 0) reads up to the log end, and its fetch offset tells the leader how far
-// it has replicated. With a fetch session (KIP-227, kafka/fetch_sessions.h) the request
+// arrived or max_wait_ms has passed. Consumers read up to the high watermark, or with
+// isolation_level 1 (read_committed) up to the last stable offset, told of the aborted
+// transactions among what they read; a follower (replica id >= 0) reads up to the log end,
+// and its fetch offset tells the leader how far it has replicated. With a fetch session (KIP-227, kafka/fetch_sessions.h) the request
 // names only what changed and the answer only partitions with news.
 //
 // Fetch from the nearest replica (KIP-392): a consumer that names its rack (v11+) is pointed
@@ -43,15 +44,33 @@ struct Wanted {
   int64_t replica_log_start = -1;  // the follower's log start
   int64_t replica_epoch = -1;      // the follower's broker epoch (KIP-903), -1 if not known
   bool min_one_batch = true;  // the first batch whole even when larger than max_bytes
+  bool read_committed = false;  // a consumer at isolation_level 1
 };
 
 struct ReadOutcome {
   ErrorCode error = ErrorCode::none;
   protocol::Records records = protocol::Records::empty();
   int64_t high_watermark = -1;
+  int64_t last_stable_offset = -1;
   int64_t log_start_offset = -1;
   int32_t preferred_read_replica = -1;  // read there instead (KIP-392)
+  std::vector<storage::AbortedTxn> aborted;  // read_committed: those overlapping the records read
 };
+
+// How far a consumer reads: the high watermark, or the last stable offset for read_committed.
+int64_t consumer_bound(const partitions::Partition& p, const Wanted& w) {
+  return w.read_committed ? p.last_stable_offset() : p.high_watermark();
+}
+
+// A consumer's read below its bound, with the aborted transactions a read_committed consumer
+// must skip: those overlapping [fetch offset, one past the last batch read) (Kafka's rule).
+void read_for_consumer(const partitions::Partition& p, const Wanted& w, int64_t bound, ReadOutcome& out) {
+  auto rr = p.log().read(w.offset, std::max(w.max_bytes, 1), w.min_one_batch, bound);
+  out.error = rr.error;
+  out.records = std::move(rr.records);
+  if (w.read_committed && rr.error == ErrorCode::none && rr.next_offset > w.offset)
+    out.aborted = p.aborted_transactions(w.offset, rr.next_offset);
+}
 
 // What the whole request says about where a consumer may read.
 struct ReadPolicy {
@@ -95,15 +114,15 @@ ReadOutcome read_at_follower(partitions::Partition& p, const Wanted& w) {
   }
   auto& log = p.log();
   out.high_watermark = p.high_watermark();
+  out.last_stable_offset = p.last_stable_offset();
   out.log_start_offset = log.log_start_offset();
   if (w.offset < out.log_start_offset || (w.offset > log.log_end_offset() && w.current_leader_epoch >= 0)) {
     out.error = ErrorCode::offset_out_of_range;
     return out;
   }
-  if (w.offset >= out.high_watermark) return out;
-  auto rr = log.read(w.offset, std::max(w.max_bytes, 1), w.min_one_batch, out.high_watermark);
-  out.error = rr.error;
-  out.records = std::move(rr.records);
+  const int64_t bound = consumer_bound(p, w);
+  if (w.offset >= bound) return out;
+  read_for_consumer(p, w, bound, out);
   return out;
 }
 
@@ -121,6 +140,7 @@ ReadOutcome read_for_follower(partitions::PartitionManager& pm, const Wanted& w)
   pm.after_replica_input(w.tp, *p);
   out.error = d.error;
   out.high_watermark = d.high_watermark;
+  out.last_stable_offset = p->last_stable_offset();
   out.log_start_offset = d.log_start_offset;
   if (d.error != ErrorCode::none) return out;
   auto& log = p->log();
@@ -155,6 +175,7 @@ ReadOutcome read_partition(partitions::PartitionManager& pm, const ReadPolicy& p
   if (!p->is_leader()) return read_at_follower(*p, w);
   auto& log = p->log();
   out.high_watermark = p->high_watermark();
+  out.last_stable_offset = p->last_stable_offset();
   out.log_start_offset = log.log_start_offset();
   if (w.offset >= out.log_start_offset && w.offset <= log.log_end_offset()) {
     out.preferred_read_replica = preferred_replica(policy, *p, w.offset);
@@ -165,9 +186,10 @@ ReadOutcome read_partition(partitions::PartitionManager& pm, const ReadPolicy& p
     out.error = ErrorCode::offset_out_of_range;
     return out;
   }
-  auto rr = log.read(w.offset, std::max(w.max_bytes, 1), w.min_one_batch, out.high_watermark);
-  out.error = rr.error;
-  out.records = std::move(rr.records);
+  // read_committed between the last stable offset and the high watermark: nothing yet.
+  const int64_t bound = consumer_bound(*p, w);
+  if (w.offset >= bound) return out;
+  read_for_consumer(*p, w, bound, out);
   return out;
 }
 
@@ -279,6 +301,7 @@ boost::asio::awaitable<net::Response> handle_fetch(HandlerContext& ctx) {
     w.current_leader_epoch = sp.current_leader_epoch;
     w.replica_log_start = sp.requester_log_start;
     w.replica_epoch = replica_epoch;
+    w.read_committed = replica_id < 0 && ctx.version >= 4 && req.isolation_level == 1;
     // A consumer is authorized before the topic is looked up, so that its answer does not
     // tell whether a topic it may not read exists; an unknown topic id names nothing to
     // authorize.
@@ -342,11 +365,17 @@ boost::asio::awaitable<net::Response> handle_fetch(HandlerContext& ctx) {
     for (size_t i = 0; i < wanted.size(); ++i) {
       if (wanted[i].error != ErrorCode::none) continue;
       const bool follower = wanted[i].replica >= 0;
-      auto seen = follower ? wanted[i].offset : std::max(reads[i].high_watermark, wanted[i].offset);
+      // read_committed waits for the last stable offset to pass what it has seen.
+      using Bound = partitions::Partition::ReadBound;
+      const Bound bound = follower                   ? Bound::log_end
+                          : wanted[i].read_committed ? Bound::last_stable
+                                                     : Bound::high_watermark;
+      const int64_t seen_bound = bound == Bound::last_stable ? reads[i].last_stable_offset : reads[i].high_watermark;
+      auto seen = follower ? wanted[i].offset : std::max(seen_bound, wanted[i].offset);
       watches.push_back({svc.partitions.executor_of(wanted[i].tp),
-                         [pm = &svc.partitions, rp = &policy, tp = wanted[i].tp, waiter, seen, follower] {
+                         [pm = &svc.partitions, rp = &policy, tp = wanted[i].tp, waiter, seen, follower, bound] {
                            auto* p = follower ? pm->leading(tp) : readable(*pm, *rp, tp);
-                           if (p) p->watch(waiter, seen, follower);
+                           if (p) p->watch(waiter, seen, bound);
                            return true;
                          }});
     }
@@ -365,7 +394,7 @@ boost::asio::awaitable<net::Response> handle_fetch(HandlerContext& ctx) {
     for (size_t i = 0; i < wanted.size(); ++i) {
       const auto& r = reads[i];
       answers[i] = {r.records.size() > 0 || r.preferred_read_replica >= 0, wanted[i].error != ErrorCode::none ? wanted[i].error : r.error,
-                    r.high_watermark, r.high_watermark, r.log_start_offset};
+                    r.high_watermark, r.last_stable_offset, r.log_start_offset};
     }
     include = svc.fetch_sessions.finish(session, answers, wall_clock_ms());
   }
@@ -390,10 +419,16 @@ boost::asio::awaitable<net::Response> handle_fetch(HandlerContext& ctx) {
     auto& r = reads[i];
     pd.error_code = protocol::code(wanted[i].error != ErrorCode::none ? wanted[i].error : r.error);
     pd.high_watermark = r.high_watermark;
-    pd.last_stable_offset = r.high_watermark;
+    pd.last_stable_offset = r.last_stable_offset;
     pd.log_start_offset = r.log_start_offset;
     pd.preferred_read_replica = r.preferred_read_replica;
     pd.aborted_transactions.emplace();
+    for (const auto& t : r.aborted) {
+      FetchResponse::AbortedTransaction at;
+      at.producer_id = t.producer_id;
+      at.first_offset = t.first_offset;
+      pd.aborted_transactions->push_back(std::move(at));
+    }
     any_error = any_error || pd.error_code != 0;
     topic_bytes.back() += r.records.size();
     pd.records = std::move(r.records);

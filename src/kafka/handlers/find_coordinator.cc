@@ -1,14 +1,16 @@
 // FindCoordinator: a group's coordinator is the leader of its partition of
-// __consumer_offsets. Keys are group ids (key type 0); transactional ids (1) and share groups
-// (2) are refused with INVALID_REQUEST, as Kafka answers a coordinator type it does not
-// serve. v4+ batches keys. The first request after enough brokers have registered creates
-// __consumer_offsets, as Kafka does; until then the answer is COORDINATOR_NOT_AVAILABLE.
+// __consumer_offsets (key type 0), a transactional id's the leader of its partition of
+// __transaction_state (key type 1); share groups (2) are refused with INVALID_REQUEST, as
+// Kafka answers a coordinator type it does not serve. v4+ batches keys. The first request
+// after enough brokers have registered creates the topic, as Kafka does; until then the
+// answer is COORDINATOR_NOT_AVAILABLE.
 #include "brokerd/metadata/metadata_store.h"
 #include "brokerd/config/broker_config.h"
 #include "brokerd/group/group_coordinator.h"
 #include "brokerd/net/blocking_pool.h"
 #include "brokerd/protocol/messages/find_coordinator_request.h"
 #include "brokerd/protocol/messages/find_coordinator_response.h"
+#include "brokerd/transactions/transaction_coordinator.h"
 #include "kafka/authorize.h"
 #include "kafka/handler.h"
 
@@ -20,6 +22,7 @@ using protocol::FindCoordinatorRequest;
 using protocol::FindCoordinatorResponse;
 
 constexpr int8_t kGroupKey = 0;
+constexpr int8_t kTransactionKey = 1;
 
 struct Answer {
   ErrorCode error = ErrorCode::none;
@@ -31,11 +34,16 @@ struct Answer {
 
 Answer find(const metadata::MetadataImage& image, int8_t key_type, const std::string& key, int32_t withheld,
             const std::string& listener) {
-  if (key_type != kGroupKey)
-    return {ErrorCode::invalid_request, "This broker serves group coordinators only (key type 0)."};
-  const metadata::TopicMetadata* offsets = image.topic(group::kOffsetsTopic);
-  if (!offsets) return {ErrorCode::coordinator_not_available, std::nullopt};
-  const auto* part = offsets->partition(group::offsets_partition_for(key, offsets->partition_count()));
+  if (key_type != kGroupKey && key_type != kTransactionKey)
+    return {ErrorCode::invalid_request,
+            "This broker serves group and transaction coordinators only (key types 0 and 1)."};
+  const bool group = key_type == kGroupKey;
+  const metadata::TopicMetadata* topic =
+      image.topic(group ? group::kOffsetsTopic : transactions::kTransactionStateTopic);
+  if (!topic) return {ErrorCode::coordinator_not_available, std::nullopt};
+  const int32_t p = group ? group::offsets_partition_for(key, topic->partition_count())
+                          : transactions::partition_for(key, topic->partition_count());
+  const auto* part = topic->partition(p);
   const metadata::BrokerInfo* leader = part ? image.broker(part->leader) : nullptr;
   if (!leader || leader->fenced || leader->node_id == withheld) return {ErrorCode::coordinator_not_available, std::nullopt};
   const auto at = metadata::endpoint_for(*leader, listener);
@@ -47,6 +55,9 @@ Answer find_authorized(const HandlerContext& ctx, const metadata::MetadataImage&
                        const std::string& key, int32_t withheld) {
   if (key_type == kGroupKey && !authorized_group(ctx, acl::Operation::describe, key))
     return {ErrorCode::group_authorization_failed, std::nullopt};
+  if (key_type == kTransactionKey &&
+      !authorized(ctx, acl::Operation::describe, acl::ResourceType::transactional_id, key))
+    return {ErrorCode::transactional_id_authorization_failed, std::nullopt};
   return find(image, key_type, key, withheld, listener_of(ctx));
 }
 
@@ -61,6 +72,16 @@ boost::asio::awaitable<net::Response> handle_find_coordinator(HandlerContext& ct
       try {
         return group::ensure_offsets_topic(svc.metadata, svc.groups.settings(),
                                            static_cast<int32_t>(svc.config.integer("offsets.topic.replication.factor")));
+      } catch (const std::exception&) {
+        return 0;  // logged; the client retries on COORDINATOR_NOT_AVAILABLE
+      }
+    });
+    image = svc.metadata.image();
+  }
+  if (req.key_type == kTransactionKey && !image->topic(transactions::kTransactionStateTopic)) {
+    co_await svc.blocking.run([&svc] {
+      try {
+        return transactions::ensure_transaction_topic(svc.metadata, svc.transactions.settings());
       } catch (const std::exception&) {
         return 0;  // logged; the client retries on COORDINATOR_NOT_AVAILABLE
       }

@@ -1,10 +1,7 @@
-// InitProducerId: a producer id and epoch for an idempotent producer.
-//
-// This broker has no transaction coordinator, so a transactional id is refused with
-// TRANSACTIONAL_ID_AUTHORIZATION_FAILED: the answer a Kafka broker gives a client that may
-// not use transactional ids. It is final on every client (the Java client, librdkafka and
-// KafkaJS fail initTransactions at once), where COORDINATOR_NOT_AVAILABLE or NOT_COORDINATOR
-// would make them retry until their timeout for a coordinator that never comes.
+// InitProducerId: a producer id and epoch for an idempotent producer, from this node's block
+// of ids; with a transactional id, from that id's transaction coordinator (WRITE on the id),
+// which fences the id's previous producer by bumping the epoch and aborts a transaction it
+// left open (KIP-360: a producer that knows its id and epoch keeps them across the call).
 #include <chrono>
 
 #include "brokerd/common/clock.h"
@@ -14,6 +11,7 @@
 #include "brokerd/net/blocking_pool.h"
 #include "brokerd/protocol/messages/init_producer_id_request.h"
 #include "brokerd/protocol/messages/init_producer_id_response.h"
+#include "brokerd/transactions/transaction_coordinator.h"
 #include "kafka/authorize.h"
 #include "kafka/handler.h"
 
@@ -42,7 +40,35 @@ boost::asio::awaitable<net::Response> handle_init_producer_id(HandlerContext& ct
 
   ErrorCode error = ErrorCode::none;
   if (req.transactional_id) {
-    error = req.transactional_id->empty() ? ErrorCode::invalid_request : ErrorCode::transactional_id_authorization_failed;
+    const std::string& id = *req.transactional_id;
+    if (id.empty()) {
+      error = ErrorCode::invalid_request;
+    } else if (!authorized(ctx, acl::Operation::write, acl::ResourceType::transactional_id, id)) {
+      error = ErrorCode::transactional_id_authorization_failed;
+    } else if ((req.producer_id < 0) != (req.producer_epoch < 0)) {
+      error = ErrorCode::invalid_request;
+    } else {
+      // A fresh producer id in case the coordinator needs one, from this node's block: taking
+      // a new block writes to the metadata log, off the reactor.
+      metadata::ProducerIdManager* ids = &svc.metadata.producer_ids();
+      auto take = [ids] { return ids->next(); };
+      int64_t fresh = -1;
+      try {
+        fresh = co_await svc.blocking.run(std::move(take));
+      } catch (const std::exception& e) {
+        module_logger("kafka")->error("producer id allocation failed: {}", e.what());
+      }
+      transactions::InitProducerIdRequest r;
+      r.transactional_id = id;
+      r.timeout_ms = req.transaction_timeout_ms;
+      if (req.producer_id >= 0) r.expected = transactions::ProducerIdAndEpoch{req.producer_id, req.producer_epoch};
+      auto answer = co_await svc.transactions.init_producer_id(std::move(r), fresh);
+      error = answer.error;
+      if (error == ErrorCode::none) {
+        resp.producer_id = answer.producer.producer_id;
+        resp.producer_epoch = answer.producer.epoch;
+      }
+    }
   } else if (!authorized_cluster(ctx, acl::Operation::idempotent_write) &&
              !authorized_any(ctx, acl::Operation::write, acl::ResourceType::topic)) {
     // KIP-679: WRITE on any topic is enough for an idempotent producer.

@@ -1,5 +1,7 @@
 // ListOffsets: earliest, latest, max-timestamp, or the first offset at or after a timestamp
-// (through the time index), per partition on its home shard.
+// (through the time index), per partition on its home shard. Only offsets a consumer may
+// fetch are answered: below the high watermark, or with isolation_level 1 (read_committed)
+// below the last stable offset, which is then also what LATEST means.
 #include "brokerd/partitions/fan_out.h"
 #include "brokerd/metadata/metadata_store.h"
 #include "brokerd/partitions/partition_manager.h"
@@ -25,7 +27,7 @@ struct Answer {
   int32_t leader_epoch = -1;
 };
 
-Answer lookup(partitions::Partition* p, int64_t ts) {
+Answer lookup(partitions::Partition* p, int64_t ts, bool read_committed) {
   Answer a;
   if (!p) {
     a.error = ErrorCode::not_leader_or_follower;
@@ -33,9 +35,10 @@ Answer lookup(partitions::Partition* p, int64_t ts) {
   }
   const auto& log = p->log();
   a.leader_epoch = p->leader_epoch();
+  const int64_t fetchable = read_committed ? p->last_stable_offset() : p->high_watermark();
   switch (ts) {
     case kLatest:
-      a.offset = p->high_watermark();
+      a.offset = fetchable;
       break;
     case kEarliest:
     case kEarliestLocal:
@@ -50,7 +53,7 @@ Answer lookup(partitions::Partition* p, int64_t ts) {
     case kMaxTimestamp:
       // As for a timestamp: only a record below the high watermark is answered, so an
       // uncommitted record with the largest timestamp gives no offset (as Kafka answers).
-      if (auto m = log.max_timestamp_and_offset(); m && m->offset < p->high_watermark()) {
+      if (auto m = log.max_timestamp_and_offset(); m && m->offset < fetchable) {
         a.timestamp = m->timestamp;
         a.offset = m->offset;
       } else {
@@ -60,7 +63,7 @@ Answer lookup(partitions::Partition* p, int64_t ts) {
     default:
       if (ts < 0) {
         a.error = ErrorCode::invalid_request;
-      } else if (auto m = log.offset_for_timestamp(ts); m && m->offset < p->high_watermark()) {
+      } else if (auto m = log.offset_for_timestamp(ts); m && m->offset < fetchable) {
         a.timestamp = m->timestamp;
         a.offset = m->offset;
       } else {
@@ -76,6 +79,7 @@ boost::asio::awaitable<net::Response> handle_list_offsets(HandlerContext& ctx) {
   auto req = ctx.decode<ListOffsetsRequest>();
   auto& svc = ctx.services;
   auto image = svc.metadata.image();
+  const bool read_committed = ctx.version >= 2 && req.isolation_level == 1;
 
   ListOffsetsResponse resp;
   std::vector<std::pair<size_t, size_t>> slots;  // (topic, partition) index in resp
@@ -96,9 +100,9 @@ boost::asio::awaitable<net::Response> handle_list_offsets(HandlerContext& ctx) {
         partitions::TopicPartition tp{topic.name, part.partition_index};
         slots.emplace_back(resp.topics.size(), tr.partitions.size());
         tasks.push_back({svc.partitions.executor_of(tp),
-                         [pm = &svc.partitions, tp, ts = part.timestamp] {
+                         [pm = &svc.partitions, tp, ts = part.timestamp, read_committed] {
                            auto* p = pm->leading(tp);
-                           return p ? lookup(p, ts) : Answer{pm->not_served(tp)};
+                           return p ? lookup(p, ts, read_committed) : Answer{pm->not_served(tp)};
                          }});
       }
       tr.partitions.push_back(std::move(pr));

@@ -1,5 +1,7 @@
 // OffsetFetch: committed positions of one group (v1-7) or of several (v8+); a null topic list
 // asks for every partition the group has committed. Nothing committed reads as offset -1.
+// require_stable (v7+, KIP-447): a partition an open transaction holds an offset of answers
+// UNSTABLE_OFFSET_COMMIT, and the consumer asks again.
 // v10 names topics by id (KIP-848): an unknown id is UNKNOWN_TOPIC_ID, and a group's offsets
 // listed whole leave out topics that no longer exist (they have no id to name them by).
 #include <map>
@@ -37,7 +39,7 @@ std::vector<Topic> by_topic(const group::FetchOffsetsResult& r, ErrorCode partit
     p.committed_offset = f.entry.offset;
     p.committed_leader_epoch = f.entry.leader_epoch;
     p.metadata = f.entry.offset >= 0 ? f.entry.metadata : "";
-    p.error_code = protocol::code(partition_error);
+    p.error_code = protocol::code(f.error != ErrorCode::none ? f.error : partition_error);
     if (refused.count(f.key.topic)) {
       p.committed_offset = -1;
       p.metadata = "";
@@ -110,7 +112,7 @@ boost::asio::awaitable<net::Response> handle_offset_fetch(HandlerContext& ctx) {
     auto keys = requested(topics);
     group::FetchOffsetsResult r;
     if (authorized_group(ctx, acl::Operation::describe, req.group_id)) {
-      r = co_await ctx.services.groups.fetch(req.group_id, keys);
+      r = co_await ctx.services.groups.fetch(req.group_id, keys, ctx.version >= 7 && req.require_stable);
     } else {
       r.error = ErrorCode::group_authorization_failed;
     }
@@ -132,7 +134,7 @@ boost::asio::awaitable<net::Response> handle_offset_fetch(HandlerContext& ctx) {
       auto keys = requested(g.topics);
       group::FetchOffsetsResult r;
       if (authorized_group(ctx, acl::Operation::describe, g.group_id)) {
-        r = co_await ctx.services.groups.fetch(g.group_id, keys);
+        r = co_await ctx.services.groups.fetch(g.group_id, keys, req.require_stable);
       } else {
         r.error = ErrorCode::group_authorization_failed;
       }

@@ -7,6 +7,7 @@
 #include <chrono>
 
 #include "brokerd/common/clock.h"
+#include "brokerd/net/run_on.h"
 #include "brokerd/partitions/fan_out.h"
 #include "brokerd/metadata/metadata_store.h"
 #include "brokerd/partitions/partition_manager.h"
@@ -18,6 +19,10 @@
 #include "kafka/quotas.h"
 #include "kafka/handler.h"
 #include "kafka/mirror_writes.h"
+#include "kafka/txn_turns.h"
+#include "brokerd/transactions/partition_verifier.h"
+#include "brokerd/transactions/transaction_coordinator.h"
+#include "brokerd/storage/record_batch.h"
 
 namespace brokerd::kafka {
 namespace {
@@ -25,6 +30,14 @@ namespace {
 using protocol::ErrorCode;
 using protocol::ProduceRequest;
 using protocol::ProduceResponse;
+
+constexpr int64_t kMaxTurnWaitMs = 30'000;
+
+// What the first step leaves for a batch that must be verified before it is appended.
+struct PendingVerification {
+  uint64_t guard = 0;
+  TxnTurn turn;
+};
 
 struct Outcome {
   ErrorCode error = ErrorCode::none;
@@ -36,12 +49,126 @@ struct Outcome {
   uint64_t bytes_written = 0;  // 0 for an idempotent retry, which writes nothing
   int64_t records_written = 0;
   bool flush_due = false;  // flush.messages reached: answered once synced
+  // Set when the batch waits for the coordinator's verification before it is appended.
+  std::optional<PendingVerification> verification;
 };
 
 // The request frame is owned by this request alone, so its batches may be rewritten in
 // place (offsets, leader epoch) before they are written: no copy on the produce path.
 std::span<std::byte> writable(const SharedBytes& b) {
   return {const_cast<std::byte*>(b.data.data()), b.data.size()};
+}
+
+// How a partition's transactional batch may be appended (KIP-890 part 1).
+struct TxnPlan {
+  enum class Kind : uint8_t { none, unverified, verify } kind = Kind::none;
+  int64_t producer_id = -1;
+  int16_t epoch = -1;
+  int32_t base_sequence = -1;
+};
+
+// One partition's append on its home shard.
+struct ShardAppend {
+  partitions::PartitionManager* pm;
+  partitions::TopicPartition tp;
+  std::span<std::byte> data;
+  int64_t pid_expiration_ms;
+  int64_t pid_check_interval_ms;
+  int16_t acks;
+  std::shared_ptr<partitions::AckSlot> slot;
+  int64_t deadline_ms;
+  TxnPlan txn;
+
+  // The checks before anything is written: the partition, or the error in `r`.
+  partitions::Partition* checked(Outcome& r) const {
+    partitions::Partition* p = pm->leading(tp);
+    if (!p) {
+      r.error = pm->not_served(tp);
+      return nullptr;
+    }
+    if (auto refusal = refuse_mirror_write(tp.topic, p->mirror_link)) {
+      r.error = refusal->error;
+      r.message = std::move(refusal->message);
+      return nullptr;
+    }
+    // NOT_ENOUGH_REPLICAS before anything is written.
+    if (auto e = p->replica().check_append(acks); e != ErrorCode::none) {
+      r.error = e;
+      return nullptr;
+    }
+    return p;
+  }
+
+  // Posted in request order before the handler first suspends: appends at once, unless the
+  // batch may open a transaction and must be verified first (then it takes a turn).
+  Outcome first_step() const {
+    Outcome r;
+    partitions::Partition* p = checked(r);
+    if (!p) return r;
+    if (txn.kind == TxnPlan::Kind::verify) {
+      const bool queued = txn_turns_waiting(tp.topic, tp.partition, txn.producer_id);
+      if (queued || !p->has_ongoing_transaction(txn.producer_id, txn.epoch)) {
+        r.verification = PendingVerification{p->start_verification(txn.producer_id, txn.epoch, txn.base_sequence),
+                                             take_txn_turn(pm->executor_of(tp), tp.topic, tp.partition, txn.producer_id)};
+        return r;
+      }
+      // It continues the producer's open transaction here: nothing to verify.
+      return append(*p, storage::TxnAppendMode::verified(0));
+    }
+    return append(*p, txn.kind == TxnPlan::Kind::unverified ? storage::TxnAppendMode::unverified()
+                                                            : storage::TxnAppendMode::not_allowed());
+  }
+
+  // After the coordinator answered `verified` for this partition: the append, in its turn.
+  boost::asio::awaitable<Outcome> verified_step(PendingVerification pending, ErrorCode verified) const {
+    co_await await_txn_turn(pending.turn, kMaxTurnWaitMs);
+    Outcome r;
+    partitions::Partition* p = verified == ErrorCode::none ? checked(r) : nullptr;
+    if (verified != ErrorCode::none) r.error = verified;
+    if (p) r = append(*p, storage::TxnAppendMode::verified(pending.guard));
+    end_txn_turn(pending.turn, tp.topic, tp.partition, txn.producer_id);
+    co_return r;
+  }
+
+  Outcome append(partitions::Partition& part, storage::TxnAppendMode mode) const {
+    Outcome r;
+    partitions::Partition* p = &part;
+    int64_t now = wall_clock_ms();
+    p->expire_producers(now, pid_expiration_ms, pid_check_interval_ms);
+    // Idempotent producers: a retried batch answers with its original offsets (no error); a
+    // gap is OUT_OF_ORDER_SEQUENCE_NUMBER and a stale epoch INVALID_PRODUCER_EPOCH, as Kafka
+    // answers them. One batch per partition (Produce v3+), checked by the log.
+    auto res = p->append(data, now, storage::AppendOrigin::client, mode);
+    r.error = res.error;
+    r.message = std::move(res.message);
+    r.record_errors = std::move(res.record_errors);
+    r.base_offset = res.base_offset;
+    r.log_append_time = res.log_append_time;
+    r.log_start_offset = res.log_start_offset;
+    if (res.error == ErrorCode::none && !res.duplicate) {
+      r.bytes_written = data.size();
+      r.records_written = res.record_count;
+      r.flush_due = p->flush_messages_due();
+    }
+    // A retry found in the log waits like the original: its answer must also mean "replicated".
+    if (slot && res.error == ErrorCode::none) {
+      p->await_replication(pm->next_ack_id(), res.last_offset, deadline_ms, slot, now);
+      pm->after_replica_input(tp, *p);
+    }
+    return r;
+  }
+};
+
+// The transactional fields of a partition's (single) batch, if it is transactional.
+std::optional<TxnPlan> transactional_batch(std::span<const std::byte> data) {
+  if (data.size() < storage::batch_layout::header_size) return std::nullopt;
+  storage::RecordBatchView b(data);
+  if (!b.is_transactional() || b.is_control()) return std::nullopt;
+  TxnPlan plan;
+  plan.producer_id = b.producer_id();
+  plan.epoch = b.producer_epoch();
+  plan.base_sequence = b.base_sequence();
+  return plan;
 }
 
 }  // namespace
@@ -71,7 +198,9 @@ boost::asio::awaitable<net::Response> handle_produce(HandlerContext& ctx) {
   std::vector<Outcome> outcomes;
   std::vector<size_t> task_slot;
   std::vector<partitions::FanOutTask<Outcome>> tasks;
+  std::vector<ShardAppend> appends;  // one per task
   // Authorization: WRITE on the transactional id when there is one, WRITE on each topic.
+  const bool verify_partitions = svc.transactions.settings().verify_partitions;
   const bool transaction_ok = !req.transactional_id ||
                               authorized(ctx, acl::Operation::write, acl::ResourceType::transactional_id, *req.transactional_id);
   for (auto& topic : req.topic_data) {
@@ -104,6 +233,15 @@ boost::asio::awaitable<net::Response> handle_produce(HandlerContext& ctx) {
         partitions::TopicPartition tp{topic.name, part.index};
         auto data = writable(std::get<SharedBytes>(part.records.parts[0]));
         auto* pm = &svc.partitions;
+        // A transactional batch needs the request's transactional id; with it, the batch may
+        // open a transaction once the coordinator says the partition is in it.
+        TxnPlan txn;
+        if (req.transactional_id) {
+          if (auto plan = transactional_batch(data)) {
+            txn = *plan;
+            txn.kind = verify_partitions ? TxnPlan::Kind::verify : TxnPlan::Kind::unverified;
+          }
+        }
         task_slot.push_back(outcomes.size());
         std::shared_ptr<partitions::AckSlot> slot;
         if (acks == -1) {
@@ -111,50 +249,9 @@ boost::asio::awaitable<net::Response> handle_produce(HandlerContext& ctx) {
           slot->waiter = waiter;
         }
         slots.push_back(slot);
-        tasks.push_back({pm->executor_of(tp), [pm, tp, data, pid_expiration_ms, pid_check_interval_ms, acks, slot,
-                                               deadline_ms]() -> Outcome {
-                           Outcome r;
-                           partitions::Partition* p = pm->leading(tp);
-                           if (!p) {
-                             r.error = pm->not_served(tp);
-                             return r;
-                           }
-                           if (auto refusal = refuse_mirror_write(tp.topic, p->mirror_link)) {
-                             r.error = refusal->error;
-                             r.message = std::move(refusal->message);
-                             return r;
-                           }
-                           // NOT_ENOUGH_REPLICAS before anything is written.
-                           if (auto e = p->replica().check_append(acks); e != ErrorCode::none) {
-                             r.error = e;
-                             return r;
-                           }
-                           int64_t now = wall_clock_ms();
-                           p->expire_producers(now, pid_expiration_ms, pid_check_interval_ms);
-                           // Idempotent producers: a retried batch answers with its original
-                           // offsets (no error); a gap is OUT_OF_ORDER_SEQUENCE_NUMBER and a
-                           // stale epoch INVALID_PRODUCER_EPOCH, as Kafka answers them.
-                           // One batch per partition (Produce v3+), checked by the log.
-                           auto res = p->append(data, now, storage::AppendOrigin::client);
-                           r.error = res.error;
-                           r.message = std::move(res.message);
-                           r.record_errors = std::move(res.record_errors);
-                           r.base_offset = res.base_offset;
-                           r.log_append_time = res.log_append_time;
-                           r.log_start_offset = res.log_start_offset;
-                           if (res.error == ErrorCode::none && !res.duplicate) {
-                             r.bytes_written = data.size();
-                             r.records_written = res.record_count;
-                             r.flush_due = p->flush_messages_due();
-                           }
-                           // A retry found in the log waits like the original: its answer
-                           // must also mean "replicated".
-                           if (slot && res.error == ErrorCode::none) {
-                             p->await_replication(pm->next_ack_id(), res.last_offset, deadline_ms, slot, now);
-                             pm->after_replica_input(tp, *p);
-                           }
-                           return r;
-                         }});
+        ShardAppend a{pm, tp, data, pid_expiration_ms, pid_check_interval_ms, acks, slot, deadline_ms, txn};
+        appends.push_back(a);
+        tasks.push_back({pm->executor_of(tp), [a]() -> Outcome { return a.first_step(); }});
       }
       outcomes.push_back(std::move(o));
     }
@@ -162,6 +259,31 @@ boost::asio::awaitable<net::Response> handle_produce(HandlerContext& ctx) {
 
   auto results = co_await partitions::fan_out(std::move(tasks));
   for (size_t i = 0; i < results.size(); ++i) outcomes[task_slot[i]] = std::move(results[i]);
+  // KIP-890: the batches that would open a transaction are appended once the coordinator says
+  // their partitions are in the producer's transaction.
+  {
+    std::vector<size_t> waiting;  // indexes into appends/task_slot
+    std::vector<transactions::TopicPartition> asked;
+    for (size_t i = 0; i < appends.size(); ++i) {
+      if (!outcomes[task_slot[i]].verification) continue;
+      waiting.push_back(i);
+      asked.push_back({appends[i].tp.topic, appends[i].tp.partition});
+    }
+    if (!waiting.empty()) {
+      const TxnPlan& plan = appends[waiting.front()].txn;
+      auto answers = co_await svc.txn_verifier.verify(*req.transactional_id, plan.producer_id, plan.epoch, asked);
+      for (size_t k = 0; k < waiting.size(); ++k) {
+        const size_t i = waiting[k];
+        ErrorCode verified = k < answers.size() ? answers[k].second : ErrorCode::not_enough_replicas;
+        // Clients before Produce v11 do not know TRANSACTION_ABORTABLE (Kafka's mapping).
+        if (verified == ErrorCode::transaction_abortable && ctx.version < 11) verified = ErrorCode::invalid_txn_state;
+        PendingVerification pending = std::move(*outcomes[task_slot[i]].verification);
+        const ShardAppend& a = appends[i];
+        auto step = [a, pending = std::move(pending), verified]() { return a.verified_step(pending, verified); };
+        outcomes[task_slot[i]] = co_await net::run_on(a.pm->executor_of(a.tp), std::move(step));
+      }
+    }
+  }
   // flush.messages: the partitions that reached it are synced before the answer.
   {
     size_t slot = 0;

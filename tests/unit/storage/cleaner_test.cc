@@ -411,6 +411,87 @@ TEST(Cleaner, KeepsAnIdempotentProducersLastBatchEvenWhenEmpty) {
   EXPECT_EQ(all_batches(*log).size(), 2u);
 }
 
+Bytes txn(const std::vector<KV>& kvs, int64_t ts, int64_t pid, int32_t seq) {
+  BatchOptions o;
+  o.producer_id = pid;
+  o.producer_epoch = 0;
+  o.base_sequence = seq;
+  o.transactional = true;
+  BatchBuilder b(o);
+  for (const auto& kv : kvs) b.add(ts, as_bytes(kv.key), as_bytes(*kv.value));
+  return b.build();
+}
+
+// Kafka's rules: an aborted transaction's records go (and never shadow an older value of
+// their key), markers stay, and nothing at or past an ongoing transaction is cleaned.
+TEST(Cleaner, RemovesAbortedTransactionsAndStopsAtTheFirstUnstableOffset) {
+  TempDir dir;
+  auto log = Log::open(dir.path(), compact_config(1 << 20), true);
+  Bytes a = make({{"k", "committed"}}, kT0);
+  ASSERT_EQ(log->append(a, 0, kT0).error, ErrorCode::none);  // 0
+  Bytes t1 = txn({{"k", "aborted"}, {"j", "aborted"}}, kT0, 7, 0);
+  ASSERT_EQ(log->append(t1, 0, kT0, AppendOrigin::client, TxnAppendMode::unverified()).error, ErrorCode::none);  // 1-2
+  ASSERT_EQ(log->append_marker(TxnMarker{7, 0, 0, ControlType::abort}, 0, kT0).error, ErrorCode::none);  // 3
+  Bytes t2 = txn({{"m", "open"}}, kT0, 8, 0);
+  ASSERT_EQ(log->append(t2, 0, kT0, AppendOrigin::client, TxnAppendMode::unverified()).error, ErrorCode::none);  // 4
+  Bytes b = make({{"m", "later"}}, kT0);
+  ASSERT_EQ(log->append(b, 0, kT0).error, ErrorCode::none);  // 5: past the first unstable offset
+  log->roll(kT0);
+  CleanerCheckpoint cp;
+  ASSERT_TRUE(clean_log_now(*log, cp, kT0, {}, true));
+  EXPECT_EQ(cp.first_dirty_offset, 4);
+  auto recs = all_records(*log);
+  std::vector<int64_t> offsets;
+  for (const auto& r : recs) offsets.push_back(r.offset);
+  // 0 stays (the aborted "k" does not shadow it), 1-2 go, the marker (3) stays, 4 and 5 are
+  // beyond the first unstable offset and untouched.
+  EXPECT_EQ(offsets, (std::vector<int64_t>{0, 3, 4, 5}));
+  auto batches = all_batches(*log);
+  bool marker_kept = false;
+  for (const auto& bb : batches) marker_kept = marker_kept || RecordBatchView(bb).is_control();
+  EXPECT_TRUE(marker_kept);
+  // The aborted transaction is still indexed for the cleaned segment.
+  EXPECT_EQ(log->aborted_transactions(0, 10).size(), 1u);
+}
+
+// Kafka's rule for markers: one goes once no data of its transaction is left before it,
+// after delete.retention.ms (a first pass sets its delete horizon, a pass after it drops it).
+TEST(Cleaner, MarkersGoAfterDeleteRetentionOnceTheirTransactionKeptNoData) {
+  TempDir dir;
+  auto log = Log::open(dir.path(), compact_config(1 << 20), true);
+  auto txn_append = [&](Bytes b) {
+    return log->append(b, 0, kT0, AppendOrigin::client, TxnAppendMode::unverified()).error;
+  };
+  ASSERT_EQ(txn_append(txn({{"k", "aborted"}}, kT0, 7, 0)), ErrorCode::none);                      // 0
+  ASSERT_EQ(log->append_marker(TxnMarker{7, 0, 0, ControlType::abort}, 0, kT0).error, ErrorCode::none);   // 1
+  Bytes plain;
+  {
+    BatchOptions o;
+    o.producer_id = 7;
+    o.producer_epoch = 0;
+    o.base_sequence = 1;
+    BatchBuilder bb(o);
+    bb.add(kT0, as_bytes("k"), as_bytes("x"));
+    plain = bb.build();
+  }
+  ASSERT_EQ(log->append(plain, 0, kT0).error, ErrorCode::none);                                     // 2
+  ASSERT_EQ(txn_append(txn({{"m", "committed"}}, kT0, 8, 0)), ErrorCode::none);                    // 3
+  ASSERT_EQ(log->append_marker(TxnMarker{8, 0, 0, ControlType::commit}, 0, kT0).error, ErrorCode::none);  // 4
+  Bytes z = make({{"z", "1"}}, kT0);
+  ASSERT_EQ(log->append(z, 0, kT0).error, ErrorCode::none);                                         // 5
+  log->roll(kT0);
+  auto offsets = [&] {
+    std::vector<int64_t> out;
+    for (const auto& r : all_records(*log)) out.push_back(r.offset);
+    return out;
+  };
+  CleanerCheckpoint cp;
+  ASSERT_TRUE(clean_log_now(*log, cp, kT0, {}, true));
+  EXPECT_EQ(offsets(), (std::vector<int64_t>{1, 2, 3, 4, 5}));  // the abort marker waits for its horizon
+  ASSERT_TRUE(clean_log_now(*log, cp, kT0 + 1001, {}, true));
+  EXPECT_EQ(offsets(), (std::vector<int64_t>{2, 3, 4, 5}));  // the commit marker stays: its data does
+}
+
 TEST(Cleaner, CompactedLogRefusesRecordsWithoutKey) {
   TempDir dir;
   auto log = Log::open(dir.path(), compact_config(), true);

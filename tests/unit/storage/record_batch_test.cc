@@ -230,7 +230,15 @@ TEST(Validate, ClientBatchesFollowTheProduceRules) {
   BatchOptions transactional = no_sequence;
   transactional.base_sequence = 0;
   transactional.transactional = true;
-  EXPECT_EQ(validate_batches(one_record(transactional), client).error, ErrorCode::invalid_txn_state);
+  // A client's transactional batch is the producer state's to judge, unless the append
+  // refuses transactions outright; without a producer id it is never valid.
+  EXPECT_TRUE(validate_batches(one_record(transactional), client).ok());
+  BatchLimits refusing = client;
+  refusing.refuse_transactional = true;
+  EXPECT_EQ(validate_batches(one_record(transactional), refusing).error, ErrorCode::invalid_txn_state);
+  BatchOptions no_producer;
+  no_producer.transactional = true;
+  EXPECT_EQ(validate_batches(one_record(no_producer), client).error, ErrorCode::invalid_record);
   // The node's own writers (and followers) are not clients.
   for (const auto& o : {control, no_sequence, transactional})
     EXPECT_TRUE(validate_batches(one_record(o), BatchLimits{}).ok());
