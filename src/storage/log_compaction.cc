@@ -157,7 +157,8 @@ void Log::complete_interrupted_swaps(std::vector<int64_t>& bases, const std::vec
     std::erase_if(bases, [&](int64_t b) {
       if (b != base && (b < base || b >= next)) return false;
       auto old = (dir_ / segment_file_stem(b)).string();
-      const auto& es = TxnIndex(old + ".txnindex").entries();
+      const TxnIndex index(old + ".txnindex");
+      const auto& es = index.entries();
       aborted.insert(aborted.end(), es.begin(), es.end());
       for (const char* ext : {".log", ".index", ".timeindex", ".txnindex"}) fs::remove(old + ext);
       return true;

@@ -60,14 +60,19 @@ ErrorCode ProducerAppend::add(const ProducerBatchHeader& h, const ProducerBatch&
   duplicate_.reset();
   const ProducerEntry* cur = current(h.producer_id);
   // An unknown producer (never seen, or expired) is accepted at any sequence, as Kafka does
-  // since KIP-360: there is nothing left to compare with.
+  // since KIP-360: there is nothing left to compare with. A batch without a sequence is the
+  // node's own (the group coordinator's transactional offsets; clients must give one): only
+  // its epoch is checked, as Kafka checks a coordinator's appends.
+  const bool sequenced = h.first_seq != kNoSequence;
   if (cur && cur->epoch != kNoProducerEpoch) {
     if (h.epoch < cur->epoch) {
       *message = fmt::format("producer {} epoch {} is older than the current epoch {}", h.producer_id, h.epoch,
                              cur->epoch);
       return ErrorCode::invalid_producer_epoch;
     }
-    if (h.epoch == cur->epoch) {
+    if (!sequenced) {
+      // Nothing to compare: no duplicate, no order.
+    } else if (h.epoch == cur->epoch) {
       if (const ProducerBatch* d = cur->find(h.first_seq, h.last_seq)) {
         duplicate_ = *d;
         return ErrorCode::none;

@@ -387,3 +387,26 @@ def test_transaction_metrics(broker_factory):
     p.commit_transaction(30)
     wait_until(lambda: value(scraped(), "brokerd_transactions_ongoing") == 0, 10, "the last commit")
     assert value(scraped(), "brokerd_last_stable_offset_lag", topic="tx-metered", partition="0") == 0
+
+
+def test_offsets_of_each_transaction_survive_a_restart(broker):
+    """The group coordinator writes each transaction's offsets to the log (not only to memory):
+    after a kill -9 and restart, the group resumes from the last committed transaction."""
+    create_topic(broker.bootstrap, "tx-restart", partitions=2)
+    group = "restart-" + uuid.uuid4().hex
+    p = txn_producer(broker.bootstrap, "txn-restart")
+    p.init_transactions(30)
+    meta = Consumer({"bootstrap.servers": broker.bootstrap, "group.id": group}).consumer_group_metadata()
+    # The same partitions every time (a retry would look the same), then more of them.
+    for offsets in ({0: 5, 1: 5}, {0: 9, 1: 7}, {0: 12}, {0: 20, 1: 30}):
+        p.begin_transaction()
+        p.produce("tx-restart", value=b"x", partition=0)
+        p.send_offsets_to_transaction([TopicPartition("tx-restart", k, v) for k, v in offsets.items()], meta, 30)
+        p.commit_transaction(30)
+    broker.kill()
+    broker.restart()
+    c = Consumer({"bootstrap.servers": broker.bootstrap, "group.id": group})
+    committed = {tp.partition: tp.offset
+                 for tp in c.committed([TopicPartition("tx-restart", 0), TopicPartition("tx-restart", 1)], timeout=30)}
+    c.close()
+    assert committed == {0: 20, 1: 30}

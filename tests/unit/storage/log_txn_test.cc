@@ -333,3 +333,35 @@ TEST(TxnProducerState, ExpiryKeepsProducersInATransaction) {
 
 }  // namespace
 }  // namespace brokerd::storage
+
+namespace brokerd::storage {
+namespace {
+
+// TxnOffsetCommit: the group coordinator writes the producer's offsets as transactional
+// batches without a sequence. Each one is written, whatever came before: none is taken for a
+// retry of an earlier one (same record count) or refused as out of order (another count).
+TEST(TxnCoordinatorBatches, WrittenWithoutSequenceChecks) {
+  TempDir dir;
+  auto log = Log::open(dir.path(), config(), true);
+  auto coordinator = [&](int n) {
+    Bytes b = txn_batch(9, 2, -1, n);
+    return log->append(b, 3, 1000, AppendOrigin::coordinator);
+  };
+  auto first = coordinator(2);
+  ASSERT_EQ(first.error, ErrorCode::none);
+  EXPECT_FALSE(first.duplicate);
+  ASSERT_EQ(mark(*log, 9, 2, ControlType::commit).error, ErrorCode::none);
+  auto same_count = coordinator(2);
+  ASSERT_EQ(same_count.error, ErrorCode::none) << same_count.message;
+  EXPECT_FALSE(same_count.duplicate) << "a new transaction's offsets, not a retry";
+  EXPECT_EQ(same_count.base_offset, 3);
+  auto other_count = coordinator(3);
+  ASSERT_EQ(other_count.error, ErrorCode::none) << other_count.message;
+  EXPECT_EQ(log->log_end_offset(), 8);
+  // A stale epoch is still fenced.
+  Bytes stale = txn_batch(9, 1, -1, 1);
+  EXPECT_EQ(log->append(stale, 3, 1000, AppendOrigin::coordinator).error, ErrorCode::invalid_producer_epoch);
+}
+
+}  // namespace
+}  // namespace brokerd::storage
