@@ -534,7 +534,7 @@ int run(const brokerd::config::BrokerConfig& cfg) {
     txn_settings.rules.log_partitions = t->partition_count();
   transactions::MarkerSender txn_markers(node_id, metadata, inter_broker_credentials,
                                          30'000);  // Kafka's request.timeout.ms for inter-broker calls
-  transactions::TransactionCoordinator txn_coordinator(txn_settings, partitions, metadata, blocking, txn_markers);
+  transactions::TransactionCoordinator txn_coordinator(txn_settings, partitions, blocking, txn_markers);
   transactions::PartitionVerifier txn_verifier(node_id, metadata, txn_coordinator, blocking, inter_broker_credentials);
   // Followers fetch from leaders once the partitions know their roles.
   fetcher::FetcherOptions fetch_opts;

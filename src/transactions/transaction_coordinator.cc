@@ -53,9 +53,8 @@ bool passes(const TxnMetadata& md, const ListFilter& f, const std::optional<std:
 }  // namespace
 
 TransactionCoordinator::TransactionCoordinator(Settings settings, partitions::PartitionManager& partitions,
-                                               metadata::MetadataStore& metadata, net::BlockingPool& blocking,
-                                               MarkerSender& markers)
-    : settings_(settings), partitions_(partitions), metadata_(metadata), blocking_(blocking), markers_(markers) {
+                                               net::BlockingPool& blocking, MarkerSender& markers)
+    : settings_(settings), partitions_(partitions), blocking_(blocking), markers_(markers) {
   for (int32_t p = 0; p < settings_.rules.log_partitions; ++p) {
     auto slot = std::make_unique<Slot>();
     slot->tp = {std::string(kTransactionStateTopic), p};

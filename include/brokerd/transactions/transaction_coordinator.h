@@ -82,8 +82,8 @@ struct ListFilter {
 
 class TransactionCoordinator {
  public:
-  TransactionCoordinator(Settings settings, partitions::PartitionManager& partitions, metadata::MetadataStore& metadata,
-                         net::BlockingPool& blocking, MarkerSender& markers);
+  TransactionCoordinator(Settings settings, partitions::PartitionManager& partitions, net::BlockingPool& blocking,
+                         MarkerSender& markers);
   ~TransactionCoordinator();
 
   void start();
@@ -147,7 +147,6 @@ class TransactionCoordinator {
 
   Settings settings_;
   partitions::PartitionManager& partitions_;
-  metadata::MetadataStore& metadata_;
   net::BlockingPool& blocking_;
   MarkerSender& markers_;
   std::vector<std::unique_ptr<Slot>> slots_;
