@@ -72,12 +72,15 @@ constexpr int64_t kReactorDrainMs = 5000;
 constexpr int64_t kForwardTimeoutMs = 30000;
 
 // What inject.bug names: replication defects (replication::Bug), the metadata log's
-// missing fsync, and compaction or retention past the high watermark. The setting exists only in test builds (BROKERD_INJECT_BUGS), where the
+// missing fsync, compaction or retention past the high watermark, and three transaction
+// defects (an LSO blind to open transactions, a COMMIT marker left out, a prepared commit
+// aborted by the next coordinator). The setting exists only in test builds (BROKERD_INJECT_BUGS), where the
 // fault campaign proves it catches them.
 struct InjectedBugs {
   uint32_t replication = 0;
   bool metadata_log_no_fsync = false;
   brokerd::partitions::PartitionManager::Options::StorageBugs storage;
+  bool forget_prepared_commit = false;
 };
 
 InjectedBugs injected_bugs(const brokerd::config::BrokerConfig& cfg) {
@@ -94,6 +97,19 @@ InjectedBugs injected_bugs(const brokerd::config::BrokerConfig& cfg) {
       (name[0] == 'c' ? bugs.storage.clean_past_high_watermark : bugs.storage.retention_past_high_watermark) = true;
       brokerd::module_logger("main")->warn("this test build injects the bug '{}': uncommitted records are {}", name,
                                            name[0] == 'c' ? "compacted" : "deleted by retention");
+      continue;
+    }
+    if (name == "lso-ignores-open-txn" || name == "txn-skip-marker") {
+      (name[0] == 'l' ? bugs.storage.lso_ignores_open_txn : bugs.storage.txn_skip_marker) = true;
+      brokerd::module_logger("main")->warn("this test build injects the bug '{}': {}", name,
+                                           name[0] == 'l' ? "read_committed readers see open transactions"
+                                                          : "COMMIT markers on partition 0 are answered, not written");
+      continue;
+    }
+    if (name == "forget-prepared-commit") {
+      bugs.forget_prepared_commit = true;
+      brokerd::module_logger("main")->warn("this test build injects the bug '{}': a new transaction coordinator "
+                                           "aborts what its predecessor prepared to commit", name);
       continue;
     }
     auto bug = brokerd::replication::bug_named(name);
@@ -530,6 +546,7 @@ int run(const brokerd::config::BrokerConfig& cfg) {
   // a node alone keeps __transaction_state on itself.
   auto txn_settings = transactions::settings_from(cfg);
   if (!quorum::networked(quorum_options)) txn_settings.replication_factor = 1;
+  txn_settings.forget_prepared_commit = bugs.forget_prepared_commit;
   if (const auto* t = metadata.image()->topic(std::string(transactions::kTransactionStateTopic)))
     txn_settings.rules.log_partitions = t->partition_count();
   transactions::MarkerSender txn_markers(node_id, metadata, inter_broker_credentials,

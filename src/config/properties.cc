@@ -74,7 +74,7 @@ constexpr PropertyDef kBroker[] = {
   {"max.incremental.fetch.session.cache.slots", T::int32, "1000", 0, kInt32Max, {}, {}, true, "Incremental fetch sessions (KIP-227) the node keeps; 0 declines them (clients then send full fetches)."},
   {"num.partitions", T::int32, "1", 1, 100000, {}, {}, false, "Partitions of auto-created topics."},
 #ifdef BROKERD_INJECT_BUGS
-  {"inject.bug", T::list, "", INT64_MIN, INT64_MAX, {}, {}, true, "Test builds only: defects to inject, by name: the replication ones (repl-sim --list-bugs) and metadata-log-no-fsync."},
+  {"inject.bug", T::list, "", INT64_MIN, INT64_MAX, {}, {}, true, "Test builds only: defects to inject, by name: the replication ones (repl-sim --list-bugs), metadata-log-no-fsync, clean-past-high-watermark, retention-past-high-watermark, lso-ignores-open-txn, txn-skip-marker and forget-prepared-commit."},
 #endif
   {"replica.lag.time.max.ms", T::int64, "10000", 100, INT64_MAX, {}, {}, true, "A follower in the ISR that has not caught up with the leader's log end for this long is dropped from it."},
   {"replica.high.watermark.checkpoint.interval.ms", T::int64, "5000", 100, INT64_MAX, {}, {}, true, "How often each log dir's replication-offset-checkpoint records the partitions' high watermarks (a restarted node starts from them)."},

@@ -127,6 +127,7 @@ storage::AppendResult Partition::append_marker(const storage::TxnMarker& marker,
 
 int64_t Partition::last_stable_offset() const {
   int64_t lso = high_watermark();
+  if (lso_ignores_open_transactions) return std::max(lso, log_->log_start_offset());
   if (auto first = log_->first_unstable_offset()) lso = std::min(lso, *first);
   return std::max(lso, log_->log_start_offset());
 }

@@ -74,6 +74,7 @@ std::unique_ptr<Partition> PartitionManager::open_partition(const TopicPartition
   p->flush_ms = std::stoll(effective.at("flush.ms"));
   p->flush_messages = std::stoll(effective.at("flush.messages"));
   p->applied_configs = topic.configs;
+  p->lso_ignores_open_transactions = options_.storage_bugs.lso_ignores_open_txn;
   return p;
 }
 

@@ -183,6 +183,10 @@ boost::asio::awaitable<void> TransactionCoordinator::load(int32_t p, uint64_t te
             "{}: coordinator of {} transactional ids (coordinator epoch {}), loaded in {} ms{}", slot.tp.dir_name(),
             slot.ids.size(), slot.coordinator_epoch, ms,
             skipped ? fmt::format(", {} records without a key skipped", skipped) : std::string());
+  if (settings_.forget_prepared_commit) {
+    for (auto& [id, md] : slot.ids)
+      if (md.state == TxnState::prepare_commit) md.state = TxnState::prepare_abort;
+  }
   // What the previous coordinator prepared is finished here.
   for (auto& plan : resume_after_load(slot.ids, wall_clock_ms())) {
     auto it = slot.ids.find(plan.transactional_id);

@@ -3,11 +3,11 @@
 
   campaign.py --brokerd PATH --nodes 3|5 --duration SECONDS --seed N \
               --nemesis kill,pause,restart-all,rolling-restart \
-              --workload idempotent,acks-all,acks1,acks0,group,admin,compacted,retention --out DIR
+              --workload idempotent,acks-all,acks1,acks0,group,admin,compacted,retention,transactional --out DIR
 
 Starts the nodes (each in its own rack; RF 3, min.insync.replicas 2), runs the workloads
 against one topic (the compacted and retention workloads against topics of their own:
-kept_workloads.py), injects faults on the seed's schedule while watching for nodes that die on
+kept_workloads.py; the transactional one against three: txn_workload.py), injects faults on the seed's schedule while watching for nodes that die on
 their own (crashes.py), heals everything, lets the cluster settle, requires every replica back
 in its ISR, reads every partition back and checks the history (checker.py). Writes
 DIR/history.jsonl (every operation), DIR/summary.json, DIR/report.md and keeps every node's
@@ -33,6 +33,7 @@ import checker  # noqa: E402
 import kept_workloads as kept  # noqa: E402
 import replicas  # noqa: E402
 import report  # noqa: E402
+import txn_workload as txn  # noqa: E402
 from admin_workload import AdminWorkload, check_admin, describe_admin_topics  # noqa: E402
 from crashes import CrashWatch  # noqa: E402
 from nemesis import NEMESES, Nemesis  # noqa: E402
@@ -51,7 +52,7 @@ def parse_args(argv):
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--nemesis", default="kill,pause", help=f"any of {','.join(NEMESES)}")
     p.add_argument("--workload", default="idempotent,acks1",
-                   help=f"any of {','.join(WORKLOADS + kept.KEPT_WORKLOADS)}")
+                   help=f"any of {','.join(WORKLOADS + kept.KEPT_WORKLOADS + ('transactional',))}")
     p.add_argument("--partitions", type=int, default=6)
     p.add_argument("--rate", type=float, default=200.0, help="records/s of each writer")
     p.add_argument("--out", required=True)
@@ -118,6 +119,10 @@ def run(args):
         overrides.update(kept.BROKER_SETTINGS[k])
     # The campaign's topics: every replica of each must be back in its ISR after the faults.
     topics = [TOPIC] + [kept.TOPIC_OF[k] for k in kept_kinds]
+    transactional = "transactional" in workloads
+    if transactional:
+        overrides.update(txn.BROKER_SETTINGS)
+        topics += list(txn.TOPICS)
     for kv in args.broker_config:
         k, _, v = kv.partition("=")
         overrides[k] = v
@@ -147,6 +152,7 @@ def run(args):
 
     recorder = Recorder(out / "history.jsonl")
     writers, kept_writers, tailer, nemesis, group, admin, sampler = [], [], None, None, None, None, None
+    txn_load = None
     watch = CrashWatch(cluster, recorder, log)
     started = time.monotonic()
     try:
@@ -154,6 +160,8 @@ def run(args):
         watch.start()
         bootstrap = ",".join(n.bootstrap for n in cluster.nodes.values())
         def partitions_of(topic):
+            if topic in txn.TOPICS:
+                return txn.PARTITIONS
             return args.partitions if topic == TOPIC else kept.PARTITIONS
 
         for topic in topics:
@@ -185,6 +193,8 @@ def run(args):
                 sampler = kept.WatermarkSampler(recorder, cluster, kept.RETAINED, kept.PARTITIONS).start()
             elif kind == "admin":
                 admin = AdminWorkload(recorder, bootstrap, random.Random(args.seed * 7919 + 2)).start()
+            elif kind == "transactional":
+                txn_load = txn.TransactionalWorkload(recorder, bootstrap, args.seed).start()
             elif kind == "group":
                 group = GroupConsumers(recorder, TOPIC, bootstrap, random.Random(args.seed * 7919 + 1)).start()
             else:
@@ -199,7 +209,10 @@ def run(args):
         nemesis = Nemesis(cluster, recorder, kinds, args.seed, SESSION_TIMEOUT_MS / 1000.0, leader_of,
                           lambda: controller(cluster), settle, log,
                           racks={i: props["broker.rack"] for i, props in per_node.items()},
-                          replicas_of=replicas_of, lag_s=int(overrides.get("replica.lag.time.max.ms", 10000)) / 1000.0)
+                          replicas_of=replicas_of, lag_s=int(overrides.get("replica.lag.time.max.ms", 10000)) / 1000.0,
+                          coordinator_of=(lambda r: txn.coordinator_of(
+                              cluster.nodes.values(), txn.transactional_ids()[r % len(txn.transactional_ids())]))
+                          if transactional else None)
         nemesis.run(time.monotonic() + args.duration)
         log("healing")
         nemesis.heal_everything()
@@ -218,7 +231,10 @@ def run(args):
             recorder.record({"type": "group-committed", "offsets": group.committed()})
         if admin:
             bounded("admin", admin.stop, 60, log)
+        if txn_load:
+            bounded("transactional", lambda: txn_load.stop(log), 420, log)
         final = read_back(bootstrap, args.partitions, log)
+        txn_final = txn_load.final() if txn_load else None
         admin_final = describe_admin_topics(bootstrap) if admin else {}
         compacted_final = read_compacted(bootstrap, kept.PARTITIONS, cluster) if "compacted" in kept_kinds else None
         watch.stop()
@@ -226,6 +242,8 @@ def run(args):
         result = checker.check(recorder.events(), final, {w.name: PROMISES[w.name] for w in writers})
         if compacted_final is not None:
             result.update(kept.check_compacted(recorder.events(), *compacted_final))
+        if txn_final is not None:
+            result.update(txn.check(recorder.events(), txn_final))
         if "retention" in kept_kinds:
             result.update(kept.check_retained(recorder.events()))
             result["retention_samples"] = sampler.samples
@@ -242,7 +260,7 @@ def run(args):
         result["ok"] = result["ok"] and not result["diverged"]
         # A writer whose thread died stopped exercising the cluster: the campaign proves less.
         result["writers_crashed"] = {w.name: w.crashed for w in writers + kept_writers + ([admin] if admin else [])
-                                     if w.crashed}
+                                     + ([txn_load] if txn_load else []) if w.crashed}
         result["ok"] = result["ok"] and not any(result.get(k) for k in checker.ANOMALIES)
     except KeyboardInterrupt:
         log("interrupted")
@@ -267,8 +285,9 @@ def run(args):
         "wall_s": round(time.monotonic() - started, 1),
         "faults": len(nemesis.injected),
         "operations": recorder.counts,
-        "unanswered": {w.name: w.unanswered for w in writers + kept_writers},
-        "client_restarts": {w.name: getattr(w, "restarts", 0) for w in writers if getattr(w, "restarts", 0)},
+        "unanswered": {w.name: w.unanswered for w in writers + kept_writers + ([txn_load] if txn_load else [])},
+        "client_restarts": {w.name: getattr(w, "restarts", 0) for w in writers + ([txn_load] if txn_load else [])
+                            if getattr(w, "restarts", 0)},
         "tailer_read": tailer.read,
         "ok": result["ok"],
         "anomalies": checker.named_anomalies(result),

@@ -236,11 +236,14 @@ def availability(faults, ack_times, end=None):
 
 # Added by the campaign: "diverged" from comparing the replicas on disk (replicas.py),
 # "crashed" from watching the nodes (crashes.py), "isr_not_restored" from the healed cluster,
-# and the kept-data workloads' anomalies (kept_workloads.py).
+# the kept-data workloads' anomalies (kept_workloads.py) and the transactional workload's
+# (txn_workload.py).
+TXN_ANOMALIES = ("lost_commits", "torn_transactions", "aborted_reads", "eos_duplicates", "eos_skipped",
+                 "txn_offsets_lost", "txn_unexpected", "txn_hanging", "eos_stalled")
 ANOMALIES = ("lost", "duplicates", "reordered", "unexpected", "moved", "offset_changed", "diverged",
              "group_rewound", "commit_lost", "group_skipped", "sanitizer", "writers_crashed",
              "admin_lost", "admin_partitions", "admin_config", "crashed", "isr_not_restored",
-             "compacted_lost", "compacted_diverged", "retention_past_hw")
+             "compacted_lost", "compacted_diverged", "retention_past_hw") + TXN_ANOMALIES
 
 
 def named_anomalies(result):

@@ -27,6 +27,9 @@ min.insync.replicas=2 promises that nothing acknowledged is lost.
                    from everyone, the leader of a partition cut from the other nodes but not
                    from its clients, a zone (rack) cut from the others, a majority/minority
                    split, or a one-way cut from one node to another
+  coordinator-kill kill -9 of the transaction coordinator of one of the transactional workload's
+                   ids (another node when it has none), restarted a few seconds later: its
+                   successor loads __transaction_state and finishes what it had prepared
   full-disk        a node's file system (a small tmpfs the campaign mounts on each node's data
                    directory) filled to the last byte or nearly, for 1-3x the session timeout,
                    then freed; a node that died meanwhile is a crash (an anomaly), started
@@ -38,7 +41,7 @@ import signal
 import time
 
 NEMESES = ("kill", "pause", "restart-all", "power-loss", "rolling-restart", "partition", "lagging-kill",
-           "stranded-leader", "full-disk")
+           "stranded-leader", "full-disk", "coordinator-kill")
 BALLAST = ".nemesis-ballast"
 # Asks a test build's metadata log to drop what was never synced at its next open
 # (raft/disk_log.h).
@@ -71,7 +74,7 @@ def fill(directory, keep):
 
 class Nemesis:
     def __init__(self, cluster, recorder, kinds, seed, session_timeout_s, leader_of, controller, settle, log,
-                 racks=None, replicas_of=None, lag_s=10.0):
+                 racks=None, replicas_of=None, lag_s=10.0, coordinator_of=None):
         for k in kinds:
             if k not in NEMESES:
                 raise ValueError(f"unknown nemesis {k!r} (known: {', '.join(NEMESES)})")
@@ -80,6 +83,7 @@ class Nemesis:
         self.racks = racks or {}
         self.replicas_of = replicas_of  # a number -> (leader, replicas, isr) of one partition
         self.lag_s = lag_s              # replica.lag.time.max.ms, in seconds
+        self.coordinator_of = coordinator_of  # a number -> a transaction coordinator's id (or None)
         self.cluster = cluster
         self.recorder = recorder
         self.kinds = list(kinds)
@@ -137,6 +141,19 @@ class Nemesis:
         how, node = self._pick()
         down_s = self.rng.uniform(1.0, 6.0)
         event = self._fault(f"kill-{how}", node)
+        self.cluster.nodes[node].kill()
+        time.sleep(down_s)
+        self.cluster.nodes[node].start(timeout=self.cluster.START_TIMEOUT_S)
+        self._healed(event)
+
+    def coordinator_kill(self):
+        running = self._running()
+        choice = self.rng.choice(running)
+        r = self.rng.randrange(1 << 16)
+        down_s = self.rng.uniform(1.0, 5.0)
+        node = self.coordinator_of(r) if self.coordinator_of else None
+        event = self._fault("kill-coordinator" if node in running else "kill-random", node if node in running else choice)
+        node = event["target"]
         self.cluster.nodes[node].kill()
         time.sleep(down_s)
         self.cluster.nodes[node].start(timeout=self.cluster.START_TIMEOUT_S)

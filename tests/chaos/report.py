@@ -22,6 +22,10 @@ def markdown(summary, faults):
         f"{sum(summary.get('client_restarts', {}).values())}",
         f"- consumer group: {r.get('group_consumed', 0)} records consumed, {r.get('group_commits', 0)} commits "
         f"acknowledged",
+        f"- transactions: " + (", ".join(f"{k} {v}" for k, v in sorted(r["transactions"].items())) +
+                               f"; {r['txn_records_visible']} transactional records visible at read_committed, "
+                               f"{r['chain_copied']} input records copied by the chain, {r['txn_tailer_read']} read "
+                               f"by the read_committed tailer" if "transactions" in r else "none"),
         "",
         "| anomaly | count |",
         "|---|---|",
@@ -36,6 +40,15 @@ def markdown(summary, faults):
         f"| group: an acknowledged commit missing at the end | {len(r.get('commit_lost', []))} |",
         f"| group: a record below the committed offset never consumed | {len(r.get('group_skipped', []))} |",
         f"| sanitizer reports (sanitizer builds) | {len(r.get('sanitizer', []))} |",
+        f"| transactions: a committed one invisible | {len(r.get('lost_commits', []))} |",
+        f"| transactions: one partly visible | {len(r.get('torn_transactions', []))} |",
+        f"| transactions: an aborted record read at read_committed | {len(r.get('aborted_reads', []))} |",
+        f"| exactly-once: a record or an input copied twice | {len(r.get('eos_duplicates', []))} |",
+        f"| exactly-once: an input below the committed offsets never copied | {len(r.get('eos_skipped', []))} |",
+        f"| exactly-once: committed offsets behind a committed transaction | {len(r.get('txn_offsets_lost', []))} |",
+        f"| transactions: a record no transaction wrote | {len(r.get('txn_unexpected', []))} |",
+        f"| transactions: left open at the end | {len(r.get('txn_hanging', []))} |",
+        f"| exactly-once: the chain did not catch up | {len(r.get('eos_stalled', []))} |",
         f"| lost by acks=1/acks=0 writers (allowed) | {r['lost_unsafe']} |",
         f"| duplicates by non-idempotent writers (allowed) | {r['duplicates_unsafe']} |",
         "",
@@ -52,7 +65,9 @@ def markdown(summary, faults):
         extra = f" ({f['seconds']} s)" if "seconds" in f else ""
         lines.append(f"| {f['t']:.1f} | {f['kind']}{extra} | {f['target']} |")
     for kind in ("lost", "duplicates", "reordered", "unexpected", "moved", "offset_changed", "diverged", "behind",
-                 "group_rewound", "commit_lost", "group_skipped", "sanitizer"):
+                 "group_rewound", "commit_lost", "group_skipped", "sanitizer", "lost_commits", "torn_transactions",
+                 "aborted_reads", "eos_duplicates", "eos_skipped", "txn_offsets_lost", "txn_unexpected",
+                 "txn_hanging", "eos_stalled"):
         if r.get(kind):
             lines += ["", f"## {kind} (first 20)", "", "```"] + [str(x) for x in r[kind][:20]] + ["```"]
     return "\n".join(lines) + "\n"

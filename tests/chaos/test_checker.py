@@ -263,3 +263,87 @@ def test_a_node_that_ends_on_its_own_is_a_crash_and_a_nemesis_kill_is_not(tmp_pa
     watch.stop()  # looks again: an ended process is reported once
     assert sorted((e["node"], e["ended"]) for e in rec.events) == [(2, "SIGBUS"), (3, "exit code 3")]
     assert rec.events[0]["last_lines"][-1] == "last words"
+
+
+# ---- the transactional workload (txn_workload.py)
+
+def txn(name, outcome, values, offsets=None, topic="chaos-txn"):
+    e = {"type": "txn", "t": 1.0, "topic": topic, "writer": name.split("|")[0], "txn": name, "outcome": outcome,
+         "values": [[p, v] for p, v in values]}
+    if offsets is not None:
+        e["offsets"] = {str(p): o for p, o in offsets.items()}
+    return e
+
+
+def txn_final(txn_records=None, out=None, inputs=None, group=None):
+    def filled(records):
+        return {p: list((records or {}).get(p, [])) for p in range(3)}
+    return {"txn": filled(txn_records), "out": filled(out), "in": filled(inputs), "group": group or {},
+            "hanging": {}, "stalled": {}}
+
+
+def txn_history():
+    a = [(p, f"txn-1|t1|{p}") for p in range(3)]
+    b = [(p, f"txn-1|t2|{p}") for p in range(3)]
+    c = [(0, "0|0|t1|in|k0|0"), (1, "1|0|t1|in|k1|0")]
+    h = [txn("txn-1|t1", "committed", a), txn("txn-1|t2", "aborted", b),
+         txn("txn-chain|t1", "committed", c, {0: 1, 1: 1}, topic="chaos-eos-out")]
+    final = txn_final({p: [(0, f"txn-1|t1|{p}")] for p in range(3)},
+                      {0: [(0, "0|0|t1|in|k0|0")], 1: [(0, "1|0|t1|in|k1|0")]},
+                      {0: [(0, "in|k0|0")], 1: [(0, "in|k1|0")]}, {0: 1, 1: 1})
+    return h, final
+
+
+def txn_anomalies(result):
+    import txn_workload
+    return [k for k in txn_workload.ANOMALIES if result.get(k)]
+
+
+def test_a_clean_transactional_history_passes():
+    import txn_workload
+    h, final = txn_history()
+    r = txn_workload.check(h, final)
+    assert txn_anomalies(r) == [] and r["transactions"] == {"committed": 2, "aborted": 1}
+    assert r["chain_copied"] == 2 and r["txn_records_visible"] == 5
+
+
+def test_each_transactional_anomaly_is_named():
+    import txn_workload
+    h, final = txn_history()
+    final["txn"] = {0: [(0, "txn-1|t1|0"), (1, "txn-1|t2|0")], 1: [(0, "txn-1|t1|1")], 2: []}
+    r = txn_workload.check(h, final)
+    assert txn_anomalies(r) == ["torn_transactions", "aborted_reads"]
+    h, final = txn_history()
+    final["txn"] = {p: [] for p in range(3)}
+    assert txn_anomalies(txn_workload.check(h, final)) == ["lost_commits"]
+    h, final = txn_history()
+    h.append({"type": "read", "t": 2.0, "topic": "chaos-txn", "reader": "txn-tailer", "partition": 1, "offset": 1,
+              "value": "txn-1|t2|1"})
+    r = txn_workload.check(h, final)
+    assert txn_anomalies(r) == ["aborted_reads"] and r["aborted_reads"][0]["reader"] == "tailer"
+    h, final = txn_history()
+    final["txn"][0].append((1, "txn-1|t1|0"))
+    assert txn_anomalies(txn_workload.check(h, final)) == ["eos_duplicates"]
+    h, final = txn_history()
+    final["txn"][0].append((1, "stray"))
+    assert txn_anomalies(txn_workload.check(h, final)) == ["txn_unexpected"]
+
+
+def test_the_chain_copies_each_input_below_its_offsets_once():
+    import txn_workload
+    h, final = txn_history()  # the same input copied by a second committed transaction
+    h.append(txn("txn-chain|t2", "committed", [(0, "0|0|t2|in|k0|0")], {0: 1}, topic="chaos-eos-out"))
+    final["out"][0].append((1, "0|0|t2|in|k0|0"))
+    assert txn_anomalies(txn_workload.check(h, final)) == ["eos_duplicates"]
+    h, final = txn_history()
+    final["in"][0].append((1, "in|k0|1"))
+    final["group"] = {0: 2, 1: 1}
+    assert txn_anomalies(txn_workload.check(h, final)) == ["eos_skipped"]
+    h, final = txn_history()
+    final["group"] = {0: 1}  # the committed transaction's offset of partition 1 is gone
+    r = txn_workload.check(h, final)
+    assert txn_anomalies(r) == ["txn_offsets_lost"]
+    h, final = txn_history()
+    final["hanging"] = {"chaos-txn/0": [3, 5]}
+    final["stalled"] = {"behind": {0: [1, 2]}}
+    assert txn_anomalies(txn_workload.check(h, final)) == ["txn_hanging", "eos_stalled"]

@@ -129,6 +129,9 @@ class Partition {
   bool follower_throttled = false;
   // The mirror link that copies this partition (read-only to producers), empty otherwise.
   std::string mirror_link;
+  // Test builds only (inject.bug lso-ignores-open-txn): the last stable offset is the high
+  // watermark, open transactions or not, so the fault campaign can prove it sees what that shows.
+  bool lso_ignores_open_transactions = false;
   // `broker` is in the controller's ISR as this replica knows it.
   bool in_isr(int32_t broker) const { return replica_->state().in_isr(broker); }
   // When this replica last failed to write what it fetched (a full disk), in wall-clock ms;

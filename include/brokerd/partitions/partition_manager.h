@@ -98,11 +98,14 @@ class PartitionManager {
     // Log dirs formatted by this start (new_log_dirs() in node_identity.h): nothing in them
     // to recover, and the start says so rather than report an unclean shutdown.
     std::vector<std::filesystem::path> new_log_dirs;
-    // Test builds only (inject.bug): the cleaner and retention ignore the high watermark, so
-    // the fault campaign can prove it sees what that loses.
+    // Test builds only (inject.bug): the cleaner and retention ignore the high watermark, read_committed
+    // readers ignore open transactions, a COMMIT marker is left out, so the fault campaign can
+    // prove it sees what each loses.
     struct StorageBugs {
       bool clean_past_high_watermark = false;
       bool retention_past_high_watermark = false;
+      bool lso_ignores_open_txn = false;
+      bool txn_skip_marker = false;  // COMMIT markers on partition 0 of client topics answered, not written
     } storage_bugs;
   };
   static Options::Cleaner cleaner_settings_from(const config::BrokerConfig& cfg);
@@ -210,6 +213,7 @@ class PartitionManager {
   // The defaults of topic properties in force: static, with the dynamic broker configs over them.
   metadata::ConfigMap topic_defaults() const { return *current_defaults(); }
   const std::vector<std::filesystem::path>& log_dirs() const { return options_.log_dirs; }
+  const Options::StorageBugs& storage_bugs() const { return options_.storage_bugs; }
 
   // The stats of every hosted partition, gathered from each shard by a fan-out; callable
   // from a coroutine on any running executor (the metrics endpoint's thread).

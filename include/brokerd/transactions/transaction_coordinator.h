@@ -46,6 +46,9 @@ struct Settings {
   int64_t expire_check_interval_ms = 3'600'000;  // transaction.remove.expired.transaction.cleanup.interval.ms
   int64_t write_timeout_ms = 5'000;         // how long a transition may take to replicate
   bool verify_partitions = true;            // transaction.partition.verification.enable
+  // Test builds only (inject.bug forget-prepared-commit): a loaded PrepareCommit is taken for a
+  // PrepareAbort, so the fault campaign can prove it sees the commit lost.
+  bool forget_prepared_commit = false;
 };
 
 Settings settings_from(const config::BrokerConfig& cfg);
