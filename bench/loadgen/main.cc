@@ -136,15 +136,20 @@ int run(Options& o) {
   bool stopping = false;
   auto collect = [&](double now) {
     Interval p, c, p_warm, c_warm;
+    TxnInterval t, t_warm;
     for (auto& w : producers) w->stats().take(p), w->warmup_stats().take(p_warm);
+    for (auto& w : producers)
+      if (w->txn()) w->txn()->stats().take(t), w->txn()->warmup_stats().take(t_warm);
     for (auto& w : consumers) w->stats().take(c), w->warmup_stats().take(c_warm);
     result.produce.merge(p);
     result.consume.merge(c);
+    result.txn.merge(t);
     p.merge(p_warm);
+    t.merge(t_warm);
     c.merge(c_warm);
     produced_all += p.records;
     consumed_all += c.records;
-    if (o.progress && now - last_tick > 0.05) print_progress(now, now - last_tick, o, p, c);
+    if (o.progress && now - last_tick > 0.05) print_progress(now, now - last_tick, o, p, c, t);
     last_tick = now;
   };
   for (;;) {
@@ -185,6 +190,8 @@ int run(Options& o) {
   }
   for (auto& p : producers)
     if (!p->failure().empty()) result.failures.push_back("producer: " + p->failure());
+  for (auto& p : producers)
+    if (p->txn() && !p->txn()->abort_reason().empty()) result.abort_reasons.push_back(p->txn()->abort_reason());
   for (auto& c : consumers)
     if (!c->failure().empty()) result.failures.push_back("consumer: " + c->failure());
   o.json ? print_json(o, result) : print_text(o, result);

@@ -105,6 +105,11 @@ const std::vector<Option>& table() {
        [](Options& o, const std::string& v) { o.batch_size = int(to_int("batch-size", v, 1, 1 << 30)); }},
       {"max-in-flight", "N", "producer requests in flight per connection",
        [](Options& o, const std::string& v) { o.max_in_flight = int(to_int("max-in-flight", v, 1, 1000000)); }},
+      {"transactional-id", "PREFIX", "transactional producers: producer i uses transactional.id PREFIX-i and "
+       "sends inside transactions (needs acks=all)",
+       [](Options& o, const std::string& v) { o.transactional_id = v; }},
+      {"commit-interval-ms", "MS", "with --transactional-id: each transaction lasts this long, then is committed (default 100)",
+       [](Options& o, const std::string& v) { o.commit_interval_ms = to_double("commit-interval-ms", v, 1); }},
       {"group", "ID", "consumers join this consumer group instead of assigning partitions",
        [](Options& o, const std::string& v) { o.group = v; }},
       {"from-beginning", nullptr, "consumers start at the log start instead of the end",
@@ -217,6 +222,7 @@ bool parse_options(int argc, char** argv, Options& out) {
   if (out.mode == Mode::consume && out.consumers == 0) throw std::runtime_error("--mode consume needs --consumers >= 1");
   if (out.producing() && out.records > 0 && out.records < out.producers)
     throw std::runtime_error("--records must be at least --producers");
+  if (out.transactional() && out.acks != "all") throw std::runtime_error("--transactional-id needs --acks all");
   if (out.warmup_s >= out.duration_s) throw std::runtime_error("--warmup must be shorter than --duration");
   return true;
 }

@@ -31,6 +31,8 @@ struct Options {
   double linger_ms = 5;
   int batch_size = 1048576;             // librdkafka batch.size (bytes per partition batch)
   int max_in_flight = 5;
+  std::string transactional_id;         // non-empty: producer i is transactional, transactional.id PREFIX-i
+  double commit_interval_ms = 100;      // a transaction lasts this long, then is committed
   std::string group;                    // consumers join this group instead of assigning
   bool from_beginning = false;          // consumers start at the log start, not the end
   double drain_s = 5;                   // after producing stops, wait this long for consumers
@@ -43,6 +45,7 @@ struct Options {
 
   bool producing() const { return mode != Mode::consume && producers > 0; }
   bool consuming() const { return mode != Mode::produce && consumers > 0; }
+  bool transactional() const { return !transactional_id.empty(); }
 };
 
 const char* mode_name(Mode m);

@@ -35,6 +35,12 @@ std::string json_side(const Interval& i, double seconds, const char* latency_nam
       json_latency(i.latency_us));
 }
 
+std::string json_txn(const Options& o, const RunResult& r) {
+  if (!o.transactional() || !o.producing()) return "null";
+  return fmt::format(R"({{"commits": {}, "aborts": {}, "commits_per_s": {:.1f}, "commit_latency_ms": {}}})",
+                     r.txn.commits, r.txn.aborts, per_s(r.txn.commits, r.produce_seconds), json_latency(r.txn.commit_us));
+}
+
 void text_latency(const char* what, const Histogram& h) {
   if (h.count() == 0) {
     fmt::print("  {:<22} no samples\n", what);
@@ -47,12 +53,16 @@ void text_latency(const char* what, const Histogram& h) {
 
 }  // namespace
 
-void print_progress(double at_s, double interval_s, const Options& o, const Interval& p, const Interval& c) {
+void print_progress(double at_s, double interval_s, const Options& o, const Interval& p, const Interval& c,
+                    const TxnInterval& t) {
   std::string line = fmt::format("[{:6.1f}s]", at_s);
   if (o.producing())
     line += fmt::format(" produce {:9.0f} rec/s {:8.2f} MB/s lat p50 {:7.2f} p99 {:8.2f} ms",
                         per_s(p.records, interval_s), per_s(p.bytes, interval_s) / mb, ms(p.latency_us.percentile(50)),
                         ms(p.latency_us.percentile(99)));
+  if (o.producing() && o.transactional())
+    line += fmt::format(" | commits {:4d} p99 {:7.2f} ms{}", t.commits, ms(t.commit_us.percentile(99)),
+                        t.aborts ? fmt::format(" aborts {}", t.aborts) : std::string());
   if (o.consuming())
     line += fmt::format(" | consume {:9.0f} rec/s {:8.2f} MB/s e2e p50 {:7.2f} p99 {:8.2f} ms",
                         per_s(c.records, interval_s), per_s(c.bytes, interval_s) / mb, ms(c.latency_us.percentile(50)),
@@ -73,6 +83,11 @@ void print_text(const Options& o, const RunResult& r) {
                r.produce_seconds, per_s(r.produce.records, r.produce_seconds),
                per_s(r.produce.bytes, r.produce_seconds) / mb, r.produce.errors);
     text_latency("produce latency", r.produce.latency_us);
+    if (o.transactional()) {
+      fmt::print("transactions ({}-N, {:g} ms each): {} committed ({:.1f}/s), {} aborted\n", o.transactional_id,
+                 o.commit_interval_ms, r.txn.commits, per_s(r.txn.commits, r.produce_seconds), r.txn.aborts);
+      text_latency("commit latency", r.txn.commit_us);
+    }
   }
   if (o.consuming()) {
     fmt::print("consumed {} records in {:.2f} s: {:.0f} records/s, {:.2f} MB/s, {} errors\n", r.consume.records,
@@ -81,23 +96,28 @@ void print_text(const Options& o, const RunResult& r) {
     text_latency("end-to-end latency", r.consume.latency_us);
   }
   for (const auto& f : r.failures) fmt::print("error: {}\n", f);
+  for (const auto& a : r.abort_reasons) fmt::print("aborted: {}\n", a);
 }
 
 void print_json(const Options& o, const RunResult& r) {
   std::string failures;
   for (const auto& f : r.failures) failures += (failures.empty() ? "" : ", ") + json_string(f);
+  std::string aborts;
+  for (const auto& a : r.abort_reasons) aborts += (aborts.empty() ? "" : ", ") + json_string(a);
   fmt::print(
       R"({{"workload": {}, "mode": "{}", "bootstrap": {}, "topic": {}, "partitions": {}, "producers": {}, )"
       R"("consumers": {}, "record_size": {}, "keys": {}, "acks": "{}", "compression": "{}", "target_rate": {}, )"
       R"("duration_s": {}, "warmup_s": {}, "group": {}, "group_served": {}, "produce": {}, "consume": {}, )"
-      R"("failures": [{}]}})"
+      R"("transactional_id": {}, "commit_interval_ms": {}, "transactions": {}, "failures": [{}], "abort_reasons": [{}]}})"
       "\n",
       json_string(o.workload_name), mode_name(o.mode), json_string(o.bootstrap), json_string(o.topic), r.partitions,
       o.producing() ? o.producers : 0, o.consuming() ? o.consumers : 0, o.record_size, o.keys, o.acks, o.compression,
       o.rate, o.duration_s, o.warmup_s, o.group.empty() ? "null" : json_string(o.group),
       r.group_served ? (*r.group_served ? "true" : "false") : "null",
       o.producing() ? json_side(r.produce, r.produce_seconds, "latency_ms") : "null",
-      o.consuming() ? json_side(r.consume, r.consume_seconds, "e2e_latency_ms") : "null", failures);
+      o.consuming() ? json_side(r.consume, r.consume_seconds, "e2e_latency_ms") : "null",
+      o.transactional() ? json_string(o.transactional_id) : "null", o.commit_interval_ms, json_txn(o, r), failures,
+      aborts);
 }
 
 }  // namespace loadgen

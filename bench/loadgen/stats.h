@@ -48,4 +48,41 @@ private:
   Interval _current;
 };
 
+// A transactional producer's transactions: commits and the time of each commit call,
+// aborted transactions.
+struct TxnInterval {
+  uint64_t commits = 0;
+  uint64_t aborts = 0;
+  Histogram commit_us;  // rd_kafka_commit_transaction: call -> return
+
+  void merge(const TxnInterval& o) {
+    commits += o.commits;
+    aborts += o.aborts;
+    commit_us.merge(o.commit_us);
+  }
+};
+
+class TxnStats {
+public:
+  void commit(int64_t latency_us) {
+    std::lock_guard lock(_mutex);
+    ++_current.commits;
+    if (latency_us >= 0) _current.commit_us.record(uint64_t(latency_us));
+  }
+  void abort() {
+    std::lock_guard lock(_mutex);
+    ++_current.aborts;
+  }
+  void take(TxnInterval& into) {
+    std::lock_guard lock(_mutex);
+    into.merge(_current);
+    _current.commits = _current.aborts = 0;
+    _current.commit_us.reset();
+  }
+
+private:
+  std::mutex _mutex;
+  TxnInterval _current;
+};
+
 }  // namespace loadgen

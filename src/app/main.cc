@@ -547,6 +547,9 @@ int run(const brokerd::config::BrokerConfig& cfg) {
   auto txn_settings = transactions::settings_from(cfg);
   if (!quorum::networked(quorum_options)) txn_settings.replication_factor = 1;
   txn_settings.forget_prepared_commit = bugs.forget_prepared_commit;
+  txn_settings.finalized_txn_version = [&metadata] {
+    return metadata::finalized_level(*metadata.image(), metadata::kTransactionVersion);
+  };
   if (const auto* t = metadata.image()->topic(std::string(transactions::kTransactionStateTopic)))
     txn_settings.rules.log_partitions = t->partition_count();
   transactions::MarkerSender txn_markers(node_id, metadata, inter_broker_credentials,

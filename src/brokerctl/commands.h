@@ -52,6 +52,7 @@ std::vector<Command> log_dir_commands();
 std::vector<Command> quota_commands();
 std::vector<Command> tenant_commands();
 std::vector<Command> transaction_commands();
+std::vector<Command> feature_commands();
 
 // Shared by topics alter-config and configs alter: IncrementalAlterConfigs on one topic.
 void alter_topic_configs(Context& ctx, const std::string& topic, const std::vector<std::string>& set,

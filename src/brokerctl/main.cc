@@ -12,7 +12,7 @@ std::vector<Command> all_commands() {
   std::vector<Command> all;
   for (auto part : {topic_commands, partition_commands, group_commands, config_commands, cluster_commands,
                     produce_consume_commands, link_commands, user_commands, acl_commands, log_dir_commands, quota_commands,
-                    tenant_commands, transaction_commands}) {
+                    tenant_commands, transaction_commands, feature_commands}) {
     for (auto& c : part()) all.push_back(std::move(c));
   }
   return all;

@@ -133,6 +133,7 @@ boost::asio::awaitable<net::Response> handle_describe_producers(HandlerContext& 
 boost::asio::awaitable<net::Response> handle_add_partitions_to_txn(HandlerContext& ctx);
 boost::asio::awaitable<net::Response> handle_add_offsets_to_txn(HandlerContext& ctx);
 boost::asio::awaitable<net::Response> handle_end_txn(HandlerContext& ctx);
+boost::asio::awaitable<net::Response> handle_update_features(HandlerContext& ctx);
 boost::asio::awaitable<net::Response> handle_txn_offset_commit(HandlerContext& ctx);
 boost::asio::awaitable<net::Response> handle_describe_transactions(HandlerContext& ctx);
 boost::asio::awaitable<net::Response> handle_list_transactions(HandlerContext& ctx);

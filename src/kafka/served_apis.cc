@@ -44,12 +44,13 @@ constexpr ServedApi kServed[] = {
     {61, 0, 0, handle_describe_producers},   // DescribeProducers
     {24, 0, 5, handle_add_partitions_to_txn},   // AddPartitionsToTxn
     {25, 0, 4, handle_add_offsets_to_txn},   // AddOffsetsToTxn
-    {26, 0, 4, handle_end_txn},   // EndTxn
+    {26, 0, 5, handle_end_txn},   // EndTxn
     {27, 1, 2, handle_write_txn_markers},   // WriteTxnMarkers
     {28, 0, 5, handle_txn_offset_commit},   // TxnOffsetCommit
     {65, 0, 0, handle_describe_transactions},   // DescribeTransactions
     {66, 0, 2, handle_list_transactions},   // ListTransactions
     {55, 0, 2, handle_describe_quorum},   // DescribeQuorum
+    {57, 0, 2, handle_update_features},   // UpdateFeatures
     {23, 2, 4, handle_offset_for_leader_epoch},   // OffsetForLeaderEpoch
     {74, 0, 1, handle_list_config_resources},   // ListConfigResources
     {75, 0, 0, handle_describe_topic_partitions},   // DescribeTopicPartitions

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "brokerd/common/logger.h"
+#include "brokerd/metadata/features.h"
 #include "brokerd/metadata/metadata_store.h"
 #include "metadata/metadata_records.h"
 
@@ -22,6 +23,7 @@ std::pair<ErrorCode, int64_t> MetadataStore::register_broker(BrokerInfo broker, 
   broker.fenced = true;
   broker.listener = listener;
   std::vector<Bytes> records{register_broker_record(broker)};
+  for (auto& r : initial_feature_records(*current)) records.push_back(std::move(r));
   std::vector<PartitionUpdate> updates;
   if (!clean_shutdown) updates = elect_on_unclean_restart(*current, broker.node_id, default_min_isr_, injected_bugs_);
   add_change_records(records, updates);

@@ -22,6 +22,7 @@
 #include "brokerd/protocol/messages/partition_record.h"
 #include "brokerd/protocol/messages/producer_ids_record.h"
 #include "brokerd/protocol/messages/remove_topic_record.h"
+#include "brokerd/protocol/messages/feature_level_record.h"
 #include "brokerd/protocol/messages/tenant_limit_record.h"
 #include "brokerd/protocol/messages/topic_owner_record.h"
 #include "brokerd/protocol/messages/topic_record.h"
@@ -33,7 +34,7 @@ namespace {
 constexpr uint32_t kFrameVersion = 1;
 constexpr uint32_t kTopicRecord = 2, kPartitionRecord = 3, kConfigRecord = 4, kPartitionChangeRecord = 5,
                    kRemoveTopicRecord = 9;
-constexpr uint32_t kProducerIdsRecord = 15;
+constexpr uint32_t kProducerIdsRecord = 15, kFeatureLevelRecord = 12;
 constexpr uint32_t kUserScramCredentialRecord = 11, kRemoveUserScramCredentialRecord = 22;
 constexpr uint32_t kClientQuotaRecord = 14;
 constexpr uint32_t kAccessControlEntryRecord = 18, kRemoveAccessControlEntryRecord = 19;
@@ -115,6 +116,13 @@ Bytes remove_topic_record(const protocol::Uuid& id) {
   protocol::RemoveTopicRecord r;
   r.topic_id = id;
   return frame(kRemoveTopicRecord, r);
+}
+
+Bytes feature_level_record(const std::string& name, int16_t level) {
+  protocol::FeatureLevelRecord r;
+  r.name = name;
+  r.feature_level = level;
+  return frame(kFeatureLevelRecord, r);
 }
 
 Bytes producer_ids_record(int32_t broker_id, int64_t broker_epoch, int64_t next_producer_id) {
@@ -291,6 +299,7 @@ void apply_record(protocol::Reader& rd, MetadataImage& image) {
     case kFenceBrokerRecord: return replay(decoded<protocol::FenceBrokerRecord>(rd, version), image);
     case kUnfenceBrokerRecord: return replay(decoded<protocol::UnfenceBrokerRecord>(rd, version), image);
     case kProducerIdsRecord: return replay(decoded<protocol::ProducerIdsRecord>(rd, version), image);
+    case kFeatureLevelRecord: return replay(decoded<protocol::FeatureLevelRecord>(rd, version), image);
     case kAccessControlEntryRecord: return replay(decoded<protocol::AccessControlEntryRecord>(rd, version), image);
     case kRemoveAccessControlEntryRecord: return replay(decoded<protocol::RemoveAccessControlEntryRecord>(rd, version), image);
     case kUserScramCredentialRecord: return replay(decoded<protocol::UserScramCredentialRecord>(rd, version), image);
@@ -328,6 +337,7 @@ std::vector<Bytes> image_records(const MetadataImage& image) {
     for (const auto& [key, value] : values) out.push_back(tenant_limit_record(pattern, key, value, false));
   for (const auto& [resource, values] : *image.broker_configs)
     for (const auto& [key, value] : values) out.push_back(broker_config_record(resource, key, value));
+  for (const auto& [name, level] : image.features) out.push_back(feature_level_record(name, level));
   if (image.next_producer_id > 0) out.push_back(producer_ids_record(-1, -1, image.next_producer_id));
   return out;
 }

@@ -1,6 +1,6 @@
 #pragma once
 // KRaft metadata records (TopicRecord, PartitionRecord, PartitionChangeRecord, ConfigRecord,
-// RemoveTopicRecord, ProducerIdsRecord, broker registrations, ACLs, SCRAM credentials, client
+// RemoveTopicRecord, ProducerIdsRecord, FeatureLevelRecord, broker registrations, ACLs, SCRAM credentials, client
 // quotas) and brokerd's own (mirror links, tenant limits, topic owners), framed as KRaft
 // frames them; apply_change() hands each record to its domain's replay (record_replay.h).
 // One change of the metadata is one entry of the metadata quorum's log: a single frame, or
@@ -29,6 +29,7 @@ Bytes config_record(const std::string& topic, const std::string& name, const std
 Bytes broker_config_record(const std::string& resource, const std::string& name, const std::optional<std::string>& value);
 Bytes remove_topic_record(const protocol::Uuid& id);
 Bytes producer_ids_record(int32_t broker_id, int64_t broker_epoch, int64_t next_producer_id);
+Bytes feature_level_record(const std::string& name, int16_t level);
 Bytes register_broker_record(const BrokerInfo& b);
 Bytes fence_broker_record(int32_t id, int64_t epoch, bool fenced);  // FenceBrokerRecord / UnfenceBrokerRecord
 // brokerd's own: a mirror link (whole, as created or changed), its removal, and a topic's

@@ -23,6 +23,7 @@
 #include "brokerd/protocol/messages/user_scram_credential_record.h"
 #include "brokerd/protocol/messages/remove_user_scram_credential_record.h"
 #include "brokerd/protocol/messages/client_quota_record.h"
+#include "brokerd/protocol/messages/feature_level_record.h"
 #include "brokerd/protocol/messages/tenant_limit_record.h"
 #include "brokerd/protocol/messages/mirror_link_record.h"
 #include "brokerd/protocol/messages/remove_mirror_link_record.h"
@@ -44,6 +45,8 @@ void replay(const protocol::UnregisterBrokerRecord& r, MetadataImage& image);
 void replay(const protocol::FenceBrokerRecord& r, MetadataImage& image);
 void replay(const protocol::UnfenceBrokerRecord& r, MetadataImage& image);
 void replay(const protocol::ProducerIdsRecord& r, MetadataImage& image);
+// Feature levels (features.cc).
+void replay(const protocol::FeatureLevelRecord& r, MetadataImage& image);
 
 // ACL bindings (acl_changes.cc).
 void replay(const protocol::AccessControlEntryRecord& r, MetadataImage& image);

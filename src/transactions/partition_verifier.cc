@@ -16,7 +16,7 @@ using protocol::ErrorCode;
 using Answers = std::vector<std::pair<TopicPartition, ErrorCode>>;
 
 constexpr int16_t kAddPartitionsToTxn = 24;
-constexpr int16_t kVerifyVersion = 4;
+constexpr int16_t kVerifyVersion = 5;
 constexpr int kVerifyTimeoutMs = 5000;
 
 Answers all(const std::vector<TopicPartition>& partitions, ErrorCode e) {
@@ -71,7 +71,7 @@ PartitionVerifier::Peer& PartitionVerifier::peer(int32_t node) {
 }
 
 boost::asio::awaitable<Answers> PartitionVerifier::verify(std::string id, ProducerId producer_id, ProducerEpoch epoch,
-                                                          std::vector<TopicPartition> partitions) {
+                                                          std::vector<TopicPartition> partitions, Check check) {
   auto image = metadata_.image();
   const metadata::TopicMetadata* t = image->topic(std::string(kTransactionStateTopic));
   const auto* a = t ? t->partition(partition_for(id, t->partition_count())) : nullptr;
@@ -83,10 +83,15 @@ boost::asio::awaitable<Answers> PartitionVerifier::verify(std::string id, Produc
     req.producer_id = producer_id;
     req.producer_epoch = epoch;
     req.partitions = partitions;
-    answers = co_await local_.verify_partitions(std::move(req));
+    if (check == Check::add) {
+      req.client_txn_version = kTxnVersion2;
+      answers = co_await local_.add_partitions(std::move(req), true);
+    } else {
+      answers = co_await local_.verify_partitions(std::move(req));
+    }
   } else {
-    auto ask_remote = [this, coordinator = a->leader, id = std::move(id), producer_id, epoch, partitions] {
-      return ask(coordinator, id, producer_id, epoch, partitions);
+    auto ask_remote = [this, coordinator = a->leader, id = std::move(id), producer_id, epoch, partitions, check] {
+      return ask(coordinator, id, producer_id, epoch, partitions, check);
     };
     answers = co_await blocking_.run(std::move(ask_remote));
   }
@@ -95,7 +100,7 @@ boost::asio::awaitable<Answers> PartitionVerifier::verify(std::string id, Produc
 }
 
 Answers PartitionVerifier::ask(int32_t coordinator, const std::string& id, ProducerId producer_id,
-                               ProducerEpoch epoch, const std::vector<TopicPartition>& partitions) {
+                               ProducerEpoch epoch, const std::vector<TopicPartition>& partitions, Check check) {
   auto image = metadata_.image();
   const metadata::BrokerInfo* b = image->broker(coordinator);
   if (!b || b->host.empty()) return all(partitions, ErrorCode::coordinator_not_available);
@@ -104,7 +109,7 @@ Answers PartitionVerifier::ask(int32_t coordinator, const std::string& id, Produ
   txn.transactional_id = id;
   txn.producer_id = producer_id;
   txn.producer_epoch = epoch;
-  txn.verify_only = true;
+  txn.verify_only = check == Check::verify;
   for (const auto& tp : partitions) {
     auto it = std::find_if(txn.topics.begin(), txn.topics.end(), [&](const auto& x) { return x.name == tp.topic; });
     if (it == txn.topics.end()) {

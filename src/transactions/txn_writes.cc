@@ -19,9 +19,9 @@
 
 namespace brokerd::transactions {
 
-namespace {
-constexpr int64_t kConcurrentWaitMs = 1000;
-}  // namespace
+int16_t TransactionCoordinator::value_version() const {
+  return log_value_version(settings_.finalized_txn_version ? settings_.finalized_txn_version() : settings_.rules.txn_version);
+}
 
 ErrorCode log_write_error(ErrorCode e) {
   switch (e) {
@@ -67,7 +67,7 @@ TransactionCoordinator::Started TransactionCoordinator::start_write(Slot& slot, 
   begin_transition(md, *d.write);
   std::pair<ErrorCode, int64_t> appended;
   try {
-    appended = append(slot, txn_record(id, *d.write, log_value_version(settings_.rules.txn_version)));
+    appended = append(slot, txn_record(id, *d.write, value_version()));
   } catch (const std::exception& e) {
     module_logger("transactions")->error("{}: cannot write the transition of {}: {}", slot.tp.dir_name(), id, e.what());
     appended = {ErrorCode::unknown_server_error, -1};
@@ -83,7 +83,7 @@ TransactionCoordinator::Started TransactionCoordinator::start_write(Slot& slot, 
   return st;
 }
 
-boost::asio::awaitable<TxnAnswer> TransactionCoordinator::run(const std::string& id, Decide decide) {
+boost::asio::awaitable<TxnAnswer> TransactionCoordinator::run(const std::string& id, Decide decide, int64_t wait_ms) {
   const int32_t p = partition_for(id);
   Slot& slot = *slots_[p];
   // A request that meets a transition in flight (most often the markers of the id's previous
@@ -91,7 +91,7 @@ boost::asio::awaitable<TxnAnswer> TransactionCoordinator::run(const std::string&
   // CONCURRENT_TRANSACTIONS: a client told to retry may meanwhile give up on what it was doing
   // (librdkafka aborting a transaction whose AddPartitionsToTxn was told to retry sends an
   // EndTxn the coordinator can only refuse).
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(kConcurrentWaitMs);
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(wait_ms);
   uint64_t seen = 0;
   auto start = [this, s = &slot, &id, &decide, &seen]() -> Started {
     Started st;
@@ -190,8 +190,7 @@ boost::asio::awaitable<void> TransactionCoordinator::complete(int32_t p, uint64_
     if (stopping_ || slot.term != term) co_return;
     auto it = slot.ids.find(plan.transactional_id);
     if (it == slot.ids.end() || it->second.pending_state != plan.complete.state) co_return;
-    auto [error, offset] = append(slot, txn_record(plan.transactional_id, plan.complete,
-                                                   log_value_version(settings_.rules.txn_version)));
+    auto [error, offset] = append(slot, txn_record(plan.transactional_id, plan.complete, value_version()));
     if (error == ErrorCode::none) error = co_await partitions_.await_replicated(slot.tp, offset, settings_.write_timeout_ms);
     if (stopping_ || slot.term != term) co_return;
     it = slot.ids.find(plan.transactional_id);
@@ -230,13 +229,13 @@ boost::asio::awaitable<TxnAnswer> TransactionCoordinator::init_producer_id(InitP
 }
 
 boost::asio::awaitable<std::vector<std::pair<TopicPartition, ErrorCode>>> TransactionCoordinator::add_partitions(
-    AddPartitionsRequest req) {
+    AddPartitionsRequest req, bool from_broker) {
   const std::string id = req.transactional_id;
   std::vector<TopicPartition> named = req.partitions;
   auto decide = [req = std::move(req)](const TxnMetadata* md) {
     return transactions::add_partitions(md, req, wall_clock_ms());
   };
-  TxnAnswer a = co_await run(id, std::move(decide));
+  TxnAnswer a = co_await run(id, std::move(decide), from_broker ? 0 : kConcurrentWaitMs);
   std::vector<std::pair<TopicPartition, ErrorCode>> out;
   for (auto& tp : named) out.emplace_back(std::move(tp), a.error);
   co_return out;
@@ -252,12 +251,18 @@ boost::asio::awaitable<TxnAnswer> TransactionCoordinator::add_offsets(std::strin
   co_return co_await run(transactional_id, std::move(decide));
 }
 
-boost::asio::awaitable<TxnAnswer> TransactionCoordinator::end_txn(EndTxnRequest req) {
+boost::asio::awaitable<TxnAnswer> TransactionCoordinator::end_txn(EndTxnRequest req, ProducerId fresh_id) {
   const std::string id = req.transactional_id;
-  auto decide = [req = std::move(req)](const TxnMetadata* md) {
-    // Below transaction.version 2 ending a transaction never needs a new producer id.
-    AllocateProducerId none = [] { return ProducerIdGrant{ErrorCode::concurrent_transactions, kNoProducerId}; };
-    return transactions::end_txn(md, req, wall_clock_ms(), none);
+  auto decide = [req = std::move(req), fresh_id](const TxnMetadata* md) {
+    // Only a transaction.version 2 producer at the end of its epochs needs a new id: the caller
+    // brought one when the request's epoch said so (else the producer retries).
+    bool used = false;
+    AllocateProducerId allocate = [&]() -> ProducerIdGrant {
+      if (used || fresh_id < 0) return {ErrorCode::concurrent_transactions, kNoProducerId};
+      used = true;
+      return {ErrorCode::none, fresh_id};
+    };
+    return transactions::end_txn(md, req, wall_clock_ms(), allocate);
   };
   co_return co_await run(id, std::move(decide));
 }

@@ -48,7 +48,7 @@ const std::map<int16_t, Cell>& cells() {
       {37, cell_create_partitions}, {42, cell_delete_groups},
       {43, cell_elect_leaders}, {45, cell_alter_partition_reassignments}, {46, cell_list_partition_reassignments},
       {44, cell_incremental_alter_configs}, {47, cell_offset_delete},
-      {55, cell_describe_quorum},
+      {55, cell_describe_quorum}, {57, cell_update_features},
       {60, cell_describe_cluster}, {61, cell_describe_producers},
       {24, cell_add_partitions_to_txn}, {25, cell_add_offsets_to_txn},
       {26, cell_end_txn}, {27, cell_write_txn_markers}, {28, cell_txn_offset_commit},

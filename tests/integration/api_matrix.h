@@ -119,6 +119,7 @@ void cell_describe_cluster(int16_t v);
 void cell_describe_log_dirs(int16_t v);
 void cell_alter_replica_log_dirs(int16_t v);
 void cell_describe_quorum(int16_t v);
+void cell_update_features(int16_t v);
 
 // api_matrix_security.cc
 void cell_sasl_handshake(int16_t v);

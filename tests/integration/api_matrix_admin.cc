@@ -365,4 +365,22 @@ void cell_describe_quorum(int16_t v) {
          "DescribeQuorum: the single node should lead its quorum");
 }
 
+void cell_update_features(int16_t v) {
+  // The level a new cluster has (v0 cannot validate only: it writes the same level again).
+  bp::UpdateFeaturesRequest req;
+  auto& u = req.feature_updates.emplace_back();
+  u.feature = "transaction.version";
+  u.max_version_level = 2;
+  if (v >= 1) req.validate_only = true;
+  auto resp = check_cell<bp::UpdateFeaturesResponse>(req, v);
+  expect(resp.error_code == 0, "UpdateFeatures: error " + std::to_string(resp.error_code));
+  expect(resp.results.size() == (v <= 1 ? 1u : 0u), "UpdateFeatures: one result per feature up to v1, none after");
+  // A level no broker supports is refused, with its reason.
+  u.max_version_level = 3;
+  auto refused = check_cell<bp::UpdateFeaturesResponse>(req, v);
+  expect(refused.error_code == 95 && refused.error_message.has_value(), "UpdateFeatures: INVALID_UPDATE_VERSION for 3");
+}
+
 }  // namespace api_matrix
+#include "brokerd/protocol/messages/update_features_request.h"
+#include "brokerd/protocol/messages/update_features_response.h"

@@ -133,6 +133,8 @@ void cell_end_txn(int16_t v) {
   req.committed = true;
   auto resp = check_cell<bp::EndTxnResponse>(req, v);
   expect(resp.error_code == 0, "EndTxn: error " + std::to_string(resp.error_code));
+  // v5 (transaction.version 2): the producer goes on with the next epoch.
+  if (v >= 5) expect(resp.producer_id == t.producer_id && resp.producer_epoch == t.epoch + 1, "EndTxn v5: the next epoch");
 }
 
 void cell_write_txn_markers(int16_t v) {

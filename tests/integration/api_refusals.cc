@@ -16,6 +16,8 @@
 
 #include "brokerd/protocol/framing.h"
 #include "brokerd/protocol/messages/api_table.h"
+#include "brokerd/protocol/messages/update_features_request.h"
+#include "brokerd/protocol/messages/update_features_response.h"
 #include "brokerd/storage/batch_builder.h"
 #include "wire_client.h"
 
@@ -461,6 +463,14 @@ const std::map<int16_t, Case>& cases() {
          r.link_name = "link";
          r.topics = std::nullopt;
          return Codes{ask<bp::PromoteMirrorTopicsResponse>(r, v).error_code};
+       }}},
+      {57, {1, kClusterDenied, [](int16_t v) {
+         bp::UpdateFeaturesRequest r;
+         auto& u = r.feature_updates.emplace_back();
+         u.feature = "transaction.version";
+         u.max_version_level = 2;
+         r.validate_only = true;
+         return Codes{ask<bp::UpdateFeaturesResponse>(r, v).error_code};
        }}},
       {30004, {0, kClusterDenied, [](int16_t v) {
          bp::AlterTenantLimitsRequest r;

@@ -123,6 +123,9 @@ class MetadataImage {
   int32_t live_brokers() const;
   // Offset of the last metadata record applied, -1 for an empty log.
   int64_t offset = -1;
+  // Feature levels (FeatureLevelRecord, features.h), by name; 0 is a feature set and then
+  // disabled, which a registration does not set again.
+  std::map<std::string, int16_t> features;
   // The first producer id of the next block to allocate (ProducerIdsRecord).
   int64_t next_producer_id = 0;
   // Mirror links configured on this cluster (the destination side), by name.

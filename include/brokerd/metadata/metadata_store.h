@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "brokerd/metadata/controller_channel.h"
+#include "brokerd/metadata/features.h"
 #include "brokerd/metadata/metadata_image.h"
 #include "brokerd/metadata/partition_election.h"
 #include "brokerd/metadata/producer_ids.h"
@@ -215,6 +216,11 @@ class MetadataStore final : public quorum::QuorumListener {
   // writable topics, together in one change: one answer per topic, by name.
   std::pair<ChangeAnswer, std::vector<std::pair<std::string, ChangeAnswer>>> promote_mirror_topics(
       const std::string& link, const std::optional<std::vector<std::string>>& topics);
+
+  // Feature levels (features.h), on the controller only: NOT_CONTROLLER elsewhere. Every
+  // update is checked against the image; one refused refuses them all (its error and
+  // message), else they commit together (nothing with validate_only). Blocks until committed.
+  ChangeAnswer update_features(const std::vector<FeatureUpdate>& updates, bool validate_only);
 
   // Kafka's AllocateProducerIds: the next block of producer ids for `broker_id`, committed by
   // a ProducerIdsRecord before it is returned, so blocks never overlap across restarts.

@@ -1,10 +1,11 @@
 #pragma once
-// KIP-890 part 1, the partition leader's side: before a transactional batch opens a
-// transaction on a partition, its leader asks the producer's transaction coordinator whether
-// the partition is in the producer's ongoing transaction. The coordinator is this node's own
+// KIP-890, the partition leader's side: before a transactional batch opens a transaction on a
+// partition, its leader asks the producer's transaction coordinator whether the partition is in
+// the producer's ongoing transaction (part 1: verify), or, for a transaction.version 2 producer
+// (Produce v12, TxnOffsetCommit v5), adds it to the transaction (part 2: add). The coordinator is this node's own
 // TransactionCoordinator when this node leads the id's __transaction_state partition; another
-// node is asked with AddPartitionsToTxn v4 (verify_only), one connection per coordinator, on
-// the blocking pool.
+// node is asked with AddPartitionsToTxn v5 (verify_only for part 1), one connection per
+// coordinator, on the blocking pool.
 //
 // The answer per partition, in the produce request's terms: none; TRANSACTION_ABORTABLE (the
 // partition is not in the transaction, or the transaction is not ongoing); INVALID_PRODUCER_EPOCH
@@ -38,8 +39,10 @@ class PartitionVerifier {
                     net::BlockingPool& blocking, security::ClientCredentials credentials);
   ~PartitionVerifier();
 
+  enum class Check : uint8_t { verify, add };
   boost::asio::awaitable<std::vector<std::pair<TopicPartition, protocol::ErrorCode>>> verify(
-      std::string transactional_id, ProducerId producer_id, ProducerEpoch epoch, std::vector<TopicPartition> partitions);
+      std::string transactional_id, ProducerId producer_id, ProducerEpoch epoch, std::vector<TopicPartition> partitions,
+      Check check = Check::verify);
 
   // Stops every call in progress (they answer NOT_ENOUGH_REPLICAS).
   void stop();
@@ -51,7 +54,8 @@ class PartitionVerifier {
   };
   std::vector<std::pair<TopicPartition, protocol::ErrorCode>> ask(int32_t coordinator, const std::string& id,
                                                                   ProducerId producer_id, ProducerEpoch epoch,
-                                                                  const std::vector<TopicPartition>& partitions);
+                                                                  const std::vector<TopicPartition>& partitions,
+                                                                  Check check);
   Peer& peer(int32_t node);
 
   int32_t node_id_;

@@ -46,6 +46,9 @@ struct Settings {
   int64_t expire_check_interval_ms = 3'600'000;  // transaction.remove.expired.transaction.cleanup.interval.ms
   int64_t write_timeout_ms = 5'000;         // how long a transition may take to replicate
   bool verify_partitions = true;            // transaction.partition.verification.enable
+  // The cluster's finalized transaction.version (features.h); rules.txn_version when unset. From
+  // 1 on, __transaction_state values carry the client's version and the ids of KIP-890 part 2.
+  std::function<int16_t()> finalized_txn_version;
   // Test builds only (inject.bug forget-prepared-commit): a loaded PrepareCommit is taken for a
   // PrepareAbort, so the fault campaign can prove it sees the commit lost.
   bool forget_prepared_commit = false;
@@ -98,12 +101,18 @@ class TransactionCoordinator {
   // `fresh_id` is a producer id allocated beforehand (off the reactors), used if the rules
   // want a new one.
   boost::asio::awaitable<TxnAnswer> init_producer_id(InitProducerIdRequest req, ProducerId fresh_id);
-  boost::asio::awaitable<std::vector<std::pair<TopicPartition, ErrorCode>>> add_partitions(AddPartitionsRequest req);
+  // `from_broker`: a partition leader adds for a transaction.version 2 producer (KIP-890 part 2).
+  // It is answered at once, CONCURRENT_TRANSACTIONS included: the leader's verification must
+  // not span the previous transaction's markers, which end it (the producer retries).
+  boost::asio::awaitable<std::vector<std::pair<TopicPartition, ErrorCode>>> add_partitions(AddPartitionsRequest req,
+                                                                                          bool from_broker = false);
   // KIP-890 part 1: whether each partition is in the producer's ongoing transaction.
   boost::asio::awaitable<std::vector<std::pair<TopicPartition, ErrorCode>>> verify_partitions(AddPartitionsRequest req);
   boost::asio::awaitable<TxnAnswer> add_offsets(std::string transactional_id, ProducerId producer_id,
                                                 ProducerEpoch epoch, int32_t offsets_partition, int16_t txn_version);
-  boost::asio::awaitable<TxnAnswer> end_txn(EndTxnRequest req);
+  // `fresh_id`: a new producer id for a transaction.version 2 producer whose epoch is exhausted
+  // (the next one goes on with it), -1 otherwise.
+  boost::asio::awaitable<TxnAnswer> end_txn(EndTxnRequest req, ProducerId fresh_id = kNoProducerId);
   boost::asio::awaitable<std::vector<TxnListing>> describe(std::vector<std::string> ids);
   // Every id of every loaded partition that passes the filter; the error is
   // COORDINATOR_LOAD_IN_PROGRESS while some partition is still loading.
@@ -125,7 +134,11 @@ class TransactionCoordinator {
   // Decides on the id's home shard (`decide` sees the cached metadata, null for an unknown
   // id), then writes and applies what was decided (txn_writes.cc).
   using Decide = std::function<Decision(const TxnMetadata*)>;
-  boost::asio::awaitable<TxnAnswer> run(const std::string& id, Decide decide);
+  // A client's request that meets a transition in flight waits for it this long before it
+  // answers CONCURRENT_TRANSACTIONS (txn_writes.cc says why).
+  static constexpr int64_t kConcurrentWaitMs = 1000;
+  // `wait_ms`: how long a request that meets a transition in flight waits for it.
+  boost::asio::awaitable<TxnAnswer> run(const std::string& id, Decide decide, int64_t wait_ms = kConcurrentWaitMs);
   // On the partition's home shard: begins the decided transition and appends it. Without a
   // write (an error, an answer known already) `write` is empty and `answer` says it all.
   struct Started {
@@ -143,6 +156,8 @@ class TransactionCoordinator {
   // the partition's home shard.
   void send_markers(int32_t partition, uint64_t term, MarkerPlan plan);
   boost::asio::awaitable<void> complete(int32_t partition, uint64_t term, MarkerPlan plan);
+  // The __transaction_state value version the finalized transaction.version asks for.
+  int16_t value_version() const;
   // Appends one record to the partition's log on its home shard: the error, or the offset.
   std::pair<ErrorCode, int64_t> append(Slot& slot, const TxnLogRecord& record);
   // txn_timers.cc: an id idle past transactional.id.expiration.ms leaves with a tombstone.

@@ -80,8 +80,11 @@ boost::asio::awaitable<Results> one_transaction(HandlerContext& ctx, const metad
   req.producer_id = producer_id;
   req.producer_epoch = epoch;
   for (const auto& [tp, e] : named) req.partitions.push_back(tp);
+  // From a broker (v4+), an add is KIP-890 part 2's: a transaction.version 2 producer's Produce
+  // v12 or TxnOffsetCommit v5 added the partition itself.
+  if (ctx.version >= 4) req.client_txn_version = transactions::kTxnVersion2;
   if (verify_only) co_return co_await svc.transactions.verify_partitions(std::move(req));
-  co_return co_await svc.transactions.add_partitions(std::move(req));
+  co_return co_await svc.transactions.add_partitions(std::move(req), ctx.version >= 4);
 }
 
 }  // namespace

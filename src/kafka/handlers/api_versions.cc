@@ -1,5 +1,9 @@
 // ApiVersions: the APIs and version ranges this broker serves (served_apis.h), with KIP-511's
-// answer to versions it does not know and its check of the client software name.
+// answer to versions it does not know and its check of the client software name; from v3 the
+// features this broker supports and the levels the cluster finalized (KIP-584), which clients
+// read to choose a protocol (transaction.version 2: KIP-890 part 2).
+#include "brokerd/metadata/features.h"
+#include "brokerd/metadata/metadata_store.h"
 #include "brokerd/protocol/messages/api_versions_request.h"
 #include "brokerd/protocol/messages/api_versions_response.h"
 #include "kafka/handler.h"
@@ -44,6 +48,24 @@ net::Response api_versions_unsupported(const net::Request& req) {
 boost::asio::awaitable<net::Response> handle_api_versions(HandlerContext& ctx) {
   auto req = ctx.decode<ApiVersionsRequest>();
   auto resp = supported_versions();
+  if (ctx.version >= 3) {
+    auto image = ctx.services.metadata.image();
+    for (const auto& f : metadata::supported_features()) {
+      auto& s = resp.supported_features.emplace_back();
+      s.name = std::string(f.name);
+      s.min_version = f.min_level;
+      s.max_version = f.max_level;
+    }
+    // Kafka reports a finalized level as both bounds, and the metadata offset as the epoch.
+    for (const auto& [name, level] : image->features) {
+      if (level <= 0) continue;
+      auto& f = resp.finalized_features.emplace_back();
+      f.name = name;
+      f.max_version_level = level;
+      f.min_version_level = level;
+    }
+    resp.finalized_features_epoch = image->offset;
+  }
   if (ctx.version >= 3 &&
       (!valid_software_field(req.client_software_name) || !valid_software_field(req.client_software_version))) {
     resp.error_code = protocol::code(ErrorCode::invalid_request);

@@ -239,7 +239,9 @@ boost::asio::awaitable<net::Response> handle_produce(HandlerContext& ctx) {
         if (req.transactional_id) {
           if (auto plan = transactional_batch(data)) {
             txn = *plan;
-            txn.kind = verify_partitions ? TxnPlan::Kind::verify : TxnPlan::Kind::unverified;
+            // Produce v12 (transaction.version 2) adds the partition to the transaction itself,
+            // verification or not.
+            txn.kind = verify_partitions || ctx.version >= 12 ? TxnPlan::Kind::verify : TxnPlan::Kind::unverified;
           }
         }
         task_slot.push_back(outcomes.size());
@@ -271,7 +273,10 @@ boost::asio::awaitable<net::Response> handle_produce(HandlerContext& ctx) {
     }
     if (!waiting.empty()) {
       const TxnPlan& plan = appends[waiting.front()].txn;
-      auto answers = co_await svc.txn_verifier.verify(*req.transactional_id, plan.producer_id, plan.epoch, asked);
+      const auto check = ctx.version >= 12 ? transactions::PartitionVerifier::Check::add
+                                           : transactions::PartitionVerifier::Check::verify;
+      auto answers =
+          co_await svc.txn_verifier.verify(*req.transactional_id, plan.producer_id, plan.epoch, asked, check);
       for (size_t k = 0; k < waiting.size(); ++k) {
         const size_t i = waiting[k];
         ErrorCode verified = k < answers.size() ? answers[k].second : ErrorCode::not_enough_replicas;

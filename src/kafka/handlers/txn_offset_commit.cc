@@ -4,11 +4,18 @@
 // group's committed offsets when the transaction commits (its marker on the offsets
 // partition), and are dropped if it aborts. v3+ names the member and generation, so a zombie
 // of an older generation is fenced (KIP-447).
+//
+// KIP-890: before they are written, the producer's transaction coordinator is asked whether the
+// group's offsets partition is in the producer's ongoing transaction (part 1, with
+// transaction.partition.verification.enable), or, from a transaction.version 2 producer (v5),
+// adds it to the transaction, as AddOffsetsToTxn did before.
 #include "brokerd/group/group_coordinator.h"
 #include "brokerd/metadata/metadata_store.h"
 #include "brokerd/protocol/messages/txn_offset_commit_request.h"
 #include "brokerd/protocol/messages/txn_offset_commit_response.h"
 #include "brokerd/transactions/coordinator_rules.h"
+#include "brokerd/transactions/partition_verifier.h"
+#include "brokerd/transactions/transaction_coordinator.h"
 #include "kafka/authorize.h"
 #include "kafka/handler.h"
 
@@ -56,6 +63,27 @@ boost::asio::awaitable<net::Response> handle_txn_offset_commit(HandlerContext& c
     }
   }
   if (!commit.offsets.empty()) {
+    const bool add = ctx.version >= 5;
+    if (add || ctx.services.transactions.settings().verify_partitions) {
+      using Check = transactions::PartitionVerifier::Check;
+      // Named, not temporaries of the co_await expression (GCC 12, see net/run_on.h).
+      std::vector<transactions::TopicPartition> asked;
+      asked.push_back({std::string(group::kOffsetsTopic), ctx.services.groups.partition_for(req.group_id)});
+      const auto check = add ? Check::add : Check::verify;
+      std::string id = req.transactional_id;
+      auto answers = co_await ctx.services.txn_verifier.verify(std::move(id), req.producer_id, req.producer_epoch,
+                                                               std::move(asked), check);
+      ErrorCode e = answers.empty() ? ErrorCode::not_enough_replicas : answers.front().second;
+      // In TxnOffsetCommit's terms: a coordinator that could not tell is retried; clients before
+      // v4 do not know TRANSACTION_ABORTABLE.
+      if (e == ErrorCode::not_enough_replicas) e = ErrorCode::coordinator_not_available;
+      if (e == ErrorCode::transaction_abortable && ctx.version < 4) e = ErrorCode::invalid_txn_state;
+      if (e != ErrorCode::none) {
+        for (const auto& [t, p] : slots)
+          resp.topics[t].partitions[p].error_code = protocol::code(transactions::fenced_error_for(e, ctx.version >= 2));
+        co_return ctx.respond(resp);
+      }
+    }
     auto errors = co_await ctx.services.groups.txn_commit(std::move(commit));
     for (size_t i = 0; i < errors.size(); ++i)
       resp.topics[slots[i].first].partitions[slots[i].second].error_code =

@@ -32,7 +32,7 @@ TEST(ApiTable, RowsAreUniqueAndConsistent) {
     EXPECT_LE(a.max_stable_version, a.max_version) << a.name;
     EXPECT_EQ(find_api(a.api_key), &a);
   }
-  EXPECT_EQ(api_table.size(), 66u);  // one row per request/response pair in proto/enabled.txt
+  EXPECT_EQ(api_table.size(), 67u);  // one row per request/response pair in proto/enabled.txt
   EXPECT_EQ(find_api(-5), nullptr);
   EXPECT_EQ(std::string(find_api(0)->name), "Produce");
 }
