@@ -472,17 +472,12 @@ def group_offsets(bootstrap):
 def coordinator_of(nodes, txn_id):
     """The node id of txn_id's transaction coordinator (FindCoordinator v1, key type 1), asked of
     the first running node that answers; None if none does."""
-    body = kw.string(txn_id) + kw.i8(1)
     for n in nodes:
         if not n.running():
             continue
         try:
             with kw.Connection(n.port, host=getattr(n, "host", "127.0.0.1"), timeout=2.0, client_id="nemesis") as conn:
-                r = conn.request(10, 1, body)
-                r.i32()  # throttle
-                error = r.i16()
-                r.string()
-                node = r.i32()
+                error, node = kw.find_coordinator(conn, txn_id, key_type=1)
                 if error == 0:
                     return node
         except (OSError, ValueError, struct.error, IndexError):

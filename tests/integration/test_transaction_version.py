@@ -7,6 +7,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 from confluent_kafka import Consumer, Producer, TopicPartition
@@ -93,3 +94,42 @@ def test_a_transaction_version_2_producer_commits_aborts_and_is_fenced(broker):
     assert committed_values(broker.bootstrap, "tv2") == committed
     described = brokerctl(broker, "transactions", "describe", "tv2-producer")
     assert described["state"] == "CompleteAbort", described
+
+
+def test_on_three_nodes_a_leader_adds_its_partition_through_a_remote_coordinator(tmp_path):
+    """Produce v12 to a leader that does not coordinate the producer's id: the leader adds the
+    partition with AddPartitionsToTxn v5 (not verify-only) to the coordinator on another node."""
+    import kafka_wire as kw
+    from cluster_harness import QuorumCluster
+    from confluent_kafka.admin import AdminClient, NewTopic
+    c = QuorumCluster(tmp_path)
+    try:
+        c.start()
+        bootstrap = c.bootstrap()
+        admin = AdminClient({"bootstrap.servers": bootstrap})
+        admin.create_topics([NewTopic("tv2-remote", num_partitions=3, replication_factor=3)])["tv2-remote"].result(30)
+        md = admin.list_topics(topic="tv2-remote", timeout=10)
+        leader = md.topics["tv2-remote"].partitions[0].leader
+        first = next(iter(c.nodes.values()))
+        chosen = None
+        with kw.Connection(first.port, timeout=10) as conn:
+            for i in range(200):
+                txn_id = f"tv2-remote-{i}"
+                for _ in range(100):  # the first FindCoordinator creates __transaction_state
+                    error, coordinator = kw.find_coordinator(conn, txn_id, key_type=1)
+                    if error == 0:
+                        break
+                    time.sleep(0.1)
+                if error == 0 and coordinator != leader:
+                    chosen = txn_id
+                    break
+        assert chosen, "no transactional id coordinated away from partition 0's leader"
+        proc = subprocess.run([os.environ["BROKERD_TXN_V2_BIN"], "127.0.0.1", str(first.port), "tv2-remote",
+                               "tv2-remote-group", chosen], capture_output=True, timeout=120)
+        out = proc.stdout.decode()
+        print(out)
+        assert proc.returncode == 0, proc.stderr.decode() + out
+        committed = out.strip().splitlines()[-1].split()[0].split("=")[1].split(",")
+        assert committed_values(bootstrap, "tv2-remote") == committed
+    finally:
+        c.tear_down()

@@ -6,12 +6,17 @@
 //   - EndTxn v5 answers a new epoch, which the next transaction uses;
 //   - the previous epoch is fenced for produce and EndTxn.
 //
-// Usage: txn_v2 HOST PORT TOPIC GROUP TRANSACTIONAL_ID. The topic has at least 3 partitions.
+// Usage: txn_v2 HOST PORT TOPIC GROUP TRANSACTIONAL_ID (any node of the cluster: each request
+// goes to the node that answers it, as a client sends it: produce to partition 0's leader,
+// the transaction's requests to its coordinator, the group's to the group coordinator). The
+// topic has at least 3 partitions.
 // Prints what it did, one line per step, then "committed=<values> aborted=<values>" for the
 // caller to check with a read_committed consumer; exit code 1 at the first step that fails.
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <map>
+#include <memory>
 #include <string>
 #include <thread>
 #include <vector>
@@ -22,6 +27,8 @@
 #include "brokerd/protocol/messages/find_coordinator_response.h"
 #include "brokerd/protocol/messages/init_producer_id_request.h"
 #include "brokerd/protocol/messages/init_producer_id_response.h"
+#include "brokerd/protocol/messages/metadata_request.h"
+#include "brokerd/protocol/messages/metadata_response.h"
 #include "brokerd/protocol/messages/offset_fetch_request.h"
 #include "brokerd/protocol/messages/offset_fetch_response.h"
 #include "brokerd/protocol/messages/produce_request.h"
@@ -39,6 +46,18 @@ using namespace wire_client;
 namespace {
 
 std::string g_topic, g_group, g_txn_id;
+std::map<int32_t, std::pair<std::string, int>> g_nodes;  // node id -> host, port
+std::map<int32_t, std::unique_ptr<Conn>> g_conns;
+
+Conn& node(int32_t id) {
+  auto& c = g_conns[id];
+  if (!c) {
+    auto it = g_nodes.find(id);
+    if (it == g_nodes.end()) throw Failure("no broker " + std::to_string(id) + " in the metadata");
+    c = std::make_unique<Conn>(it->second.first, it->second.second);
+  }
+  return *c;
+}
 
 void step(const std::string& what) { std::printf("%s\n", what.c_str()); }
 
@@ -126,16 +145,32 @@ int main(int argc, char** argv) {
   g_txn_id = argv[5];
   g_client_id = "txn-v2";
   try {
-    Conn c(g_host, g_port);
-    auto [found, coordinator] = until_settled("FindCoordinator", [&] {
-      bp::FindCoordinatorRequest req;
-      req.key_type = 1;
-      req.key = g_txn_id;
-      auto resp = exchange<bp::FindCoordinatorResponse>(c, req, 3);
-      return std::make_pair(resp.error_code, resp.node_id);
-    });
-    if (found != 0) fail("FindCoordinator: error " + std::to_string(found));
-    step("coordinator " + std::to_string(coordinator));
+    Conn any(g_host, g_port);
+    bp::MetadataRequest mreq;
+    mreq.topics->emplace_back().name = g_topic;
+    auto md = exchange<bp::MetadataResponse>(any, mreq, 9);
+    for (const auto& b : md.brokers) g_nodes[b.node_id] = {b.host, b.port};
+    int32_t leader = -1;
+    for (const auto& p : md.topics.at(0).partitions)
+      if (p.partition_index == 0) leader = p.leader_id;
+    auto find = [&](int8_t type, const std::string& key) {
+      auto [error, id] = until_settled("FindCoordinator", [&] {
+        bp::FindCoordinatorRequest req;
+        req.key_type = type;
+        req.key = key;
+        auto resp = exchange<bp::FindCoordinatorResponse>(any, req, 3);
+        return std::make_pair(resp.error_code, resp.node_id);
+      });
+      if (error != 0) fail("FindCoordinator " + key + ": error " + std::to_string(error));
+      return id;
+    };
+    const int32_t coordinator = find(1, g_txn_id);
+    const int32_t group_coordinator = find(0, g_group);
+    step("partition 0 led by " + std::to_string(leader) + ", transaction coordinator " + std::to_string(coordinator) +
+         ", group coordinator " + std::to_string(group_coordinator));
+    Conn& c = node(coordinator);
+    Conn& lead = node(leader);
+    Conn& groups = node(group_coordinator);
     auto [init_error, producer] = until_settled("InitProducerId", [&] {
       bp::InitProducerIdRequest req;
       req.transactional_id = g_txn_id;
@@ -149,10 +184,13 @@ int main(int argc, char** argv) {
 
     // Transaction 1: Produce v12 adds partition 0 itself.
     const std::vector<std::string> committed{"v2-commit-0", "v2-commit-1"};
-    auto [p1, unused1] = until_settled("Produce v12", [&] { return std::make_pair(produce(c, 12, 0, pid, epoch0, 0, committed), 0); });
+    auto [p1, unused1] = until_settled("Produce v12", [&] { return std::make_pair(produce(lead, 12, 0, pid, epoch0, 0, committed), 0); });
     if (p1 != 0) fail("Produce v12 into a new transaction: error " + std::to_string(p1));
     step("produce v12 to partition 0: added and written");
-    const int16_t refused = produce(c, 11, 1, pid, epoch0, 0, {"v2-refused"});
+    int32_t leader1 = -1;
+    for (const auto& p : md.topics.at(0).partitions)
+      if (p.partition_index == 1) leader1 = p.leader_id;
+    const int16_t refused = produce(node(leader1), 11, 1, pid, epoch0, 0, {"v2-refused"});
     if (refused != 120) fail("Produce v11 to a partition outside the transaction: error " + std::to_string(refused) + ", not 120");
     step("produce v11 to partition 1 (not in the transaction): TRANSACTION_ABORTABLE");
     auto [oc, unused2] = until_settled("TxnOffsetCommit v5", [&] {
@@ -168,7 +206,7 @@ int main(int argc, char** argv) {
       p.committed_offset = 42;
       t.partitions = {p};
       req.topics = {t};
-      auto resp = exchange<bp::TxnOffsetCommitResponse>(c, req, 5);
+      auto resp = exchange<bp::TxnOffsetCommitResponse>(groups, req, 5);
       return std::make_pair(resp.topics.at(0).partitions.at(0).error_code, 0);
     });
     if (oc != 0) fail("TxnOffsetCommit v5 without AddOffsetsToTxn: error " + std::to_string(oc));
@@ -182,14 +220,17 @@ int main(int argc, char** argv) {
 
     // Transaction 2, with the new epoch (sequences start again at 0), aborted.
     const std::vector<std::string> aborted{"v2-abort-0"};
-    auto [p2, unused3] = until_settled("Produce v12", [&] { return std::make_pair(produce(c, 12, 0, pid, e1.epoch, 0, aborted), 0); });
+    auto [p2, unused3] = until_settled("Produce v12", [&] { return std::make_pair(produce(lead, 12, 0, pid, e1.epoch, 0, aborted), 0); });
     if (p2 != 0) fail("Produce v12 with the new epoch: error " + std::to_string(p2));
     Ended e2 = end_txn(c, pid, e1.epoch, false);
     if (e2.error != 0 || e2.epoch != e1.epoch + 1) fail("EndTxn v5 abort: error " + std::to_string(e2.error) + " epoch " + std::to_string(e2.epoch));
     step("abort: next epoch " + std::to_string(e2.epoch));
 
     // The first transaction's epoch is fenced.
-    const int16_t zombie = produce(c, 12, 2, pid, epoch0, 0, {"v2-zombie"});
+    int32_t leader2 = -1;
+    for (const auto& p : md.topics.at(0).partitions)
+      if (p.partition_index == 2) leader2 = p.leader_id;
+    const int16_t zombie = produce(node(leader2), 12, 2, pid, epoch0, 0, {"v2-zombie"});
     if (zombie == 0) fail("Produce v12 with a fenced epoch was written");
     step("produce v12 with the first epoch: error " + std::to_string(zombie));
     Ended late = end_txn(c, pid, epoch0, true);
@@ -206,7 +247,7 @@ int main(int argc, char** argv) {
     g.topics->push_back(t);
     of.groups.push_back(g);
     of.require_stable = true;
-    auto fetched = exchange<bp::OffsetFetchResponse>(c, of, 8);
+    auto fetched = exchange<bp::OffsetFetchResponse>(groups, of, 8);
     const int64_t offset = fetched.groups.at(0).topics.at(0).partitions.at(0).committed_offset;
     if (offset != 42) fail("the group's committed offset is " + std::to_string(offset) + ", not 42");
     step("group offset 42 committed with the transaction");

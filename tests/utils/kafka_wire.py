@@ -283,6 +283,7 @@ class Connection:
 API_PRODUCE, API_FETCH, API_LIST_OFFSETS, API_METADATA = 0, 1, 2, 3
 API_API_VERSIONS, API_DELETE_RECORDS = 18, 21
 API_JOIN_GROUP, API_INIT_PRODUCER_ID = 11, 22
+API_FIND_COORDINATOR = 10
 
 
 def api_versions(conn, version=0):
@@ -340,6 +341,15 @@ def broker_ids(conn):
     r = conn.request(API_METADATA, 1, i32(0))
     brokers = r.array(lambda x: (x.i32(), x.string(), x.i32(), x.string()))
     return sorted(b[0] for b in brokers or [])
+
+
+def find_coordinator(conn, key, key_type=0):
+    """FindCoordinator v1 for a group (key type 0) or a transactional id (1): (error, node id)."""
+    r = conn.request(API_FIND_COORDINATOR, 1, string(key) + i8(key_type))
+    r.i32()  # throttle
+    error = r.i16()
+    r.string()  # message
+    return error, r.i32()
 
 
 def init_producer_id(conn):
