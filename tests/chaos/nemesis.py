@@ -29,7 +29,11 @@ min.insync.replicas=2 promises that nothing acknowledged is lost.
                    split, or a one-way cut from one node to another
   coordinator-kill kill -9 of the transaction coordinator of one of the transactional workload's
                    ids (another node when it has none), restarted a few seconds later: its
-                   successor loads __transaction_state and finishes what it had prepared
+                   successor loads __transaction_state and finishes what it had prepared. Half
+                   the time the kill waits for a commit to be acknowledged, and every other
+                   node is paused at that moment, for a few tenths of a second around the
+                   kill: the markers cannot be written, so the successor finds the commit
+                   prepared and must complete it
   full-disk        a node's file system (a small tmpfs the campaign mounts on each node's data
                    directory) filled to the last byte or nearly, for 1-3x the session timeout,
                    then freed; a node that died meanwhile is a crash (an anomaly), started
@@ -74,7 +78,7 @@ def fill(directory, keep):
 
 class Nemesis:
     def __init__(self, cluster, recorder, kinds, seed, session_timeout_s, leader_of, controller, settle, log,
-                 racks=None, replicas_of=None, lag_s=10.0, coordinator_of=None):
+                 racks=None, replicas_of=None, lag_s=10.0, coordinators=None):
         for k in kinds:
             if k not in NEMESES:
                 raise ValueError(f"unknown nemesis {k!r} (known: {', '.join(NEMESES)})")
@@ -83,7 +87,7 @@ class Nemesis:
         self.racks = racks or {}
         self.replicas_of = replicas_of  # a number -> (leader, replicas, isr) of one partition
         self.lag_s = lag_s              # replica.lag.time.max.ms, in seconds
-        self.coordinator_of = coordinator_of  # a number -> a transaction coordinator's id (or None)
+        self.coordinators = coordinators  # txn_workload.Coordinators, with the transactional workload
         self.cluster = cluster
         self.recorder = recorder
         self.kinds = list(kinds)
@@ -151,10 +155,26 @@ class Nemesis:
         choice = self.rng.choice(running)
         r = self.rng.randrange(1 << 16)
         down_s = self.rng.uniform(1.0, 5.0)
-        node = self.coordinator_of(r) if self.coordinator_of else None
-        event = self._fault("kill-coordinator" if node in running else "kill-random", node if node in running else choice)
+        prepared = self.rng.random() < 0.5
+        node, paused = None, []
+        if self.coordinators and prepared:
+            node = self.coordinators.after_next_commit(timeout=10.0)
+            if node in running:
+                paused = [self.cluster.nodes[i].proc for i in running if i != node]
+                for p in paused:
+                    p.send_signal(signal.SIGSTOP)
+        elif self.coordinators:
+            node = self.coordinators.of(r)
+        kind = ("kill-coordinator-prepared" if paused else "kill-coordinator") if node in running else "kill-random"
+        event = self._fault(kind, node if node in running else choice)
         node = event["target"]
-        self.cluster.nodes[node].kill()
+        try:
+            self.cluster.nodes[node].kill()
+            if paused:
+                time.sleep(0.3)
+        finally:
+            for p in paused:
+                p.send_signal(signal.SIGCONT)
         time.sleep(down_s)
         self.cluster.nodes[node].start(timeout=self.cluster.START_TIMEOUT_S)
         self._healed(event)

@@ -157,8 +157,9 @@ class _Transactions:
 class TxnProducer:
     """Transactions over every partition of chaos-txn at TXN_RATE/s."""
 
-    def __init__(self, txn_id, recorder, bootstrap, rng):
+    def __init__(self, txn_id, recorder, bootstrap, rng, signal):
         self.name = txn_id
+        self.signal = signal
         self.recorder = recorder
         self.rng = rng
         self.crashed = None
@@ -198,6 +199,8 @@ class TxnProducer:
                     producer.produce(TXN_TOPIC, key=f"t{n}".encode(), value=v.encode(), partition=p)
 
             outcome, _ = self.txns.run(body, commit)
+            if outcome == "committed":
+                self.signal.fired(self.name)
             self.recorder.record({"type": "txn", "topic": TXN_TOPIC, "writer": self.name, "txn": f"{self.name}|t{n}",
                                   "started": round(started, 4), "outcome": outcome, "values": values})
             next_at = max(next_at + 1.0 / TXN_RATE, time.monotonic() - 1.0)
@@ -334,7 +337,8 @@ class TransactionalWorkload:
         from kept_workloads import TopicWriter
         self.recorder = recorder
         self.bootstrap = bootstrap
-        self.producers = [TxnProducer(i, recorder, bootstrap, random.Random(seed * 31 + k))
+        self.commits = CommitSignal()
+        self.producers = [TxnProducer(i, recorder, bootstrap, random.Random(seed * 31 + k), self.commits)
                           for k, i in enumerate(transactional_ids()[:-1])]
         self.input = TopicWriter("eos-in", recorder, EOS_IN, INPUT_RATE, bootstrap, "all", True)
         self.chain = Chain(recorder, bootstrap, random.Random(seed * 31 + 99))
@@ -467,6 +471,48 @@ def group_offsets(bootstrap):
         return {tp.partition: tp.offset for tp in got if tp.offset >= 0}
     finally:
         c.close()
+
+
+class Coordinators:
+    """What the coordinator-kill nemesis asks: the coordinator of one of the workload's ids, and
+    the coordinator of the next id whose commit the client was told succeeded (the moment its
+    markers are being written)."""
+
+    def __init__(self, nodes, signal):
+        self.nodes = nodes
+        self.signal = signal
+
+    def of(self, r):
+        ids = transactional_ids()
+        return coordinator_of(self.nodes, ids[r % len(ids)])
+
+    def after_next_commit(self, timeout):
+        # Asked first: once the commit returns, every millisecond lets more markers through.
+        known = {i: coordinator_of(self.nodes, i) for i in transactional_ids()}
+        txn_id = self.signal.wait_next(timeout)
+        return known.get(txn_id) if txn_id else None
+
+
+class CommitSignal:
+    """Set by a producer thread when a commit returns; the nemesis waits for the next one."""
+
+    def __init__(self):
+        self._cond = threading.Condition()
+        self._count = 0
+        self._last = None
+
+    def fired(self, txn_id):
+        with self._cond:
+            self._count += 1
+            self._last = txn_id
+            self._cond.notify_all()
+
+    def wait_next(self, timeout):
+        with self._cond:
+            seen = self._count
+            if self._cond.wait_for(lambda: self._count != seen, timeout):
+                return self._last
+            return None
 
 
 def coordinator_of(nodes, txn_id):
