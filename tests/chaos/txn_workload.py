@@ -42,6 +42,8 @@ from pathlib import Path
 
 from confluent_kafka import Consumer, KafkaError, KafkaException, Producer, TopicPartition
 
+from workloads import Tailer
+
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "utils"))
 import kafka_wire as kw  # noqa: E402
 from checker import TXN_ANOMALIES as ANOMALIES  # noqa: E402
@@ -154,19 +156,18 @@ class _Transactions:
         return self.end(commit), made
 
 
-class TxnProducer:
-    """Transactions over every partition of chaos-txn at TXN_RATE/s."""
+class _Worker:
+    """A thread of the workload with its transactional producer; an exception that ends it is
+    recorded (the campaign's writers_crashed)."""
 
-    def __init__(self, txn_id, recorder, bootstrap, rng, signal):
-        self.name = txn_id
-        self.signal = signal
+    def __init__(self, name, recorder, bootstrap):
+        self.name = name
         self.recorder = recorder
-        self.rng = rng
         self.crashed = None
         self.unanswered = 0
         self._stop = threading.Event()
-        self.txns = _Transactions(txn_id, recorder, bootstrap, self._stop)
-        self._thread = threading.Thread(target=self._run, name=txn_id, daemon=True)
+        self.txns = _Transactions(name, recorder, bootstrap, self._stop)
+        self._thread = threading.Thread(target=self._run, name=name, daemon=True)
 
     def start(self):
         self._thread.start()
@@ -178,12 +179,21 @@ class TxnProducer:
 
     def _run(self):
         try:
-            self._write()
+            self._work()
         except Exception as e:
             self.crashed = f"{type(e).__name__}: {e}"
             self.recorder.record({"type": "writer-crashed", "writer": self.name, "error": self.crashed})
 
-    def _write(self):
+
+class TxnProducer(_Worker):
+    """Transactions over every partition of chaos-txn at TXN_RATE/s."""
+
+    def __init__(self, txn_id, recorder, bootstrap, rng, signal):
+        super().__init__(txn_id, recorder, bootstrap)
+        self.signal = signal
+        self.rng = rng
+
+    def _work(self):
         n = 0
         next_at = time.monotonic()
         while not self._stop.is_set():
@@ -207,29 +217,17 @@ class TxnProducer:
             self._stop.wait(max(0.0, next_at - time.monotonic()))
 
 
-class Chain:
+class Chain(_Worker):
     """The consume-transform-produce chain from chaos-eos-in to chaos-eos-out."""
 
-    name = CHAIN_ID
-
     def __init__(self, recorder, bootstrap, rng):
-        self.recorder = recorder
+        super().__init__(CHAIN_ID, recorder, bootstrap)
         self.bootstrap = bootstrap
         self.rng = rng
-        self.crashed = None
-        self.unanswered = 0
-        self._stop = threading.Event()
-        self.txns = _Transactions(CHAIN_ID, recorder, bootstrap, self._stop)
         self.consumer = None
-        self._thread = threading.Thread(target=self._run, name=CHAIN_ID, daemon=True)
-
-    def start(self):
-        self._thread.start()
-        return self
 
     def stop(self, flush_timeout=None):
-        self._stop.set()
-        self._thread.join(timeout=150)
+        super().stop(flush_timeout)
         self._close_consumer()
 
     def _close_consumer(self):
@@ -255,14 +253,7 @@ class Chain:
         self.recorder.record({"type": "chain-rewind", "t": round(self.recorder.now(), 4)})
         self._close_consumer()
 
-    def _run(self):
-        try:
-            self._copy()
-        except Exception as e:
-            self.crashed = f"{type(e).__name__}: {e}"
-            self.recorder.record({"type": "writer-crashed", "writer": self.name, "error": self.crashed})
-
-    def _copy(self):
+    def _work(self):
         n = 0
         while not self._stop.is_set():
             if not self.txns.ready():
@@ -295,39 +286,6 @@ class Chain:
 
 
 
-class Tailer:
-    """A read_committed consumer of chaos-txn and chaos-eos-out, recording what it reads."""
-
-    def __init__(self, recorder, bootstrap):
-        self.recorder = recorder
-        self.read = 0
-        self.consumer = Consumer(dict(_base_conf(bootstrap), **{
-            "group.id": "chaos-txn-tailer", "enable.auto.commit": False, "isolation.level": "read_committed",
-            "fetch.wait.max.ms": 100}))
-        self.consumer.assign([TopicPartition(t, p, -2) for t in (TXN_TOPIC, EOS_OUT) for p in range(PARTITIONS)])
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, name="txn-tailer", daemon=True)
-
-    def start(self):
-        self._thread.start()
-        return self
-
-    def _run(self):
-        while not self._stop.is_set():
-            m = self.consumer.poll(0.2)
-            if m is None or m.error():
-                continue
-            self.read += 1
-            self.recorder.record({"type": "read", "topic": m.topic(), "reader": "txn-tailer",
-                                  "partition": m.partition(), "offset": m.offset(),
-                                  "value": m.value().decode(errors="replace")})
-
-    def stop(self):
-        self._stop.set()
-        self._thread.join(timeout=10)
-        self.consumer.close()
-
-
 class TransactionalWorkload:
     """The producers, the chain with its input writer, and the tailer."""
 
@@ -342,7 +300,9 @@ class TransactionalWorkload:
                           for k, i in enumerate(transactional_ids()[:-1])]
         self.input = TopicWriter("eos-in", recorder, EOS_IN, INPUT_RATE, bootstrap, "all", True)
         self.chain = Chain(recorder, bootstrap, random.Random(seed * 31 + 99))
-        self.tailer = Tailer(recorder, bootstrap)
+        # A read_committed reader of the transactions' topics while the run goes on.
+        self.tailer = Tailer(recorder, [TXN_TOPIC, EOS_OUT], PARTITIONS, bootstrap, name="txn-tailer",
+                             conf={"group.id": "chaos-txn-tailer", "isolation.level": "read_committed"})
         self.hanging = {}
         self.stalled = {}
 

@@ -226,17 +226,22 @@ def make_writer(kind, recorder, topic, rate, bootstrap):
 
 class Tailer:
     """Reads every partition from the beginning as it grows (consumers see only what is
-    committed: below the high watermark), recording each record read."""
+    committed: below the high watermark), recording each record read. `topic` may be a list
+    of topics: the events then name the topic of each record (a workload of its own, not the
+    main checker's). `conf` adds to or replaces the consumer's settings."""
 
-    def __init__(self, recorder, topic, partitions, bootstrap):
+    def __init__(self, recorder, topic, partitions, bootstrap, name="tailer", conf=None):
         self.recorder = recorder
-        self.consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": "chaos-tailer",
-                                  "enable.auto.commit": False, "auto.offset.reset": "earliest",
-                                  "fetch.wait.max.ms": 100, "topic.metadata.refresh.interval.ms": 1000})
-        self.consumer.assign([TopicPartition(topic, p, -2) for p in range(partitions)])
+        self.name = name
+        self.tagged = isinstance(topic, list)
+        c = {"bootstrap.servers": bootstrap, "group.id": "chaos-tailer", "enable.auto.commit": False,
+             "auto.offset.reset": "earliest", "fetch.wait.max.ms": 100, "topic.metadata.refresh.interval.ms": 1000}
+        self.consumer = Consumer(dict(c, **(conf or {})))
+        self.consumer.assign([TopicPartition(t, p, -2) for t in (topic if self.tagged else [topic])
+                              for p in range(partitions)])
         self.read = 0
         self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, name="tailer", daemon=True)
+        self._thread = threading.Thread(target=self._run, name=name, daemon=True)
 
     def start(self):
         self._thread.start()
@@ -249,11 +254,14 @@ class Tailer:
                 continue
             if m.error():
                 if m.error().code() != KafkaError._PARTITION_EOF:
-                    self.recorder.record({"type": "client-error", "reader": "tailer", "error": str(m.error())})
+                    self.recorder.record({"type": "client-error", "reader": self.name, "error": str(m.error())})
                 continue
             self.read += 1
-            self.recorder.record({"type": "read", "reader": "tailer", "partition": m.partition(),
-                                  "offset": m.offset(), "value": m.value().decode(errors="replace")})
+            event = {"type": "read", "reader": self.name, "partition": m.partition(), "offset": m.offset(),
+                     "value": m.value().decode(errors="replace")}
+            if self.tagged:
+                event["topic"] = m.topic()
+            self.recorder.record(event)
 
     def stop(self):
         self._stop.set()
