@@ -84,6 +84,10 @@ def load(args, cluster, duration, warmup, txn_id=None, rate=0):
            "--acks", "all", "--producer-prop", "enable.idempotence=true", "--linger-ms", "5",
            "--batch-size", "1048576", "--max-in-flight", "5", "--rate", str(rate),
            "--duration", str(duration), "--warmup", str(warmup), "--json", "--quiet"]
+    # A commit flushes everything the client holds: a bounded queue (the same in both modes)
+    # lets it commit every --commit-interval-ms instead of once per flush of 100,000 records.
+    if args.queue_kbytes > 0:
+        cmd += ["--producer-prop", f"queue.buffering.max.kbytes={args.queue_kbytes}"]
     if txn_id:
         cmd += ["--transactional-id", txn_id, "--commit-interval-ms", str(args.commit_interval_ms)]
     # run() kills the child (by its pid) when the timeout expires.
@@ -295,6 +299,8 @@ def main():
     ap.add_argument("--duration", type=float, default=25, help="seconds of each round, warm-up included")
     ap.add_argument("--warmup", type=float, default=5)
     ap.add_argument("--commit-interval-ms", type=float, default=100)
+    ap.add_argument("--queue-kbytes", type=int, default=16384,
+                    help="the producer's queue.buffering.max.kbytes in both modes (0: librdkafka's default)")
     ap.add_argument("--paced-rate", type=int, default=30000, help="records/s of the paced rounds (0: none)")
     ap.add_argument("--ids", type=int, default=2000, help="transactional ids of the memory part")
     ap.add_argument("--clients", type=int, default=32, help="producers open at a time in the memory part")

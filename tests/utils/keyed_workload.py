@@ -88,7 +88,9 @@ def check_read_back(bootstrap, writer, partitions):
                 reordered += 1
             last_seq[(part, key)] = int(seq)
     lost = [v for v in writer.acked if v not in seen]
-    moved = [v for v, where in writer.acked.items() if v in seen and seen[v] != where]
+    # librdkafka 2.0.2 sometimes acknowledges a record with no offset (a batch it learns was
+    # written from a later batch's answer): such a record must be there, anywhere.
+    moved = [v for v, where in writer.acked.items() if v in seen and where[1] is not None and seen[v] != where]
     assert not moved, (f"{len(moved)} acknowledged records read back at another offset: "
                        + ", ".join(f"{v} acknowledged at {writer.acked[v]}, read at {seen[v]}" for v in moved[:5]))
     return len(writer.acked), len(seen), lost, duplicates, reordered
