@@ -265,7 +265,8 @@ def run(args):
         log("interrupted")
         return 2
     except Exception as e:  # the campaign itself failed: say so, keep the logs
-        log(f"campaign could not finish: {type(e).__name__}: {e}")
+        import traceback
+        log(f"campaign could not finish: {type(e).__name__}: {e}\n{traceback.format_exc()}")
         return 2
     finally:
         cluster.resume_all()
