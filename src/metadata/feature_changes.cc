@@ -54,15 +54,21 @@ protocol::UpdateFeaturesResponse answer_update_features(MetadataStore& store, co
   }
   if (answer.error == ErrorCode::none) answer = store.update_features(updates, req.validate_only);
   protocol::UpdateFeaturesResponse resp;
-  resp.error_code = protocol::code(answer.error);
-  resp.error_message = answer.error == ErrorCode::none ? std::nullopt : std::optional<std::string>(answer.message);
+  fill_update_features_error(req, resp, answer.error,
+                             answer.error == ErrorCode::none ? std::nullopt : std::optional<std::string>(answer.message));
+  return resp;
+}
+
+void fill_update_features_error(const protocol::UpdateFeaturesRequest& req, protocol::UpdateFeaturesResponse& resp,
+                                ErrorCode error, const std::optional<std::string>& message) {
+  resp.error_code = protocol::code(error);
+  resp.error_message = message;
   for (const auto& f : req.feature_updates) {
     auto& r = resp.results.emplace_back();
     r.feature = f.feature;
     r.error_code = resp.error_code;
-    r.error_message = resp.error_message;
+    r.error_message = message;
   }
-  return resp;
 }
 
 }  // namespace brokerd::metadata

@@ -11,14 +11,7 @@ boost::asio::awaitable<net::Response> handle_update_features(HandlerContext& ctx
   return on_controller<Req, Resp>(
       ctx, [](metadata::MetadataStore& m, const Req& r) { return metadata::answer_update_features(m, r); },
       [](const Req& req, Resp& resp, protocol::ErrorCode e, const char* message) {
-        resp.error_code = protocol::code(e);
-        resp.error_message = message;
-        for (const auto& f : req.feature_updates) {
-          auto& r = resp.results.emplace_back();
-          r.feature = f.feature;
-          r.error_code = resp.error_code;
-          r.error_message = message;
-        }
+        metadata::fill_update_features_error(req, resp, e, std::string(message));
       });
 }
 
