@@ -36,6 +36,7 @@
 #include "brokerd/controller/controller_dispatcher.h"
 #include "brokerd/controller/forwarding_channel.h"
 #include "brokerd/fetcher/replica_fetchers.h"
+#include "brokerd/http/http_api.h"
 #include "brokerd/mirror/mirror_service.h"
 #include "brokerd/partitions/mirror_status.h"
 #include "brokerd/group/group_coordinator.h"
@@ -187,6 +188,15 @@ std::optional<brokerd::metrics::HttpAddress> metrics_address(const brokerd::conf
   }
 }
 
+// http.listeners: "" serves no /v1 API.
+std::vector<brokerd::http::HttpListener> http_listeners(const brokerd::config::BrokerConfig& cfg) {
+  try {
+    return brokerd::http::parse_http_listeners(cfg.raw("http.listeners"));
+  } catch (const std::invalid_argument& e) {
+    throw brokerd::config::ConfigError(std::string("http.listeners: ") + e.what());
+  }
+}
+
 // The listener other brokers use: inter.broker.listener.name, else the one named like
 // security.inter.broker.protocol, else the first advertised PLAINTEXT one that is not the
 // controller listener, else the first client listener.
@@ -305,6 +315,7 @@ int run(const brokerd::config::BrokerConfig& cfg) {
   using namespace brokerd;
   auto log = module_logger("main");
   const auto metrics_at = metrics_address(cfg);
+  auto api_listeners = http_listeners(cfg);
   // Signals are taken by sigwait on this thread only; block them before any thread starts.
   sigset_t signals;
   sigemptyset(&signals);
@@ -349,6 +360,8 @@ int run(const brokerd::config::BrokerConfig& cfg) {
     l.bound = std::make_shared<net::BoundAddress>(ep.host, ep.port, ep.listener);
     (controller ? controller_listeners : client_listeners).push_back(l);
   }
+  if (broker_role)
+    for (auto& l : api_listeners) l.bound = std::make_shared<net::BoundAddress>(l.host, l.port, "http.listeners");
   std::shared_ptr<net::BoundAddress> metrics_bound;
   if (metrics_at && broker_role)
     metrics_bound = std::make_shared<net::BoundAddress>(metrics_at->host, metrics_at->port, "metrics.listener");
@@ -626,6 +639,17 @@ int run(const brokerd::config::BrokerConfig& cfg) {
                                                     broker_metrics, quorum_driver, fetch_sessions, mirror_status,
                                                     sasl_listeners, authorization, throttler});
   net::Server server(reactors, blocking, dispatcher, client_listeners, client_server_cfg);
+  // The /v1 HTTP API: Kafka requests run by the same dispatcher, or sent to the node that
+  // answers them over the inter-broker listener.
+  http::ApiSettings api_settings;
+  api_settings.server.request_timeout_ms = cfg.integer("http.request.timeout.ms");
+  api_settings.server.idle_timeout_ms = cfg.integer("connections.max.idle.ms");
+  api_settings.server.max_body_bytes = static_cast<size_t>(cfg.integer("http.max.request.bytes"));
+  api_settings.server.max_connections = cfg.integer("http.max.connections");
+  api_settings.node_id = node_id;
+  api_settings.inter_broker_credentials = inter_broker_credentials;
+  std::optional<http::HttpApi> api_server;
+  if (broker_role && !api_listeners.empty()) api_server.emplace(reactors, dispatcher, metadata, api_listeners, api_settings);
 
   auto connections = [&server] { return static_cast<double>(server.connection_count()); };
   registry.gauge_fn("brokerd_connections", "Open client connections.", connections);
@@ -662,6 +686,7 @@ int run(const brokerd::config::BrokerConfig& cfg) {
     txn_verifier.stop();
     txn_coordinator.stop();
     server.stop();
+    if (api_server) api_server->stop();
     stop_quorum();
     if (http) http->stop();
     const bool drained = drain_reactors();
@@ -676,12 +701,16 @@ int run(const brokerd::config::BrokerConfig& cfg) {
   txn_coordinator.start();
   try {
     server.start();
+    if (api_server) api_server->start();
   } catch (const std::exception& e) {
     shut_down();
     throw;
   }
   log->info("brokerd node {} of cluster {} serving on {}:{} ({} reactor threads, data in {})", node_id, cluster_id,
             advertised.host, server.port(advertised.listener), reactors.size(), log_dirs.front().string());
+  if (api_server)
+    for (size_t i = 0; i < api_listeners.size(); ++i)
+      log->info("/v1 HTTP API on http://{}:{}", api_listeners[i].host, api_server->port(i));
   if (http) {
     http->set_ready(true);
     log->info("metrics on http://{}:{}/metrics", metrics_at->host, http->port());

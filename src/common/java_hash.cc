@@ -44,4 +44,35 @@ int32_t java_string_hash(std::string_view s) {
   return static_cast<int32_t>(h);
 }
 
+int32_t kafka_murmur2(std::span<const std::byte> key) {
+  constexpr uint32_t m = 0x5bd1e995;
+  constexpr int r = 24;
+  const auto* data = reinterpret_cast<const unsigned char*>(key.data());
+  const size_t length = key.size();
+  uint32_t h = 0x9747b28cu ^ static_cast<uint32_t>(length);
+  const size_t words = length / 4;
+  for (size_t i = 0; i < words; ++i) {
+    const size_t at = i * 4;
+    uint32_t k = uint32_t(data[at]) | (uint32_t(data[at + 1]) << 8) | (uint32_t(data[at + 2]) << 16) |
+                 (uint32_t(data[at + 3]) << 24);
+    k *= m;
+    k ^= k >> r;
+    k *= m;
+    h *= m;
+    h ^= k;
+  }
+  const size_t tail = words * 4;
+  switch (length % 4) {
+    case 3: h ^= uint32_t(data[tail + 2]) << 16; [[fallthrough]];
+    case 2: h ^= uint32_t(data[tail + 1]) << 8; [[fallthrough]];
+    case 1:
+      h ^= uint32_t(data[tail]);
+      h *= m;
+  }
+  h ^= h >> 13;
+  h *= m;
+  h ^= h >> 15;
+  return static_cast<int32_t>(h);
+}
+
 }  // namespace brokerd

@@ -71,6 +71,10 @@ constexpr PropertyDef kBroker[] = {
   {"max.connections.per.ip.overrides", T::string, "", INT64_MIN, INT64_MAX, {}, {}, true, "Exceptions to max.connections.per.ip, host:count,host:count (an address, or a host name resolved at start)."},
   {"max.connection.creation.rate", T::int32, "2147483647", 0, kInt32Max, {}, {}, true, "Connections each client listener accepts per second; past it, new ones are closed at once until the next second."},
   {"metrics.listener", T::string, "127.0.0.1:9644", INT64_MIN, INT64_MAX, {}, {}, true, "host:port of the HTTP endpoint serving /metrics (Prometheus), /health and /ready; empty disables it."},
+  {"http.listeners", T::string, "", INT64_MIN, INT64_MAX, {}, {}, true, "Where the /v1 HTTP API is served: a comma list of http://HOST:PORT; empty (the default) serves none."},
+  {"http.request.timeout.ms", T::int64, "30000", 100, 3600000, {}, {}, true, "The HTTP API's bound on a request: its headers and body must arrive within it once its first byte has, a write waits for its replicas at most this long, and a read's wait_ms may not exceed it."},
+  {"http.max.request.bytes", T::int64, "16777216", 1024, 1073741824, {}, {}, true, "The largest HTTP API request body; a larger one is answered 413 and its connection closed."},
+  {"http.max.connections", T::int32, "10000", 1, kInt32Max, {}, {}, true, "HTTP API connections this node holds at once; one past it is closed at accept."},
   {"max.incremental.fetch.session.cache.slots", T::int32, "1000", 0, kInt32Max, {}, {}, true, "Incremental fetch sessions (KIP-227) the node keeps; 0 declines them (clients then send full fetches)."},
   {"num.partitions", T::int32, "1", 1, 100000, {}, {}, false, "Partitions of auto-created topics."},
 #ifdef BROKERD_INJECT_BUGS

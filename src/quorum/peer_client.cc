@@ -331,6 +331,8 @@ void PeerClient::expire(int64_t now_ms) {
   }
 }
 
+size_t PeerClient::pending() const { return state_->outbox.size() + state_->inflight.size(); }
+
 void PeerClient::close() {
   if (!state_ || state_->closed) return;
   state_->disconnect("closed");

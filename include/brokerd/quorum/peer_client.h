@@ -1,8 +1,9 @@
 #pragma once
-// One outbound connection to another node's controller listener, owned by the quorum driver
-// and used only on its thread. Requests are pipelined and answered in order. Any failure
-// (connect, write, read, a request unanswered for too long) closes the connection and fails
-// every pending request; the raft core resends what it still needs. A connection that must
+// One outbound connection to another node's listener, used only on the thread of its
+// executor: the quorum driver's to the other voters' controller listeners, and the HTTP API's
+// to other brokers' inter-broker listener (http/node_links.h). Requests are pipelined and
+// answered in order. Any failure (connect, write, read, a request unanswered for too long)
+// closes the connection and fails every pending request; the caller resends what it still needs. A connection that must
 // authenticate (a SASL controller listener) does so before it counts as connected; the
 // connect timeout covers the exchange.
 #include <boost/asio/any_io_executor.hpp>
@@ -40,6 +41,8 @@ class PeerClient {
   void close();
 
   const Voter& peer() const { return peer_; }
+  // Requests queued or awaiting their answer.
+  size_t pending() const;
 
   struct State;
 

@@ -1,0 +1,46 @@
+#pragma once
+// The platform's /v1 HTTP API on this node (http.listeners): its server, its routes and the
+// connections through which it reaches the other nodes, put together.
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "brokerd/http/api_server.h"
+#include "brokerd/security/sasl_client.h"
+
+namespace brokerd::metadata { class MetadataStore; }
+namespace brokerd::net {
+class Dispatcher;
+class ReactorPool;
+}  // namespace brokerd::net
+
+namespace brokerd::http {
+
+struct ApiSettings {
+  ServerSettings server;
+  int32_t node_id = 0;
+  // What this node presents to the other brokers' inter-broker listener.
+  security::ClientCredentials inter_broker_credentials;
+};
+
+class HttpApi {
+ public:
+  // `dispatcher` runs the Kafka requests the routes make: the node's own, so that ACLs,
+  // quotas and tenant limits apply as for Kafka clients. Everything outlives the API.
+  HttpApi(net::ReactorPool& reactors, net::Dispatcher& dispatcher, const metadata::MetadataStore& metadata,
+          std::vector<HttpListener> listeners, ApiSettings settings);
+  ~HttpApi();
+  HttpApi(const HttpApi&) = delete;
+  HttpApi& operator=(const HttpApi&) = delete;
+
+  void start();
+  // Stops accepting, ends the connections and closes those to other nodes. Not on a shard.
+  void stop();
+  uint16_t port(size_t listener_index = 0) const;
+
+ private:
+  struct Parts;
+  std::unique_ptr<Parts> parts_;
+};
+
+}  // namespace brokerd::http

@@ -1,0 +1,90 @@
+#include "http/api_routes.h"
+
+#include <charconv>
+#include <chrono>
+#include <vector>
+
+#include "brokerd/net/request.h"
+
+namespace brokerd::http {
+
+namespace asio = boost::asio;
+
+namespace {
+
+// The path's segments after "/v1/", each percent-decoded; nullopt when malformed.
+std::optional<std::vector<std::string>> segments_of(std::string_view path) {
+  std::vector<std::string> out;
+  size_t start = 0;
+  while (start < path.size()) {
+    size_t slash = path.find('/', start);
+    if (slash == std::string_view::npos) slash = path.size();
+    auto part = percent_decode(path.substr(start, slash - start));
+    if (!part) return std::nullopt;
+    out.push_back(std::move(*part));
+    start = slash + 1;
+  }
+  return out;
+}
+
+Reply method_not_allowed(std::string_view allow) {
+  Reply r = error_reply(ErrorCode::invalid_request, "method not allowed here; allowed: " + std::string(allow));
+  r.status = 405;
+  r.headers.emplace_back("Allow", std::string(allow));
+  return r;
+}
+
+}  // namespace
+
+asio::awaitable<Reply> ApiRoutes::answer(Call& call) {
+  // A principal over its quota was told to wait (Kafka mutes its connection): until then
+  // every request of the connection is answered 429.
+  const auto now = std::chrono::steady_clock::now();
+  if (call.connection.throttled_until > now) {
+    const auto wait = std::chrono::duration_cast<std::chrono::seconds>(call.connection.throttled_until - now).count();
+    co_return error_reply(ErrorCode::throttling_quota_exceeded, "over a quota: retry later", static_cast<int>(wait) + 1);
+  }
+  std::string_view target = call.target;
+  std::string_view query_text;
+  if (auto q = target.find('?'); q != std::string_view::npos) {
+    query_text = target.substr(q + 1);
+    target = target.substr(0, q);
+  }
+  constexpr std::string_view kPrefix = "/v1/";
+  if (target.substr(0, kPrefix.size()) != kPrefix) co_return not_found("no such route: " + std::string(target));
+  auto segments = segments_of(target.substr(kPrefix.size()));
+  auto query = parse_query(query_text);
+  if (!segments || !query) co_return bad_request("malformed percent-encoding in the path or query");
+  const auto& s = *segments;
+  const std::string_view method = call.method;
+  const bool get = method == "GET", post = method == "POST";
+
+  if (s.size() == 1 && s[0] == "topics") {
+    if (!post) co_return method_not_allowed("POST");
+    co_return co_await create_topic(ctx_, call);
+  }
+  if (s.size() == 3 && s[0] == "topics" && s[2] == "metadata") {
+    if (!get) co_return method_not_allowed("GET");
+    co_return co_await topic_metadata(ctx_, call, s[1]);
+  }
+  if (s.size() == 3 && s[0] == "topics" && s[2] == "records") {
+    if (!post) co_return method_not_allowed("POST");
+    co_return co_await produce_records(ctx_, call, s[1]);
+  }
+  if (s.size() == 5 && s[0] == "topics" && s[2] == "partitions" && s[4] == "records") {
+    if (!get) co_return method_not_allowed("GET");
+    int32_t partition = -1;
+    auto [end, ec] = std::from_chars(s[3].data(), s[3].data() + s[3].size(), partition);
+    if (ec != std::errc() || end != s[3].data() + s[3].size() || partition < 0)
+      co_return bad_request("the partition must be a non-negative integer");
+    co_return co_await read_records(ctx_, call, s[1], partition, *query);
+  }
+  if (s.size() == 3 && s[0] == "groups" && s[2] == "positions") {
+    if (get) co_return co_await read_positions(ctx_, call, s[1]);
+    if (post) co_return co_await save_positions(ctx_, call, s[1]);
+    co_return method_not_allowed("GET, POST");
+  }
+  co_return not_found("no such route: " + std::string(target));
+}
+
+}  // namespace brokerd::http
