@@ -82,6 +82,7 @@ struct InjectedBugs {
   bool metadata_log_no_fsync = false;
   brokerd::partitions::PartitionManager::Options::StorageBugs storage;
   bool forget_prepared_commit = false;
+  bool http_hash_encoded_key = false;
 };
 
 InjectedBugs injected_bugs(const brokerd::config::BrokerConfig& cfg) {
@@ -111,6 +112,12 @@ InjectedBugs injected_bugs(const brokerd::config::BrokerConfig& cfg) {
       bugs.forget_prepared_commit = true;
       brokerd::module_logger("main")->warn("this test build injects the bug '{}': a new transaction coordinator "
                                            "aborts what its predecessor prepared to commit", name);
+      continue;
+    }
+    if (name == "http-hash-encoded-key") {
+      bugs.http_hash_encoded_key = true;
+      brokerd::module_logger("main")->warn("this test build injects the bug '{}': the HTTP API places a base64 "
+                                           "key by the hash of its text", name);
       continue;
     }
     auto bug = brokerd::replication::bug_named(name);
@@ -648,8 +655,10 @@ int run(const brokerd::config::BrokerConfig& cfg) {
   api_settings.server.max_connections = cfg.integer("http.max.connections");
   api_settings.node_id = node_id;
   api_settings.inter_broker_credentials = inter_broker_credentials;
+  api_settings.authentication = cfg.raw("http.authentication");
+  api_settings.hash_encoded_key = bugs.http_hash_encoded_key;
   std::optional<http::HttpApi> api_server;
-  if (broker_role && !api_listeners.empty()) api_server.emplace(reactors, dispatcher, metadata, api_listeners, api_settings);
+  if (broker_role && !api_listeners.empty()) api_server.emplace(reactors, blocking, dispatcher, metadata, api_listeners, api_settings);
 
   auto connections = [&server] { return static_cast<double>(server.connection_count()); };
   registry.gauge_fn("brokerd_connections", "Open client connections.", connections);

@@ -72,13 +72,14 @@ constexpr PropertyDef kBroker[] = {
   {"max.connection.creation.rate", T::int32, "2147483647", 0, kInt32Max, {}, {}, true, "Connections each client listener accepts per second; past it, new ones are closed at once until the next second."},
   {"metrics.listener", T::string, "127.0.0.1:9644", INT64_MIN, INT64_MAX, {}, {}, true, "host:port of the HTTP endpoint serving /metrics (Prometheus), /health and /ready; empty disables it."},
   {"http.listeners", T::string, "", INT64_MIN, INT64_MAX, {}, {}, true, "Where the /v1 HTTP API is served: a comma list of http://HOST:PORT; empty (the default) serves none."},
+  {"http.authentication", T::choice, "none", INT64_MIN, INT64_MAX, "none,basic", {}, true, "Who an HTTP API request acts as: none, User:ANONYMOUS for every request; basic, the user of its HTTP Basic credentials, checked against the SCRAM credentials of brokerctl users (a request without valid ones is answered 401)."},
   {"http.request.timeout.ms", T::int64, "30000", 100, 3600000, {}, {}, true, "The HTTP API's bound on a request: its headers and body must arrive within it once its first byte has, a write waits for its replicas at most this long, and a read's wait_ms may not exceed it."},
   {"http.max.request.bytes", T::int64, "16777216", 1024, 1073741824, {}, {}, true, "The largest HTTP API request body; a larger one is answered 413 and its connection closed."},
   {"http.max.connections", T::int32, "10000", 1, kInt32Max, {}, {}, true, "HTTP API connections this node holds at once; one past it is closed at accept."},
   {"max.incremental.fetch.session.cache.slots", T::int32, "1000", 0, kInt32Max, {}, {}, true, "Incremental fetch sessions (KIP-227) the node keeps; 0 declines them (clients then send full fetches)."},
   {"num.partitions", T::int32, "1", 1, 100000, {}, {}, false, "Partitions of auto-created topics."},
 #ifdef BROKERD_INJECT_BUGS
-  {"inject.bug", T::list, "", INT64_MIN, INT64_MAX, {}, {}, true, "Test builds only: defects to inject, by name: the replication ones (repl-sim --list-bugs), metadata-log-no-fsync, clean-past-high-watermark, retention-past-high-watermark, lso-ignores-open-txn, txn-skip-marker and forget-prepared-commit."},
+  {"inject.bug", T::list, "", INT64_MIN, INT64_MAX, {}, {}, true, "Test builds only: defects to inject, by name: the replication ones (repl-sim --list-bugs), metadata-log-no-fsync, clean-past-high-watermark, retention-past-high-watermark, lso-ignores-open-txn, txn-skip-marker, forget-prepared-commit and http-hash-encoded-key."},
 #endif
   {"replica.lag.time.max.ms", T::int64, "10000", 100, INT64_MAX, {}, {}, true, "A follower in the ISR that has not caught up with the leader's log end for this long is dropped from it."},
   {"replica.high.watermark.checkpoint.interval.ms", T::int64, "5000", 100, INT64_MAX, {}, {}, true, "How often each log dir's replication-offset-checkpoint records the partitions' high watermarks (a restarted node starts from them)."},

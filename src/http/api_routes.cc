@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "brokerd/net/request.h"
+#include "http/basic_auth.h"
 
 namespace brokerd::http {
 
@@ -37,12 +38,22 @@ Reply method_not_allowed(std::string_view allow) {
 }  // namespace
 
 asio::awaitable<Reply> ApiRoutes::answer(Call& call) {
-  // A principal over its quota was told to wait (Kafka mutes its connection): until then
-  // every request of the connection is answered 429.
-  const auto now = std::chrono::steady_clock::now();
-  if (call.connection.throttled_until > now) {
-    const auto wait = std::chrono::duration_cast<std::chrono::seconds>(call.connection.throttled_until - now).count();
-    co_return error_reply(ErrorCode::throttling_quota_exceeded, "over a quota: retry later", static_cast<int>(wait) + 1);
+  if (ctx_.basic) {
+    // Each request names its user; one without valid credentials never acts as anyone.
+    auto principal = co_await ctx_.basic->principal_of(call.authorization);
+    if (!principal) {
+      Reply r = error_reply(ErrorCode::sasl_authentication_failed,
+                            call.authorization.empty() ? "credentials required (HTTP Basic)" : "wrong user name or password");
+      r.headers.emplace_back("WWW-Authenticate", "Basic realm=\"brokerd\", charset=\"UTF-8\"");
+      co_return r;
+    }
+    call.connection.principal = std::move(*principal);
+  }
+  // A principal over its quota was told to wait: until then its requests are answered 429.
+  if (ctx_.quota_waits) {
+    if (const auto wait = ctx_.quota_waits->remaining(call.connection.principal); wait.count() > 0)
+      co_return error_reply(ErrorCode::throttling_quota_exceeded, "over a quota: retry later",
+                            static_cast<int>((wait.count() + 999) / 1000));
   }
   std::string_view target = call.target;
   std::string_view query_text;

@@ -1,27 +1,34 @@
 #include "brokerd/http/http_api.h"
 
 #include "http/api_routes.h"
+#include "http/basic_auth.h"
 #include "http/kafka_calls.h"
 #include "http/node_links.h"
 
 namespace brokerd::http {
 
 struct HttpApi::Parts {
-  Parts(net::ReactorPool& reactors, net::Dispatcher& dispatcher, const metadata::MetadataStore& metadata,
-        std::vector<HttpListener> listeners, ApiSettings settings)
-      : links(reactors, metadata, settings.node_id, settings.inter_broker_credentials),
+  Parts(net::ReactorPool& reactors, net::BlockingPool& blocking, net::Dispatcher& dispatcher,
+        const metadata::MetadataStore& metadata, std::vector<HttpListener> listeners, ApiSettings settings)
+      : basic(metadata, blocking),
+        links(reactors, metadata, settings.node_id, settings.inter_broker_credentials),
         calls(dispatcher, links),
-        routes(ApiContext{calls, metadata, settings.node_id, settings.server.request_timeout_ms}),
+        routes(ApiContext{calls, metadata, settings.node_id, settings.server.request_timeout_ms,
+                          settings.authentication == "basic" ? &basic : nullptr, settings.hash_encoded_key,
+                          &quota_waits}),
         server(reactors, routes, std::move(listeners), settings.server) {}
+  BasicAuthenticator basic;
+  QuotaWaits quota_waits;
   NodeLinks links;
   KafkaCalls calls;
   ApiRoutes routes;
   ApiServer server;
 };
 
-HttpApi::HttpApi(net::ReactorPool& reactors, net::Dispatcher& dispatcher, const metadata::MetadataStore& metadata,
-                 std::vector<HttpListener> listeners, ApiSettings settings)
-    : parts_(std::make_unique<Parts>(reactors, dispatcher, metadata, std::move(listeners), std::move(settings))) {}
+HttpApi::HttpApi(net::ReactorPool& reactors, net::BlockingPool& blocking, net::Dispatcher& dispatcher,
+                 const metadata::MetadataStore& metadata, std::vector<HttpListener> listeners, ApiSettings settings)
+    : parts_(std::make_unique<Parts>(reactors, blocking, dispatcher, metadata, std::move(listeners),
+                                     std::move(settings))) {}
 
 HttpApi::~HttpApi() = default;
 

@@ -118,7 +118,9 @@ asio::awaitable<Reply> produce_records(ApiContext& ctx, Call& call, const std::s
         co_return not_found("topic " + topic + " has no partition " + std::to_string(*partition));
       rec.partition = static_cast<int32_t>(*partition);
     } else if (rec.key) {
-      rec.partition = default_partition(span_of(*rec.key), partition_count);
+      const auto* sent = base64 && ctx.hash_encoded_key ? item.as_object().if_contains("key") : nullptr;
+      const std::string hashed = sent && sent->is_string() ? std::string(sent->as_string()) : *rec.key;
+      rec.partition = default_partition(span_of(hashed), partition_count);
     } else {
       if (!keyless_partition)
         keyless_partition = static_cast<int32_t>(next_keyless_partition.fetch_add(1) % static_cast<uint32_t>(partition_count));
@@ -185,7 +187,7 @@ asio::awaitable<Reply> produce_records(ApiContext& ctx, Call& call, const std::s
         results[p] = {ErrorCode::request_timed_out, -1, "the leader (node " + std::to_string(leader) + ") did not answer"};
     }
   }
-  mute_for(call.connection, here.throttle_time_ms);
+  mute_for(ctx, call.connection, here.throttle_time_ms);
 
   json::array offsets;
   offsets.reserve(records.size());

@@ -125,7 +125,7 @@ asio::awaitable<Reply> read_records(ApiContext& ctx, Call& call, const std::stri
     data = answer_of(*forwarded);
     if (!data) co_return error_reply(ErrorCode::unknown_server_error, "the leader's answer names no partition");
   }
-  mute_for(call.connection, resp.throttle_time_ms);
+  mute_for(ctx, call.connection, resp.throttle_time_ms);
   const auto code = static_cast<ErrorCode>(data->error_code);
   if (code == ErrorCode::unknown_topic_or_partition)
     co_return not_found("topic " + topic + " has no partition " + std::to_string(partition));

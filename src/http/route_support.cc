@@ -170,10 +170,27 @@ json::object topic_json(const protocol::MetadataResponse::MetadataResponseTopic&
   return o;
 }
 
-void mute_for(net::ConnectionContext& connection, int32_t throttle_time_ms) {
-  if (throttle_time_ms <= 0) return;
-  connection.throttled_until = std::max(connection.throttled_until,
-                                        std::chrono::steady_clock::now() + std::chrono::milliseconds(throttle_time_ms));
+void QuotaWaits::wait(const std::string& principal, int32_t throttle_time_ms) {
+  const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(throttle_time_ms);
+  std::lock_guard lock(mu_);
+  auto& at = until_[principal];
+  at = std::max(at, until);
+}
+
+std::chrono::milliseconds QuotaWaits::remaining(const std::string& principal) {
+  const auto now = std::chrono::steady_clock::now();
+  std::lock_guard lock(mu_);
+  auto it = until_.find(principal);
+  if (it == until_.end()) return std::chrono::milliseconds(0);
+  if (it->second <= now) {
+    until_.erase(it);
+    return std::chrono::milliseconds(0);
+  }
+  return std::chrono::duration_cast<std::chrono::milliseconds>(it->second - now);
+}
+
+void mute_for(ApiContext& ctx, const net::ConnectionContext& connection, int32_t throttle_time_ms) {
+  if (throttle_time_ms > 0 && ctx.quota_waits) ctx.quota_waits->wait(connection.principal, throttle_time_ms);
 }
 
 Reply json_reply(const json::value& v, unsigned status) {

@@ -7,7 +7,9 @@
 #include <boost/json/value.hpp>
 
 #include <cstdint>
+#include <chrono>
 #include <map>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -22,12 +24,34 @@ namespace brokerd::metadata { class MetadataStore; }
 
 namespace brokerd::http {
 
+class BasicAuthenticator;
+
+// Kafka mutes the connection of a client over its quota; an HTTP client opens connections
+// at will, so the wait is kept per principal: until it has passed, every request of the
+// principal is answered 429.
+class QuotaWaits {
+ public:
+  void wait(const std::string& principal, int32_t throttle_time_ms);
+  // How long the principal must still wait; zero when it need not.
+  std::chrono::milliseconds remaining(const std::string& principal);
+
+ private:
+  std::mutex mu_;
+  std::map<std::string, std::chrono::steady_clock::time_point, std::less<>> until_;
+};
+
 struct ApiContext {
   KafkaCalls& kafka;
   const metadata::MetadataStore& metadata;
   int32_t node_id;
   // A produce's and a forwarded call's bound; a long poll's wait is capped by it too.
   int64_t request_timeout_ms;
+  // http.authentication=basic: every request names its user; nullptr: none, every request
+  // acts as the connection's principal (User:ANONYMOUS).
+  BasicAuthenticator* basic = nullptr;
+  // An injected bug of test builds (http_api.h): base64 keys hashed as text.
+  bool hash_encoded_key = false;
+  QuotaWaits* quota_waits = nullptr;
 };
 
 // Versions of the Kafka requests the routes send (all served by this node).
@@ -84,9 +108,9 @@ boost::asio::awaitable<std::variant<protocol::MetadataResponse::MetadataResponse
 // The /v1 JSON shape of a topic: {"name", "id", "partitions": [{"partition", "leader", "replicas", "isr"}]}.
 boost::json::object topic_json(const protocol::MetadataResponse::MetadataResponseTopic& t);
 
-// A Kafka answer's throttle time: the write or read is done, and the connection's next
-// requests are answered 429 until it has passed (Kafka mutes the client's connection).
-void mute_for(net::ConnectionContext& connection, int32_t throttle_time_ms);
+// A Kafka answer's throttle time: the write or read is done, and the principal's next
+// requests are answered 429 until it has passed.
+void mute_for(ApiContext& ctx, const net::ConnectionContext& connection, int32_t throttle_time_ms);
 
 // A JSON reply with status 200 (or `status`).
 Reply json_reply(const boost::json::value& v, unsigned status = 200);

@@ -28,6 +28,25 @@ std::optional<std::string> config_text(const json::value& v) {
   return std::nullopt;
 }
 
+// The topic as this node's image holds it, in a Metadata answer's shape (no partitions while
+// the image does not have it yet).
+protocol::MetadataResponse::MetadataResponseTopic from_image(const metadata::MetadataImage& image, const std::string& name) {
+  protocol::MetadataResponse::MetadataResponseTopic t;
+  t.name = name;
+  const auto* meta = image.topic(name);
+  if (!meta) return t;
+  t.topic_id = meta->id;
+  for (int32_t i = 0; i < meta->partition_count(); ++i) {
+    const auto* a = meta->partition(i);
+    auto& p = t.partitions.emplace_back();
+    p.partition_index = i;
+    p.leader_id = a->leader;
+    p.replica_nodes = a->replicas;
+    p.isr_nodes = a->isr;
+  }
+  return t;
+}
+
 bool every_partition_led(const protocol::MetadataResponse::MetadataResponseTopic& t, int64_t partitions) {
   if (static_cast<int64_t>(t.partitions.size()) != partitions) return false;
   for (const auto& p : t.partitions)
@@ -89,18 +108,11 @@ asio::awaitable<Reply> create_topic(ApiContext& ctx, Call& call) {
     co_await pause.async_wait(asio::as_tuple(asio::use_awaitable));
     co_return true;
   };
-  std::optional<protocol::MetadataResponse::MetadataResponseTopic> here;
+  // The creator is told the topic's layout even without DESCRIBE on it: from this node's image.
+  protocol::MetadataResponse::MetadataResponseTopic here;
   while (true) {
-    auto described = co_await describe_topic(ctx, call, *name);
-    auto* topic = std::get_if<protocol::MetadataResponse::MetadataResponseTopic>(&described);
-    if (topic && every_partition_led(*topic, *partitions)) {
-      here = std::move(*topic);
-      break;
-    }
-    if (!co_await wait()) {
-      if (topic) co_return json_reply(topic_json(*topic), 201);
-      co_return std::move(std::get<Reply>(described));
-    }
+    here = from_image(*ctx.metadata.image(), *name);
+    if (every_partition_led(here, *partitions) || !co_await wait()) break;
   }
   protocol::MetadataRequest ask;
   ask.topics = std::vector<protocol::MetadataRequest::MetadataRequestTopic>(1);
@@ -116,7 +128,7 @@ asio::awaitable<Reply> create_topic(ApiContext& ctx, Call& call) {
       if (!co_await wait()) break;
     }
   }
-  co_return json_reply(topic_json(*here), 201);
+  co_return json_reply(topic_json(here), 201);
 }
 
 asio::awaitable<Reply> topic_metadata(ApiContext& ctx, Call& call, const std::string& topic) {

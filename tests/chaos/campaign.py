@@ -3,7 +3,7 @@
 
   campaign.py --brokerd PATH --nodes 3|5 --duration SECONDS --seed N \
               --nemesis kill,pause,restart-all,rolling-restart \
-              --workload idempotent,acks-all,acks1,acks0,group,admin,compacted,retention,transactional --out DIR
+              --workload idempotent,acks-all,acks1,acks0,group,admin,compacted,retention,transactional,http --out DIR
 
 Starts the nodes (each in its own rack; RF 3, min.insync.replicas 2), runs the workloads
 against one topic (the compacted and retention workloads against topics of their own:
@@ -30,6 +30,7 @@ sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(HERE.parent / "utils"))
 
 import checker  # noqa: E402
+import http_workload as http_load  # noqa: E402
 import kept_workloads as kept  # noqa: E402
 import replicas  # noqa: E402
 import report  # noqa: E402
@@ -97,6 +98,7 @@ def bounded(what, fn, seconds, log):
 
 def run(args):
     os.environ["BROKERD_BIN"] = str(Path(args.brokerd).resolve())
+    from brokerd_harness import free_port
     from cluster_harness import QuorumCluster  # reads BROKERD_BIN
 
     out = Path(args.out)
@@ -119,6 +121,8 @@ def run(args):
         overrides.update(kept.BROKER_SETTINGS[k])
     # The campaign's topics: every replica of each must be back in its ISR after the faults.
     topics = [TOPIC] + [kept.TOPIC_OF[k] for k in kept_kinds]
+    if "http" in workloads:
+        overrides.update(http_load.BROKER_SETTINGS)
     transactional = "transactional" in workloads
     if transactional:
         overrides.update(txn.BROKER_SETTINGS)
@@ -136,6 +140,7 @@ def run(args):
         cluster = netns.NetnsCluster(out / "nodes", voters=args.nodes, overrides=overrides, per_node=per_node)
     else:
         cluster = QuorumCluster(out / "nodes", voters=args.nodes, overrides=overrides, per_node=per_node)
+    http_addresses = http_load.listen(cluster, free_port) if "http" in workloads else {}
     mounts = []
     if "full-disk" in kinds:
         # Each node's data directory on a file system of its own that the nemesis can fill.
@@ -195,6 +200,8 @@ def run(args):
                 admin = AdminWorkload(recorder, bootstrap, random.Random(args.seed * 7919 + 2)).start()
             elif kind == "transactional":
                 txn_load = txn.TransactionalWorkload(recorder, bootstrap, args.seed).start()
+            elif kind == "http":
+                writers.append(http_load.HttpWriter(recorder, TOPIC, args.rate, http_addresses, args.seed).start())
             elif kind == "group":
                 group = GroupConsumers(recorder, TOPIC, bootstrap, random.Random(args.seed * 7919 + 1)).start()
             else:
@@ -243,6 +250,8 @@ def run(args):
             result.update(kept.check_compacted(recorder.events(), *compacted_final))
         if txn_final is not None:
             result.update(txn.check(recorder.events(), txn_final))
+        if "http" in workloads:
+            result.update(http_load.check(recorder.events(), args.partitions))
         if "retention" in kept_kinds:
             result.update(kept.check_retained(recorder.events()))
             result["retention_samples"] = sampler.samples

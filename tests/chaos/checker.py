@@ -243,7 +243,7 @@ TXN_ANOMALIES = ("lost_commits", "torn_transactions", "aborted_reads", "eos_dupl
 ANOMALIES = ("lost", "duplicates", "reordered", "unexpected", "moved", "offset_changed", "diverged",
              "group_rewound", "commit_lost", "group_skipped", "sanitizer", "writers_crashed",
              "admin_lost", "admin_partitions", "admin_config", "crashed", "isr_not_restored",
-             "compacted_lost", "compacted_diverged", "retention_past_hw") + TXN_ANOMALIES
+             "compacted_lost", "compacted_diverged", "retention_past_hw", "http_misplaced") + TXN_ANOMALIES
 
 
 def named_anomalies(result):

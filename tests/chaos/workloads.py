@@ -9,7 +9,8 @@ A tailer reads every partition as it grows; what it read is compared with the fi
 A consumer group ("group" workload) reads the topic while its members come and go, committing
 what it has processed; the checker looks for commits that went backwards and records the
 group skipped. The "admin" workload (admin_workload.py) creates, grows, reconfigures and
-deletes topics of its own.
+deletes topics of its own. The "http" workload (http_workload.py) writes through the /v1 HTTP
+API of a random node at acks=all.
 """
 import json
 import threading
@@ -17,8 +18,9 @@ import time
 
 from confluent_kafka import Consumer, KafkaError, KafkaException, Producer, TopicPartition
 
-WORKLOADS = ("idempotent", "acks-all", "acks1", "acks0", "group", "admin")
+WORKLOADS = ("idempotent", "acks-all", "acks1", "acks0", "group", "admin", "http")
 PROMISES = {
+    "http": {"durable": True, "idempotent": False},  # http_workload.py: acks=all through the /v1 API
     "idempotent": {"durable": True, "idempotent": True},
     "acks-all": {"durable": True, "idempotent": False},
     "acks1": {"durable": False, "idempotent": False},

@@ -3,6 +3,7 @@
 // connections through which it reaches the other nodes, put together.
 #include <cstdint>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "brokerd/http/api_server.h"
@@ -10,6 +11,7 @@
 
 namespace brokerd::metadata { class MetadataStore; }
 namespace brokerd::net {
+class BlockingPool;
 class Dispatcher;
 class ReactorPool;
 }  // namespace brokerd::net
@@ -21,14 +23,19 @@ struct ApiSettings {
   int32_t node_id = 0;
   // What this node presents to the other brokers' inter-broker listener.
   security::ClientCredentials inter_broker_credentials;
+  // http.authentication: "none" or "basic" (HTTP Basic against the SCRAM credentials).
+  std::string authentication = "none";
+  // Test builds only (inject.bug=http-hash-encoded-key): a base64 key is placed by the hash of
+  // its text instead of its bytes, which the fault campaign's http workload must catch.
+  bool hash_encoded_key = false;
 };
 
 class HttpApi {
  public:
   // `dispatcher` runs the Kafka requests the routes make: the node's own, so that ACLs,
   // quotas and tenant limits apply as for Kafka clients. Everything outlives the API.
-  HttpApi(net::ReactorPool& reactors, net::Dispatcher& dispatcher, const metadata::MetadataStore& metadata,
-          std::vector<HttpListener> listeners, ApiSettings settings);
+  HttpApi(net::ReactorPool& reactors, net::BlockingPool& blocking, net::Dispatcher& dispatcher,
+          const metadata::MetadataStore& metadata, std::vector<HttpListener> listeners, ApiSettings settings);
   ~HttpApi();
   HttpApi(const HttpApi&) = delete;
   HttpApi& operator=(const HttpApi&) = delete;
