@@ -658,7 +658,7 @@ int run(const brokerd::config::BrokerConfig& cfg) {
   api_settings.authentication = cfg.raw("http.authentication");
   api_settings.hash_encoded_key = bugs.http_hash_encoded_key;
   std::optional<http::HttpApi> api_server;
-  if (broker_role && !api_listeners.empty()) api_server.emplace(reactors, blocking, dispatcher, metadata, api_listeners, api_settings);
+  if (broker_role && !api_listeners.empty()) api_server.emplace(reactors, blocking, dispatcher, metadata, registry, api_listeners, api_settings);
 
   auto connections = [&server] { return static_cast<double>(server.connection_count()); };
   registry.gauge_fn("brokerd_connections", "Open client connections.", connections);

@@ -38,6 +38,15 @@ Reply method_not_allowed(std::string_view allow) {
 }  // namespace
 
 asio::awaitable<Reply> ApiRoutes::answer(Call& call) {
+  const auto started = std::chrono::steady_clock::now();
+  Route chosen = Route::none;
+  Reply reply = co_await route(call, chosen);
+  if (metrics_)
+    metrics_->observe(chosen, reply.status, call.body.size(), reply.body.size(), std::chrono::steady_clock::now() - started);
+  co_return reply;
+}
+
+asio::awaitable<Reply> ApiRoutes::route(Call& call, Route& chosen) {
   if (ctx_.basic) {
     // Each request names its user; one without valid credentials never acts as anyone.
     auto principal = co_await ctx_.basic->principal_of(call.authorization);
@@ -72,14 +81,17 @@ asio::awaitable<Reply> ApiRoutes::answer(Call& call) {
 
   if (s.size() == 1 && s[0] == "topics") {
     if (!post) co_return method_not_allowed("POST");
+    chosen = Route::create_topic;
     co_return co_await create_topic(ctx_, call);
   }
   if (s.size() == 3 && s[0] == "topics" && s[2] == "metadata") {
     if (!get) co_return method_not_allowed("GET");
+    chosen = Route::topic_metadata;
     co_return co_await topic_metadata(ctx_, call, s[1]);
   }
   if (s.size() == 3 && s[0] == "topics" && s[2] == "records") {
     if (!post) co_return method_not_allowed("POST");
+    chosen = Route::produce;
     co_return co_await produce_records(ctx_, call, s[1]);
   }
   if (s.size() == 5 && s[0] == "topics" && s[2] == "partitions" && s[4] == "records") {
@@ -88,9 +100,11 @@ asio::awaitable<Reply> ApiRoutes::answer(Call& call) {
     auto [end, ec] = std::from_chars(s[3].data(), s[3].data() + s[3].size(), partition);
     if (ec != std::errc() || end != s[3].data() + s[3].size() || partition < 0)
       co_return bad_request("the partition must be a non-negative integer");
+    chosen = Route::read;
     co_return co_await read_records(ctx_, call, s[1], partition, *query);
   }
   if (s.size() == 3 && s[0] == "groups" && s[2] == "positions") {
+    chosen = get ? Route::read_positions : Route::save_positions;
     if (get) co_return co_await read_positions(ctx_, call, s[1]);
     if (post) co_return co_await save_positions(ctx_, call, s[1]);
     co_return method_not_allowed("GET, POST");

@@ -12,17 +12,22 @@
 #include <string>
 
 #include "brokerd/http/routes.h"
+#include "http/route_metrics.h"
 #include "http/route_support.h"
 
 namespace brokerd::http {
 
 class ApiRoutes final : public Routes {
  public:
-  explicit ApiRoutes(ApiContext ctx) : ctx_(ctx) {}
+  // `metrics` may be null (no counting).
+  ApiRoutes(ApiContext ctx, RouteMetrics* metrics) : ctx_(ctx), metrics_(metrics) {}
   boost::asio::awaitable<Reply> answer(Call& call) override;
 
  private:
+  // The reply, and which route gave it.
+  boost::asio::awaitable<Reply> route(Call& call, Route& chosen);
   ApiContext ctx_;
+  RouteMetrics* metrics_;
 };
 
 boost::asio::awaitable<Reply> create_topic(ApiContext& ctx, Call& call);

@@ -9,14 +9,18 @@ namespace brokerd::http {
 
 struct HttpApi::Parts {
   Parts(net::ReactorPool& reactors, net::BlockingPool& blocking, net::Dispatcher& dispatcher,
-        const metadata::MetadataStore& metadata, std::vector<HttpListener> listeners, ApiSettings settings)
-      : basic(metadata, blocking),
+        const metadata::MetadataStore& metadata, metrics::Registry& registry, std::vector<HttpListener> listeners,
+        ApiSettings settings)
+      : metrics(registry),
+        basic(metadata, blocking),
         links(reactors, metadata, settings.node_id, settings.inter_broker_credentials),
         calls(dispatcher, links),
         routes(ApiContext{calls, metadata, settings.node_id, settings.server.request_timeout_ms,
                           settings.authentication == "basic" ? &basic : nullptr, settings.hash_encoded_key,
-                          &quota_waits}),
+                          &quota_waits},
+               &metrics),
         server(reactors, routes, std::move(listeners), settings.server) {}
+  RouteMetrics metrics;
   BasicAuthenticator basic;
   QuotaWaits quota_waits;
   NodeLinks links;
@@ -26,8 +30,9 @@ struct HttpApi::Parts {
 };
 
 HttpApi::HttpApi(net::ReactorPool& reactors, net::BlockingPool& blocking, net::Dispatcher& dispatcher,
-                 const metadata::MetadataStore& metadata, std::vector<HttpListener> listeners, ApiSettings settings)
-    : parts_(std::make_unique<Parts>(reactors, blocking, dispatcher, metadata, std::move(listeners),
+                 const metadata::MetadataStore& metadata, metrics::Registry& registry,
+                 std::vector<HttpListener> listeners, ApiSettings settings)
+    : parts_(std::make_unique<Parts>(reactors, blocking, dispatcher, metadata, registry, std::move(listeners),
                                      std::move(settings))) {}
 
 HttpApi::~HttpApi() = default;

@@ -31,7 +31,8 @@ def cluster(tmp_path_factory):
     c = QuorumCluster(tmp_path_factory.mktemp("http"), overrides={
         "offsets.topic.replication.factor": "3", "http.max.request.bytes": str(MAX_BODY),
         "http.request.timeout.ms": "10000"},
-        per_node={i: {"http.listeners": f"http://127.0.0.1:{p}"} for i, p in http_ports.items()})
+        per_node={i: {"http.listeners": f"http://127.0.0.1:{p}", "metrics.listener": f"127.0.0.1:{free_port()}"}
+                  for i, p in http_ports.items()})
     c.http_ports = http_ports
     try:
         yield c.start()
@@ -404,3 +405,20 @@ def test_the_openapi_description_names_exactly_the_routes_served(cluster):
         assert not (status == 404 and answer["message"].startswith("no such route")), (method, path)
     status, answer, _ = call(cluster, 1, "DELETE", "/v1/topics/h-openapi/metadata")
     assert status == 405
+
+
+def test_every_route_is_counted_in_the_metrics(cluster):
+    from prometheus_text import scrape, value
+    create(cluster, "h-metrics", partitions=1, copies=1, node=3)
+    call(cluster, 3, "POST", "/v1/topics/h-metrics/records", {"records": [{"value": "m"}]})
+    read(cluster, 3, "h-metrics", 0)
+    call(cluster, 3, "GET", "/v1/topics/h-metrics-none/metadata")
+    port = int(cluster.nodes[3].overrides["metrics.listener"].rsplit(":", 1)[1])
+    samples = scrape(port)[0]
+    for route in ("create_topic", "produce", "read", "topic_metadata"):
+        assert value(samples, "brokerd_http_requests_total", route=route) >= 1, route
+        assert value(samples, "brokerd_http_request_latency_seconds_count", route=route) >= 1, route
+    assert value(samples, "brokerd_http_request_bytes_total", route="produce") > 0
+    assert value(samples, "brokerd_http_response_bytes_total", route="read") > 0
+    assert value(samples, "brokerd_http_responses_total", status="201") >= 1
+    assert value(samples, "brokerd_http_responses_total", status="404") >= 1

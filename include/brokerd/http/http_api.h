@@ -10,6 +10,7 @@
 #include "brokerd/security/sasl_client.h"
 
 namespace brokerd::metadata { class MetadataStore; }
+namespace brokerd::metrics { class Registry; }
 namespace brokerd::net {
 class BlockingPool;
 class Dispatcher;
@@ -34,8 +35,10 @@ class HttpApi {
  public:
   // `dispatcher` runs the Kafka requests the routes make: the node's own, so that ACLs,
   // quotas and tenant limits apply as for Kafka clients. Everything outlives the API.
+  // Its metrics go to `registry` (route_metrics.h).
   HttpApi(net::ReactorPool& reactors, net::BlockingPool& blocking, net::Dispatcher& dispatcher,
-          const metadata::MetadataStore& metadata, std::vector<HttpListener> listeners, ApiSettings settings);
+          const metadata::MetadataStore& metadata, metrics::Registry& registry, std::vector<HttpListener> listeners,
+          ApiSettings settings);
   ~HttpApi();
   HttpApi(const HttpApi&) = delete;
   HttpApi& operator=(const HttpApi&) = delete;
