@@ -368,7 +368,10 @@ int run(const brokerd::config::BrokerConfig& cfg) {
     (controller ? controller_listeners : client_listeners).push_back(l);
   }
   if (broker_role)
-    for (auto& l : api_listeners) l.bound = std::make_shared<net::BoundAddress>(l.host, l.port, "http.listeners");
+    for (auto& l : api_listeners) {
+      if (l.https) l.tls = security::tls_listener(cfg, "HTTPS");
+      l.bound = std::make_shared<net::BoundAddress>(l.host, l.port, "http.listeners");
+    }
   std::shared_ptr<net::BoundAddress> metrics_bound;
   if (metrics_at && broker_role)
     metrics_bound = std::make_shared<net::BoundAddress>(metrics_at->host, metrics_at->port, "metrics.listener");

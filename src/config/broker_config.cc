@@ -186,6 +186,8 @@ void BrokerConfig::validate() const {
     // presents its credentials there.
     bool named = rest.starts_with(lower(raw("controller.listener.names")) + ".");
     for (const auto& l : ls) named = named || rest.starts_with(lower(l.listener) + ".");
+    // The HTTP API's https listeners take their TLS settings under the name https.
+    named = named || (rest.starts_with("https.") && raw("http.listeners").find("https://") != std::string::npos);
     if (!named) throw ConfigError(fmt::format("{}: no listener of that name", key));
   }
   auto adv = advertised_listeners();

@@ -57,6 +57,12 @@ asio::awaitable<Reply> ApiRoutes::route(Call& call, Route& chosen) {
       co_return r;
     }
     call.connection.principal = std::move(*principal);
+  } else if (ctx_.mtls) {
+    if (call.certificate_principal.empty()) {
+      co_return error_reply(ErrorCode::sasl_authentication_failed,
+                            "a client certificate is required (https with http.authentication=mtls)");
+    }
+    call.connection.principal = std::string(call.certificate_principal);
   }
   // A principal over its quota was told to wait: until then its requests are answered 429.
   if (ctx_.quota_waits) {

@@ -9,6 +9,7 @@
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
 #include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/ssl/stream.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/use_awaitable.hpp>
@@ -27,6 +28,7 @@
 #include "brokerd/net/bound_address.h"
 #include "brokerd/net/reactor_pool.h"
 #include "brokerd/net/request.h"
+#include "brokerd/net/tls.h"
 
 namespace brokerd::http {
 
@@ -57,10 +59,11 @@ std::vector<HttpListener> parse_http_listeners(std::string_view text) {
       if (comma == text.size()) break;
       continue;
     }
-    constexpr std::string_view kScheme = "http://";
-    if (entry.substr(0, kScheme.size()) != kScheme)
-      throw std::invalid_argument("'" + std::string(entry) + "' is not http://HOST:PORT");
-    std::string_view address = entry.substr(kScheme.size());
+    constexpr std::string_view kHttp = "http://", kHttps = "https://";
+    const bool https = entry.substr(0, kHttps.size()) == kHttps;
+    if (!https && entry.substr(0, kHttp.size()) != kHttp)
+      throw std::invalid_argument("'" + std::string(entry) + "' is not http://HOST:PORT or https://HOST:PORT");
+    std::string_view address = entry.substr(https ? kHttps.size() : kHttp.size());
     const size_t colon = address.rfind(':');
     if (colon == std::string_view::npos) throw std::invalid_argument("'" + std::string(entry) + "' has no port");
     std::string_view host = address.substr(0, colon);
@@ -70,7 +73,7 @@ std::vector<HttpListener> parse_http_listeners(std::string_view text) {
     auto [end, ec] = std::from_chars(port.data(), port.data() + port.size(), value);
     if (port.empty() || ec != std::errc() || end != port.data() + port.size() || value > 65535)
       throw std::invalid_argument("'" + std::string(entry) + "' has no valid port");
-    out.push_back({std::string(host), static_cast<uint16_t>(value), nullptr});
+    out.push_back({std::string(host), static_cast<uint16_t>(value), https, nullptr, nullptr});
     if (comma == text.size()) break;
   }
   return out;
@@ -124,23 +127,11 @@ std::optional<Reply> read_failure(const beast::error_code& ec) {
   return std::nullopt;  // the peer went away or was too slow
 }
 
-asio::awaitable<void> serve(std::shared_ptr<ApiServer::State> s, tcp::socket socket, size_t shard) {
-  std::string peer = "?";
-  {
-    boost::system::error_code ec;
-    auto ep = socket.remote_endpoint(ec);
-    if (!ec) peer = ep.address().to_string() + ":" + std::to_string(ep.port());
-  }
-  net::ConnectionContext conn;
-  conn.peer = peer;
-  conn.listener = "HTTP";
-  conn.id = next_connection_id.fetch_add(1);
-  conn.shard = shard;
-  beast::tcp_stream stream(std::move(socket));
-  {
-    std::lock_guard lock(s->mu);
-    s->open.insert(&stream.socket());
-  }
+// Requests one after the other on `stream` (the TCP stream itself, or TLS over it), until
+// the client goes away, sends something wrong, is too slow, or the server stops.
+template <typename Stream>
+asio::awaitable<void> serve_requests(std::shared_ptr<ApiServer::State> s, Stream& stream, beast::tcp_stream& lowest,
+                                     net::ConnectionContext& conn, const std::string& certificate_principal) {
   beast::flat_buffer buffer;
   const auto idle = std::chrono::milliseconds(s->settings.idle_timeout_ms);
   const auto request_time = std::chrono::milliseconds(s->settings.request_timeout_ms);
@@ -148,12 +139,12 @@ asio::awaitable<void> serve(std::shared_ptr<ApiServer::State> s, tcp::socket soc
     // An idle keep-alive connection may wait long for its next request; once a byte of it has
     // come, the whole request must arrive within the request timeout (slow senders are cut).
     if (buffer.size() == 0) {
-      stream.expires_after(idle);
+      lowest.expires_after(idle);
       auto [ec, n] = co_await stream.async_read_some(buffer.prepare(4096), kTuple);
       if (ec) break;
       buffer.commit(n);
     }
-    stream.expires_after(request_time);
+    lowest.expires_after(request_time);
     bhttp::request_parser<bhttp::string_body> parser;
     parser.header_limit(static_cast<uint32_t>(s->settings.max_header_bytes));
     parser.body_limit(s->settings.max_body_bytes);
@@ -161,7 +152,7 @@ asio::awaitable<void> serve(std::shared_ptr<ApiServer::State> s, tcp::socket soc
     if (rec) {
       if (auto reply = read_failure(rec)) {
         auto res = to_response(std::move(*reply), 11, false);
-        stream.expires_after(std::chrono::seconds(5));
+        lowest.expires_after(std::chrono::seconds(5));
         co_await bhttp::async_write(stream, res, kTuple);
       }
       break;
@@ -177,18 +168,64 @@ asio::awaitable<void> serve(std::shared_ptr<ApiServer::State> s, tcp::socket soc
               std::string_view(req.body()),
               std::string_view(authorization.data(), authorization.size()),
               std::string_view(content_type.data(), content_type.size()),
+              certificate_principal,
               conn};
     Reply reply;
     try {
       reply = co_await s->routes.answer(call);
     } catch (const std::exception& e) {
-      s->log->warn("{} {} from {}: {}", call.method, call.target, peer, e.what());
+      s->log->warn("{} {} from {}: {}", call.method, call.target, conn.peer, e.what());
       reply = plain_error(500, "unknown_server_error", "the request failed on the server");
     }
     auto res = to_response(std::move(reply), req.version(), keep_alive);
-    stream.expires_after(request_time);
+    lowest.expires_after(request_time);
     auto [wec, wn] = co_await bhttp::async_write(stream, res, kTuple);
     if (wec || !keep_alive) break;
+  }
+}
+
+asio::awaitable<void> serve(std::shared_ptr<ApiServer::State> s, tcp::socket socket, size_t shard,
+                            std::shared_ptr<net::TlsServerContext> tls) {
+  net::ConnectionContext conn;
+  {
+    boost::system::error_code ec;
+    auto ep = socket.remote_endpoint(ec);
+    conn.peer = ec ? "?" : ep.address().to_string() + ":" + std::to_string(ep.port());
+  }
+  conn.listener = tls ? "HTTPS" : "HTTP";
+  conn.id = next_connection_id.fetch_add(1);
+  conn.shard = shard;
+  conn.security = tls ? SecurityProtocol::ssl : SecurityProtocol::plaintext;
+  beast::tcp_stream stream(std::move(socket));
+  {
+    std::lock_guard lock(s->mu);
+    s->open.insert(&stream.socket());
+  }
+  if (tls) {
+    auto context = net::handshake_context(*tls);
+    asio::ssl::stream<beast::tcp_stream&> secure(stream, *context);
+    stream.expires_after(tls->settings().handshake_timeout);
+    auto [hec] = co_await secure.async_handshake(asio::ssl::stream_base::server, kTuple);
+    std::string certificate_principal;
+    bool refused = false;
+    if (!hec) {
+      if (auto subject = net::certificate_subject(secure.native_handle())) {
+        const auto& map = tls->settings().principal_of;
+        auto principal = map ? map(*subject) : std::optional<std::string>("User:" + *subject);
+        if (principal) {
+          certificate_principal = std::move(*principal);
+        } else {
+          s->log->info("https connection from {}: no ssl.principal.mapping.rules rule matches the certificate subject "
+                       "'{}', closing", conn.peer, *subject);
+          refused = true;
+        }
+      }
+    } else {
+      s->log->debug("https connection from {}: TLS handshake failed: {}", conn.peer, hec.message());
+    }
+    if (!hec && !refused) co_await serve_requests(s, secure, stream, conn, certificate_principal);
+  } else {
+    co_await serve_requests(s, stream, stream, conn, std::string());
   }
   {
     std::lock_guard lock(s->mu);
@@ -221,7 +258,7 @@ asio::awaitable<void> accept_loop(std::shared_ptr<ApiServer::State> s, size_t in
     s->connections.fetch_add(1);
     socket.set_option(tcp::no_delay(true));
     auto ex = socket.get_executor();
-    asio::co_spawn(ex, serve(s, std::move(socket), shard), asio::detached);
+    asio::co_spawn(ex, serve(s, std::move(socket), shard, s->listeners[index].tls), asio::detached);
   }
 }
 

@@ -16,7 +16,8 @@ struct HttpApi::Parts {
         links(reactors, metadata, settings.node_id, settings.inter_broker_credentials),
         calls(dispatcher, links),
         routes(ApiContext{calls, metadata, settings.node_id, settings.server.request_timeout_ms,
-                          settings.authentication == "basic" ? &basic : nullptr, settings.hash_encoded_key,
+                          settings.authentication == "basic" ? &basic : nullptr, settings.authentication == "mtls",
+                          settings.hash_encoded_key,
                           &quota_waits},
                &metrics),
         server(reactors, routes, std::move(listeners), settings.server) {}

@@ -49,6 +49,8 @@ struct ApiContext {
   // http.authentication=basic: every request names its user; nullptr: none, every request
   // acts as the connection's principal (User:ANONYMOUS).
   BasicAuthenticator* basic = nullptr;
+  // http.authentication=mtls: every request acts as its connection's certificate principal.
+  bool mtls = false;
   // An injected bug of test builds (http_api.h): base64 keys hashed as text.
   bool hash_encoded_key = false;
   QuotaWaits* quota_waits = nullptr;

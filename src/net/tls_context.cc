@@ -207,4 +207,10 @@ std::optional<std::string> peer_subject(SSL* ssl) {
   return java_rfc2253_name(X509_get_subject_name(cert.get()));
 }
 
+std::shared_ptr<boost::asio::ssl::context> handshake_context(TlsServerContext& tls) {
+  return static_cast<TlsContextImpl&>(tls).current();
+}
+
+std::optional<std::string> certificate_subject(ssl_st* ssl) { return peer_subject(ssl); }
+
 }  // namespace brokerd::net

@@ -126,3 +126,66 @@ def test_tenant_limits_give_403_policy_violation(node):
                                    user="bob")[0] == 201)
     status, body, _ = call(node, "POST", "/v1/topics", {"name": "bob-2", "partitions": 1, "copies": 1}, user="bob")
     assert status == 403 and body["error"] == "policy_violation", body
+
+
+RULES = "RULE:^CN=([^,]+),OU=eng,O=brokerd-tests$/$1/L,DEFAULT"
+
+
+@pytest.fixture
+def tls_node(broker_factory, tmp_path):
+    from pki import Authority
+    ca = Authority(tmp_path / "pki")
+    other = Authority(tmp_path / "pki-other", name="other-ca")
+    pki = {"ca": ca, "server": ca.issue("server", "127.0.0.1", server=True), "alice": ca.issue("alice", "Alice", ou="eng"),
+           "untrusted": other.issue("mallory", "alice", ou="eng")}
+    port = free_port()
+    b = broker_factory({
+        "http.listeners": f"https://127.0.0.1:{port}", "http.authentication": "mtls",
+        "listener.name.https.ssl.keystore.location": str(pki["server"]["pem"]),
+        "listener.name.https.ssl.truststore.location": str(ca.ca_file),
+        "listener.name.https.ssl.client.auth": "requested",
+        "listener.name.https.ssl.principal.mapping.rules": RULES,
+        "authorizer.class.name": "org.apache.kafka.metadata.authorizer.StandardAuthorizer",
+        "super.users": "User:ANONYMOUS"})
+    b.http_port = port
+    b.pki = pki
+    return b
+
+
+def https_call(b, method, path, body=None, client=None):
+    import ssl
+    ctx = ssl.create_default_context(cafile=str(b.pki["ca"].ca_file))
+    if client:
+        ctx.load_cert_chain(str(b.pki[client]["cert"]), str(b.pki[client]["key"]))
+    conn = http.client.HTTPSConnection("127.0.0.1", b.http_port, context=ctx, timeout=30)
+    try:
+        conn.request(method, path, body=json.dumps(body).encode() if body is not None else None,
+                     headers={"Content-Type": "application/json"})
+        resp = conn.getresponse()
+        text = resp.read()
+        return resp.status, (json.loads(text) if text else None)
+    finally:
+        conn.close()
+
+
+def test_https_with_client_certificates_names_the_principal(tls_node):
+    b = tls_node
+    ctl(b, "topics", "create", "sec-tls", "--partitions", "1")
+    # No certificate: 401; a certificate from another authority: the handshake fails.
+    status, body = https_call(b, "GET", "/v1/topics/sec-tls/metadata")
+    assert status == 401 and body["error"] == "sasl_authentication_failed", body
+    import ssl
+    with pytest.raises((ssl.SSLError, ConnectionError, OSError)):
+        https_call(b, "GET", "/v1/topics/sec-tls/metadata", client="untrusted")
+    # alice's certificate maps to User:alice, whose ACLs decide.
+    status, body = https_call(b, "POST", "/v1/topics/sec-tls/records", {"records": [{"value": "v"}]}, client="alice")
+    assert status == 403 and body["error"] == "topic_authorization_failed", body
+    ctl(b, "acls", "create", "--principal", "User:alice", "--topic", "sec-tls", "--operation", "WRITE")
+    assert eventually(lambda: https_call(b, "POST", "/v1/topics/sec-tls/records", {"records": [{"value": "v"}]},
+                                         client="alice")[0] == 200)
+    # curl speaks to it too.
+    out = subprocess.run(["curl", "-s", "--cacert", str(b.pki["ca"].ca_file), "--cert", str(b.pki["alice"]["cert"]),
+                          "--key", str(b.pki["alice"]["key"]), "-XPOST", "-d", '{"records": [{"value": "c"}]}',
+                          f"https://127.0.0.1:{b.http_port}/v1/topics/sec-tls/records"],
+                         capture_output=True, text=True, timeout=30)
+    assert json.loads(out.stdout)["offsets"][0]["offset"] >= 1, out.stdout

@@ -15,6 +15,7 @@
 namespace brokerd::net {
 class BoundAddress;
 class ReactorPool;
+class TlsServerContext;
 }  // namespace brokerd::net
 
 namespace brokerd::http {
@@ -22,11 +23,15 @@ namespace brokerd::http {
 struct HttpListener {
   std::string host;  // "" or "0.0.0.0": every interface
   uint16_t port = 0;
+  bool https = false;
   // Bound ahead (net/bound_address.h), so that a taken port stops the node at start.
   std::shared_ptr<net::BoundAddress> bound;
+  // https: the TLS every connection handshakes first (listener.name.https.ssl.*).
+  std::shared_ptr<net::TlsServerContext> tls;
 };
 
-// `http://HOST:PORT,...` (http.listeners). Throws std::invalid_argument naming the bad entry.
+// `http://HOST:PORT` and `https://HOST:PORT`, comma separated (http.listeners). Throws
+// std::invalid_argument naming the bad entry.
 std::vector<HttpListener> parse_http_listeners(std::string_view text);
 
 struct ServerSettings {

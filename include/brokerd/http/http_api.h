@@ -24,7 +24,8 @@ struct ApiSettings {
   int32_t node_id = 0;
   // What this node presents to the other brokers' inter-broker listener.
   security::ClientCredentials inter_broker_credentials;
-  // http.authentication: "none" or "basic" (HTTP Basic against the SCRAM credentials).
+  // http.authentication: "none", "basic" (HTTP Basic against the SCRAM credentials) or "mtls"
+  // (the principal of the client's certificate, on https listeners).
   std::string authentication = "none";
   // Test builds only (inject.bug=http-hash-encoded-key): a base64 key is placed by the hash of
   // its text instead of its bytes, which the fault campaign's http workload must catch.

@@ -20,6 +20,9 @@ struct Call {
   std::string_view body;
   std::string_view authorization;  // the Authorization header, empty when absent
   std::string_view content_type;
+  // On an https connection whose client presented a certificate: the principal its subject
+  // maps to (ssl.principal.mapping.rules); empty otherwise.
+  std::string_view certificate_principal;
   // The connection's identity (principal, peer) and Kafka's per-connection state (a quota's mute).
   net::ConnectionContext& connection;
 };

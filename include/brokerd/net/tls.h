@@ -9,6 +9,9 @@
 #include <string>
 #include <vector>
 
+struct ssl_st;
+namespace boost::asio::ssl { class context; }
+
 namespace brokerd::net {
 
 enum class ClientAuth { none, requested, required };
@@ -48,5 +51,12 @@ class TlsServerContext {
   explicit TlsServerContext(TlsSettings s) : settings_(std::move(s)) {}
   TlsSettings settings_;
 };
+
+// For a server of another module on the same settings (the HTTP API's https listeners): the
+// context a new connection handshakes with (its files read again when they changed), and the
+// subject of the certificate the client presented after the handshake, in RFC 2253 form as
+// Java writes it (nullopt when it presented none).
+std::shared_ptr<boost::asio::ssl::context> handshake_context(TlsServerContext& tls);
+std::optional<std::string> certificate_subject(ssl_st* ssl);
 
 }  // namespace brokerd::net

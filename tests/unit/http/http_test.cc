@@ -44,6 +44,10 @@ TEST(HttpListeners, ParsesAListAndRefusesWhatIsNotHttp) {
   EXPECT_TRUE(parse_http_listeners("").empty());
   EXPECT_THROW(parse_http_listeners("127.0.0.1:80"), std::invalid_argument);
   EXPECT_THROW(parse_http_listeners("ftp://h:1"), std::invalid_argument);
+  auto s = parse_http_listeners("https://0.0.0.0:8443");
+  ASSERT_EQ(s.size(), 1u);
+  EXPECT_TRUE(s[0].https);
+  EXPECT_FALSE(l[0].https);
   EXPECT_THROW(parse_http_listeners("http://h:99999"), std::invalid_argument);
   EXPECT_THROW(parse_http_listeners("http://h"), std::invalid_argument);
 }
