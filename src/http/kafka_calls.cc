@@ -51,7 +51,7 @@ Bytes flatten(const std::vector<OutChunk>& chunks) {
 
 }  // namespace
 
-asio::awaitable<Bytes> KafkaCalls::here(net::ConnectionContext& connection, int16_t api_key, int16_t version,
+asio::awaitable<SharedBytes> KafkaCalls::here(net::ConnectionContext& connection, int16_t api_key, int16_t version,
                                         Bytes body) {
   protocol::Writer w;
   protocol::encode_request_header(w, api_key, version, 0, kClientId);
@@ -68,10 +68,11 @@ asio::awaitable<Bytes> KafkaCalls::here(net::ConnectionContext& connection, int1
   req.connection = &connection;
   net::Response res = co_await local_.dispatch(std::move(req));
   if (!res.send || res.chunks.empty()) throw std::runtime_error("the request was refused");
-  Bytes whole = flatten(res.chunks);
-  protocol::Reader r(whole);
+  auto whole = std::make_shared<Bytes>(flatten(res.chunks));
+  protocol::Reader r(*whole);
   protocol::decode_response_header(r, api_key, version);
-  co_return Bytes(whole.end() - static_cast<ptrdiff_t>(r.remaining()), whole.end());
+  const size_t header = whole->size() - r.remaining();
+  co_return SharedBytes{whole, std::span<const std::byte>(whole->data() + header, r.remaining())};
 }
 
 asio::awaitable<std::optional<Bytes>> KafkaCalls::at(int32_t node, int16_t api_key, int16_t version, Bytes body,
