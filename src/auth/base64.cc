@@ -4,6 +4,7 @@
 #include <openssl/rand.h>
 
 #include <climits>
+#include <cstdint>
 #include <stdexcept>
 
 namespace brokerd::auth {
@@ -22,6 +23,49 @@ std::string base64_encode(std::string_view in) {
                           reinterpret_cast<const unsigned char*>(in.data()), static_cast<int>(in.size()));
   out.resize(static_cast<size_t>(n));
   return out;
+}
+
+namespace {
+
+constexpr char kAlphabet[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+
+// Every 12-bit value as its two characters: three input bytes are two lookups.
+struct PairTable {
+  char pairs[4096][2];
+  constexpr PairTable() : pairs() {
+    for (int i = 0; i < 4096; ++i) {
+      pairs[i][0] = kAlphabet[i >> 6];
+      pairs[i][1] = kAlphabet[i & 63];
+    }
+  }
+};
+constexpr PairTable kPairs;
+
+}  // namespace
+
+void base64_append(std::string& out, std::string_view in) {
+  const size_t start = out.size();
+  out.resize(start + 4 * ((in.size() + 2) / 3));
+  char* o = out.data() + start;
+  const auto* p = reinterpret_cast<const unsigned char*>(in.data());
+  size_t i = 0;
+  for (; i + 3 <= in.size(); i += 3) {
+    const uint32_t v = (uint32_t(p[i]) << 16) | (uint32_t(p[i + 1]) << 8) | uint32_t(p[i + 2]);
+    const char* a = kPairs.pairs[v >> 12];
+    const char* b = kPairs.pairs[v & 0xFFF];
+    o[0] = a[0];
+    o[1] = a[1];
+    o[2] = b[0];
+    o[3] = b[1];
+    o += 4;
+  }
+  if (const size_t left = in.size() - i; left > 0) {
+    const uint32_t v = (uint32_t(p[i]) << 16) | (left == 2 ? uint32_t(p[i + 1]) << 8 : 0u);
+    o[0] = kAlphabet[(v >> 18) & 63];
+    o[1] = kAlphabet[(v >> 12) & 63];
+    o[2] = left == 2 ? kAlphabet[(v >> 6) & 63] : '=';
+    o[3] = '=';
+  }
 }
 
 static bool is_base64_char(char c) {

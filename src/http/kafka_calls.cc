@@ -19,25 +19,27 @@ namespace {
 
 constexpr std::string_view kClientId = "brokerd-http";
 
-// The response's bytes in one buffer: file ranges (a fetch's records) are read here. The
-// read path has already brought cold ranges into the page cache off the reactor.
-Bytes flatten(const std::vector<OutChunk>& chunks) {
+// The response's bytes in one buffer (not zeroed first: every byte is written): file ranges
+// (a fetch's records) are read here. The read path has already brought cold ranges into the
+// page cache off the reactor.
+SharedBytes flatten(const std::vector<OutChunk>& chunks) {
   size_t total = 0;
   for (const auto& c : chunks) total += chunk_size(c);
-  Bytes out(total);
+  std::shared_ptr<std::byte[]> buffer = std::make_unique_for_overwrite<std::byte[]>(total);
+  std::byte* out = buffer.get();
   size_t at = 0;
   for (const auto& c : chunks) {
     if (const auto* b = std::get_if<Bytes>(&c)) {
-      std::memcpy(out.data() + at, b->data(), b->size());
+      std::memcpy(out + at, b->data(), b->size());
       at += b->size();
     } else if (const auto* s = std::get_if<SharedBytes>(&c)) {
-      std::memcpy(out.data() + at, s->data.data(), s->size());
+      std::memcpy(out + at, s->data.data(), s->size());
       at += s->size();
     } else {
       const auto& f = std::get<FileSlice>(c);
       size_t done = 0;
       while (done < f.size) {
-        const ssize_t n = ::pread(f.file->fd(), out.data() + at + done, f.size - done,
+        const ssize_t n = ::pread(f.file->fd(), out + at + done, f.size - done,
                                   static_cast<off_t>(f.position + done));
         if (n < 0 && errno == EINTR) continue;
         if (n <= 0) throw std::runtime_error(std::string("reading a log segment: ") + (n < 0 ? std::strerror(errno) : "short file"));
@@ -46,7 +48,7 @@ Bytes flatten(const std::vector<OutChunk>& chunks) {
       at += f.size;
     }
   }
-  return out;
+  return SharedBytes{buffer, std::span<const std::byte>(out, total)};
 }
 
 }  // namespace
@@ -68,11 +70,10 @@ asio::awaitable<SharedBytes> KafkaCalls::here(net::ConnectionContext& connection
   req.connection = &connection;
   net::Response res = co_await local_.dispatch(std::move(req));
   if (!res.send || res.chunks.empty()) throw std::runtime_error("the request was refused");
-  auto whole = std::make_shared<Bytes>(flatten(res.chunks));
-  protocol::Reader r(*whole);
+  SharedBytes whole = flatten(res.chunks);
+  protocol::Reader r(whole.data);
   protocol::decode_response_header(r, api_key, version);
-  const size_t header = whole->size() - r.remaining();
-  co_return SharedBytes{whole, std::span<const std::byte>(whole->data() + header, r.remaining())};
+  co_return SharedBytes{whole.owner, whole.data.subspan(whole.size() - r.remaining())};
 }
 
 asio::awaitable<std::optional<Bytes>> KafkaCalls::at(int32_t node, int16_t api_key, int16_t version, Bytes body,

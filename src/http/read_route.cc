@@ -2,8 +2,6 @@
 // partition read through this node's Fetch path (a long poll woken by the next append), or
 // through its leader's when another node leads it. Records at or after `offset`, up to the
 // high watermark; control batches are not records.
-#include <boost/json/serialize.hpp>
-#include <boost/json/string_view.hpp>
 
 #include "brokerd/auth/base64.h"
 #include "brokerd/protocol/messages/fetch_request.h"
@@ -14,7 +12,6 @@
 namespace brokerd::http {
 
 namespace asio = boost::asio;
-namespace json = boost::json;
 
 namespace {
 
@@ -56,6 +53,32 @@ bool valid_utf8(std::span<const std::byte> bytes) {
   return true;
 }
 
+// UTF-8 text as the inside of a JSON string: quote, backslash and control characters escaped,
+// runs without them copied whole.
+void append_escaped(std::string& out, std::string_view text) {
+  size_t run = 0;
+  for (size_t i = 0; i < text.size(); ++i) {
+    const auto c = static_cast<unsigned char>(text[i]);
+    if (c >= 0x20 && c != '"' && c != '\\') continue;
+    out.append(text.data() + run, i - run);
+    run = i + 1;
+    switch (c) {
+      case '"': out += "\\\""; break;
+      case '\\': out += "\\\\"; break;
+      case '\n': out += "\\n"; break;
+      case '\r': out += "\\r"; break;
+      case '\t': out += "\\t"; break;
+      default: {
+        constexpr char hex[] = "0123456789abcdef";
+        out += "\\u00";
+        out += hex[c >> 4];
+        out += hex[c & 15];
+      }
+    }
+  }
+  out.append(text.data() + run, text.size() - run);
+}
+
 // A key, value or header value as the reader asked for it, appended to the reply: null, a
 // JSON string of the text, or of its base64; false when it is not UTF-8 text.
 bool append_bytes(std::string& out, const std::optional<std::span<const std::byte>>& bytes, bool base64) {
@@ -64,14 +87,14 @@ bool append_bytes(std::string& out, const std::optional<std::span<const std::byt
     return true;
   }
   std::string_view text(reinterpret_cast<const char*>(bytes->data()), bytes->size());
+  out += '"';
   if (base64) {
-    out += '"';
-    out += auth::base64_encode(text);
-    out += '"';
-    return true;
+    auth::base64_append(out, text);
+  } else {
+    if (!valid_utf8(*bytes)) return false;
+    append_escaped(out, text);
   }
-  if (!valid_utf8(*bytes)) return false;
-  out += json::serialize(json::string_view(text.data(), text.size()));
+  out += '"';
   return true;
 }
 

@@ -401,3 +401,16 @@ TEST(Scram, RandomAndTruncatedInputsDoNotCrash) {
     EXPECT_FALSE(client.verify(in));
   }
 }
+
+TEST(Base64, AppendMatchesEncodeForEveryLengthAndByte) {
+  std::string bytes;
+  for (int i = 0; i < 300; ++i) bytes.push_back(static_cast<char>((i * 37 + 11) & 0xFF));
+  for (size_t n = 0; n <= bytes.size(); ++n) {
+    std::string out = "prefix";
+    base64_append(out, std::string_view(bytes).substr(0, n));
+    ASSERT_EQ(out, "prefix" + base64_encode(std::string_view(bytes).substr(0, n))) << n;
+  }
+  std::string out;
+  base64_append(out, "any carnal pleas");
+  EXPECT_EQ(out, "YW55IGNhcm5hbCBwbGVhcw==");
+}
