@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <map>
+#include <set>
 
 #include "brokerd/protocol/messages/describe_groups_request.h"
 #include "brokerd/protocol/messages/describe_groups_response.h"
@@ -12,6 +13,8 @@
 #include "brokerd/protocol/messages/find_coordinator_response.h"
 #include "brokerd/protocol/messages/list_offsets_request.h"
 #include "brokerd/protocol/messages/list_offsets_response.h"
+#include "brokerd/protocol/messages/metadata_request.h"
+#include "brokerd/protocol/messages/metadata_response.h"
 #include "brokerd/protocol/messages/offset_commit_request.h"
 #include "brokerd/protocol/messages/offset_commit_response.h"
 #include "brokerd/protocol/messages/offset_fetch_request.h"
@@ -98,19 +101,29 @@ asio::awaitable<Reply> save_positions(ApiContext& ctx, Call& call, const std::st
     s["offset"] = *offset;
     saved.push_back(std::move(s));
   }
+  // Sent on only when this node refused nothing but its coordination: a partition refused here
+  // (its topic not authorized, say) must never be committed by the coordinator, which would
+  // take the request as this node's.
   auto elsewhere = [](const protocol::OffsetCommitResponse& r) {
+    bool any = false;
     for (const auto& t : r.topics)
-      for (const auto& p : t.partitions)
-        if (coordinator_elsewhere(static_cast<ErrorCode>(p.error_code))) return true;
-    return false;
+      for (const auto& p : t.partitions) {
+        if (!coordinator_elsewhere(static_cast<ErrorCode>(p.error_code))) return false;
+        any = true;
+      }
+    return any;
   };
   auto answer = co_await at_coordinator<protocol::OffsetCommitResponse>(ctx, call, group, req, kOffsetCommitVersion, elsewhere);
   if (auto* r = std::get_if<Reply>(&answer)) co_return std::move(*r);
-  for (const auto& t : std::get<protocol::OffsetCommitResponse>(answer).topics)
-    for (const auto& p : t.partitions)
-      if (p.error_code != 0)
-        co_return error_reply(static_cast<ErrorCode>(p.error_code),
-                              "saving the position of " + t.name + "-" + std::to_string(p.partition_index) + " for group " + group);
+  // A refusal says more than a coordinator that is moving: it is reported first.
+  for (const bool retriable : {false, true})
+    for (const auto& t : std::get<protocol::OffsetCommitResponse>(answer).topics)
+      for (const auto& p : t.partitions) {
+        const auto code = static_cast<ErrorCode>(p.error_code);
+        if (code != ErrorCode::none && (status_of(code) == 503) == retriable)
+          co_return error_reply(code, "saving the position of " + t.name + "-" + std::to_string(p.partition_index) +
+                                          " for group " + group);
+      }
   json::object body;
   body["group"] = group;
   body["positions"] = std::move(saved);
@@ -126,9 +139,22 @@ asio::awaitable<Reply> read_positions(ApiContext& ctx, Call& call, const std::st
   };
   auto answer = co_await at_coordinator<protocol::OffsetFetchResponse>(ctx, call, group, req, kOffsetFetchVersion, elsewhere);
   if (auto* r = std::get_if<Reply>(&answer)) co_return std::move(*r);
-  const auto& fetched = std::get<protocol::OffsetFetchResponse>(answer);
+  auto& fetched = std::get<protocol::OffsetFetchResponse>(answer);
   if (fetched.error_code != 0)
     co_return error_reply(static_cast<ErrorCode>(fetched.error_code), "reading the positions of group " + group);
+  // A coordinator elsewhere answered this node, which may see every topic: the topics the
+  // caller may not describe are left out, as the coordinator would have for the caller.
+  if (!fetched.topics.empty()) {
+    protocol::MetadataRequest mreq;
+    mreq.allow_auto_topic_creation = false;
+    mreq.topics = std::vector<protocol::MetadataRequest::MetadataRequestTopic>();
+    for (const auto& t : fetched.topics) mreq.topics->emplace_back().name = t.name;
+    auto visible = co_await ctx.kafka.here<protocol::MetadataResponse>(call.connection, mreq, kMetadataVersion);
+    std::set<std::string> hidden;
+    for (const auto& t : visible.topics)
+      if (static_cast<ErrorCode>(t.error_code) == ErrorCode::topic_authorization_failed) hidden.insert(t.name.value_or(""));
+    std::erase_if(fetched.topics, [&](const auto& t) { return hidden.count(t.name) > 0; });
+  }
 
   struct Position {
     int64_t offset = -1;

@@ -189,3 +189,45 @@ def test_https_with_client_certificates_names_the_principal(tls_node):
                           f"https://127.0.0.1:{b.http_port}/v1/topics/sec-tls/records"],
                          capture_output=True, text=True, timeout=30)
     assert json.loads(out.stdout)["offsets"][0]["offset"] >= 1, out.stdout
+
+
+def test_positions_through_a_node_that_does_not_coordinate_keep_the_callers_acls(tmp_path):
+    """The coordinator answers a node that forwards, not the caller: what the caller may not
+    do is refused where it asked, and what it may not see is left out of the answer."""
+    from cluster_harness import QuorumCluster
+    from confluent_kafka import Consumer, TopicPartition
+    ports = {i: free_port() for i in (1, 2, 3)}
+    c = QuorumCluster(tmp_path, overrides={
+        "http.authentication": "basic", "offsets.topic.replication.factor": "3",
+        "authorizer.class.name": "org.apache.kafka.metadata.authorizer.StandardAuthorizer",
+        "super.users": "User:ANONYMOUS"}, per_node={i: {"http.listeners": f"http://127.0.0.1:{p}"} for i, p in ports.items()})
+    try:
+        c.start()
+        b = c.nodes[1]
+        proc = subprocess.run([brokerctl_binary(), "--bootstrap-server", b.bootstrap, "users", "create", "alice",
+                               "--mechanism", "SCRAM-SHA-256", "--password-stdin", "--iterations", "4096"],
+                              input=USERS["alice"] + "\n", capture_output=True, text=True, timeout=60)
+        assert proc.returncode == 0, proc.stderr
+        for t in ("pos-a", "pos-b"):
+            ctl(b, "topics", "create", t, "--partitions", "1", "--replication-factor", "3")
+        ctl(b, "acls", "create", "--principal", "User:alice", "--group", "pos-g", "--operation", "READ")
+        ctl(b, "acls", "create", "--principal", "User:alice", "--topic", "pos-a", "--operation", "READ")
+        # An operator commits both topics for the group (Kafka, as the super user).
+        k = Consumer({"bootstrap.servers": c.bootstrap(), "group.id": "pos-g", "enable.auto.commit": False})
+        k.commit(offsets=[TopicPartition("pos-a", 0, 1), TopicPartition("pos-b", 0, 1)], asynchronous=False)
+        k.close()
+        for node, port in ports.items():
+            b.http_port = port
+            assert eventually(lambda: call(b, "GET", "/v1/groups/pos-g/positions", user="alice")[0] == 200)
+            status, body, _ = call(b, "GET", "/v1/groups/pos-g/positions", user="alice")
+            assert [p["topic"] for p in body["positions"]] == ["pos-a"], (node, body)
+            status, body, _ = call(b, "POST", "/v1/groups/pos-g/positions", {"positions": [
+                {"topic": "pos-a", "partition": 0, "offset": 2}, {"topic": "pos-b", "partition": 0, "offset": 7}]},
+                user="alice")
+            assert status == 403 and body["error"] == "topic_authorization_failed", (node, body)
+        k = Consumer({"bootstrap.servers": c.bootstrap(), "group.id": "pos-g", "enable.auto.commit": False})
+        committed = k.committed([TopicPartition("pos-b", 0)], timeout=15)
+        k.close()
+        assert committed[0].offset == 1, "a position the caller was refused was saved"
+    finally:
+        c.tear_down()
