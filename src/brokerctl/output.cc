@@ -1,5 +1,7 @@
 #include "brokerctl/output.h"
 
+#include "brokerd/common/json_text.h"
+
 #include <algorithm>
 #include <cstdio>
 
@@ -17,23 +19,7 @@ Json& Json::push(Json value) {
 
 std::string json_escape(std::string_view s) {
   std::string out = "\"";
-  for (unsigned char c : s) {
-    switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      case '\r': out += "\\r"; break;
-      case '\t': out += "\\t"; break;
-      default:
-        if (c < 0x20) {
-          char buf[8];
-          std::snprintf(buf, sizeof buf, "\\u%04x", c);
-          out += buf;
-        } else {
-          out += static_cast<char>(c);
-        }
-    }
-  }
+  brokerd::append_json_escaped(out, s);
   return out + "\"";
 }
 

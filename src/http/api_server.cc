@@ -17,7 +17,6 @@
 #include <boost/beast/http.hpp>
 
 #include <atomic>
-#include <charconv>
 #include <chrono>
 #include <mutex>
 #include <set>
@@ -25,6 +24,7 @@
 #include <thread>
 
 #include "brokerd/common/logger.h"
+#include "brokerd/metrics/http_server.h"
 #include "brokerd/net/bound_address.h"
 #include "brokerd/net/reactor_pool.h"
 #include "brokerd/net/request.h"
@@ -63,17 +63,8 @@ std::vector<HttpListener> parse_http_listeners(std::string_view text) {
     const bool https = entry.substr(0, kHttps.size()) == kHttps;
     if (!https && entry.substr(0, kHttp.size()) != kHttp)
       throw std::invalid_argument("'" + std::string(entry) + "' is not http://HOST:PORT or https://HOST:PORT");
-    std::string_view address = entry.substr(https ? kHttps.size() : kHttp.size());
-    const size_t colon = address.rfind(':');
-    if (colon == std::string_view::npos) throw std::invalid_argument("'" + std::string(entry) + "' has no port");
-    std::string_view host = address.substr(0, colon);
-    std::string_view port = address.substr(colon + 1);
-    if (host.size() >= 2 && host.front() == '[' && host.back() == ']') host = host.substr(1, host.size() - 2);
-    unsigned value = 0;
-    auto [end, ec] = std::from_chars(port.data(), port.data() + port.size(), value);
-    if (port.empty() || ec != std::errc() || end != port.data() + port.size() || value > 65535)
-      throw std::invalid_argument("'" + std::string(entry) + "' has no valid port");
-    out.push_back({std::string(host), static_cast<uint16_t>(value), https, nullptr, nullptr});
+    const auto address = metrics::parse_http_address(entry.substr(https ? kHttps.size() : kHttp.size()));
+    out.push_back({address.host, address.port, https, nullptr, nullptr});
     if (comma == text.size()) break;
   }
   return out;

@@ -4,6 +4,7 @@
 // high watermark; control batches are not records.
 
 #include "brokerd/auth/base64.h"
+#include "brokerd/common/json_text.h"
 #include "brokerd/protocol/messages/fetch_request.h"
 #include "brokerd/protocol/messages/fetch_response.h"
 #include "brokerd/storage/record_batch.h"
@@ -53,32 +54,6 @@ bool valid_utf8(std::span<const std::byte> bytes) {
   return true;
 }
 
-// UTF-8 text as the inside of a JSON string: quote, backslash and control characters escaped,
-// runs without them copied whole.
-void append_escaped(std::string& out, std::string_view text) {
-  size_t run = 0;
-  for (size_t i = 0; i < text.size(); ++i) {
-    const auto c = static_cast<unsigned char>(text[i]);
-    if (c >= 0x20 && c != '"' && c != '\\') continue;
-    out.append(text.data() + run, i - run);
-    run = i + 1;
-    switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      case '\r': out += "\\r"; break;
-      case '\t': out += "\\t"; break;
-      default: {
-        constexpr char hex[] = "0123456789abcdef";
-        out += "\\u00";
-        out += hex[c >> 4];
-        out += hex[c & 15];
-      }
-    }
-  }
-  out.append(text.data() + run, text.size() - run);
-}
-
 // A key, value or header value as the reader asked for it, appended to the reply: null, a
 // JSON string of the text, or of its base64; false when it is not UTF-8 text.
 bool append_bytes(std::string& out, const std::optional<std::span<const std::byte>>& bytes, bool base64) {
@@ -92,7 +67,7 @@ bool append_bytes(std::string& out, const std::optional<std::span<const std::byt
     auth::base64_append(out, text);
   } else {
     if (!valid_utf8(*bytes)) return false;
-    append_escaped(out, text);
+    append_json_escaped(out, text);
   }
   out += '"';
   return true;
