@@ -63,6 +63,8 @@ def parse_args(argv):
                    help="an extra setting for every node (repeatable)")
     p.add_argument("--expect-anomaly", metavar="NAME[/NAME...]",
                    help="succeed only if the check finds this anomaly, or one of these (for brokers built to misbehave)")
+    p.add_argument("--settle-timeout", type=float, default=90.0,
+                   help="seconds the healed cluster has to bring every replica back into its ISR")
     p.add_argument("--attempts", type=int, default=1,
                    help="with --expect-anomaly: campaigns to run, from --seed on, until one finds it")
     return p.parse_args(argv)
@@ -176,7 +178,7 @@ def run(args):
         def leader_of(r):
             return leaders(bootstrap).get(r % args.partitions)
 
-        def settle(timeout=90.0):
+        def settle(timeout=args.settle_timeout):
             t0 = time.monotonic()
             deadline = t0 + timeout
             while time.monotonic() < deadline:
