@@ -231,3 +231,27 @@ def test_positions_through_a_node_that_does_not_coordinate_keep_the_callers_acls
         assert committed[0].offset == 1, "a position the caller was refused was saved"
     finally:
         c.tear_down()
+
+
+def test_connections_past_http_max_connections_are_closed_at_once_and_the_rest_serve(broker_factory):
+    import socket
+    from confluent_kafka.admin import AdminClient
+    port = free_port()
+    b = broker_factory({"http.listeners": f"http://127.0.0.1:{port}", "http.max.connections": 4})
+    held = [socket.create_connection(("127.0.0.1", port), timeout=10) for _ in range(4)]
+    try:
+        time.sleep(0.3)
+        with socket.create_connection(("127.0.0.1", port), timeout=10) as extra:
+            # Closed at accept, before it sends anything (sending first could meet a reset).
+            assert extra.recv(4096) == b"", "a connection past http.max.connections was kept"
+        # The ones held are served, and so are Kafka clients.
+        held[0].sendall(b"GET /v1/topics/x/metadata HTTP/1.1\r\nHost: x\r\n\r\n")
+        assert b" 404 " in held[0].recv(4096).split(b"\r\n")[0]
+        md = AdminClient({"bootstrap.servers": b.bootstrap}).list_topics(timeout=10)
+        assert md.brokers
+    finally:
+        for s in held:
+            s.close()
+    # Once they are gone, new ones are taken again.
+    b.http_port = port
+    assert eventually(lambda: call(b, "GET", "/v1/topics/x/metadata")[0] == 404, timeout=10)
