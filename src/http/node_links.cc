@@ -34,16 +34,15 @@ NodeLinks::NodeLinks(net::ReactorPool& reactors, const metadata::MetadataStore& 
 
 NodeLinks::~NodeLinks() = default;
 
-quorum::PeerClient& NodeLinks::pick(Shard& shard, size_t index, int32_t node) {
-  auto& links = shard.links[node];
+quorum::PeerClient& NodeLinks::pick(Shard& shard, size_t index, const metadata::BrokerInfo& node) {
+  auto& links = shard.links[node.node_id];
   quorum::PeerClient* least = nullptr;
   for (auto& link : links) {
     if (link->pending() == 0) return *link;
     if (!least || link->pending() < least->pending()) least = link.get();
   }
   if (links.size() < kMaxLinksPerNode || !least) {
-    const auto* b = metadata_.image()->broker(node);
-    quorum::Voter to{node, b ? b->host : std::string(), static_cast<uint16_t>(b ? b->port : 0)};
+    quorum::Voter to{node.node_id, node.host, static_cast<uint16_t>(node.port)};
     links.push_back(std::make_unique<quorum::PeerClient>(reactors_.executor(index), to,
                                                          "brokerd-" + std::to_string(node_id_) + "-http",
                                                          kLinkTimeoutMs, credentials_));
@@ -56,14 +55,15 @@ asio::awaitable<std::optional<Bytes>> NodeLinks::call(int32_t node, int16_t api_
                                                       int64_t timeout_ms) {
   const int shard_index = net::current_shard();
   if (stopped_ || shard_index < 0 || static_cast<size_t>(shard_index) >= shards_.size()) co_return std::nullopt;
-  const auto* b = metadata_.image()->broker(node);
+  const auto image = metadata_.image();
+  const auto* b = image->broker(node);
   if (!b || b->host.empty() || b->port <= 0) co_return std::nullopt;
   Shard& shard = *shards_[static_cast<size_t>(shard_index)];
   // A broker that moved (a new port after a restart) gets fresh connections.
   auto& existing = shard.links[node];
   if (!existing.empty() && (existing.front()->peer().host != b->host || existing.front()->peer().port != b->port))
     existing.clear();
-  quorum::PeerClient& link = pick(shard, static_cast<size_t>(shard_index), node);
+  quorum::PeerClient& link = pick(shard, static_cast<size_t>(shard_index), *b);
 
   struct Wait {
     explicit Wait(asio::any_io_executor ex) : timer(ex) {}

@@ -17,7 +17,10 @@
 #include "brokerd/common/bytes.h"
 #include "brokerd/security/sasl_client.h"
 
-namespace brokerd::metadata { class MetadataStore; }
+namespace brokerd::metadata {
+class MetadataStore;
+struct BrokerInfo;
+}  // namespace brokerd::metadata
 namespace brokerd::net { class ReactorPool; }
 namespace brokerd::quorum { class PeerClient; }
 
@@ -44,7 +47,7 @@ class NodeLinks {
   struct Shard {
     std::map<int32_t, std::vector<std::unique_ptr<quorum::PeerClient>>> links;
   };
-  quorum::PeerClient& pick(Shard& shard, size_t index, int32_t node);
+  quorum::PeerClient& pick(Shard& shard, size_t index, const metadata::BrokerInfo& node);
 
   net::ReactorPool& reactors_;
   const metadata::MetadataStore& metadata_;

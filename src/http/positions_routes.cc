@@ -45,12 +45,14 @@ asio::awaitable<std::variant<int32_t, ErrorCode>> coordinator_of(ApiContext& ctx
 }
 
 // Runs `req` where the group is coordinated: here first (which authorizes it), then at the
-// coordinator when `elsewhere(response)` says this node is not it.
+// coordinator when `elsewhere(response)` says this node is not it (`forwarded` then says so).
 template <typename Resp, typename Req, typename Elsewhere>
 asio::awaitable<std::variant<Resp, Reply>> at_coordinator(ApiContext& ctx, Call& call, const std::string& group,
-                                                          const Req& req, int16_t version, Elsewhere elsewhere) {
+                                                          const Req& req, int16_t version, Elsewhere elsewhere,
+                                                          bool* forwarded = nullptr) {
   auto here = co_await ctx.kafka.here<Resp>(call.connection, req, version);
   if (!elsewhere(here)) co_return std::move(here);
+  if (forwarded) *forwarded = true;
   auto node = co_await coordinator_of(ctx, call, group);
   if (auto* e = std::get_if<ErrorCode>(&node)) co_return error_reply(*e, "finding the coordinator of group " + group);
   const int32_t id = std::get<int32_t>(node);
@@ -137,14 +139,17 @@ asio::awaitable<Reply> read_positions(ApiContext& ctx, Call& call, const std::st
   auto elsewhere = [](const protocol::OffsetFetchResponse& r) {
     return coordinator_elsewhere(static_cast<ErrorCode>(r.error_code));
   };
-  auto answer = co_await at_coordinator<protocol::OffsetFetchResponse>(ctx, call, group, req, kOffsetFetchVersion, elsewhere);
+  bool forwarded = false;
+  auto answer = co_await at_coordinator<protocol::OffsetFetchResponse>(ctx, call, group, req, kOffsetFetchVersion,
+                                                                       elsewhere, &forwarded);
   if (auto* r = std::get_if<Reply>(&answer)) co_return std::move(*r);
   auto& fetched = std::get<protocol::OffsetFetchResponse>(answer);
   if (fetched.error_code != 0)
     co_return error_reply(static_cast<ErrorCode>(fetched.error_code), "reading the positions of group " + group);
   // A coordinator elsewhere answered this node, which may see every topic: the topics the
-  // caller may not describe are left out, as the coordinator would have for the caller.
-  if (!fetched.topics.empty()) {
+  // caller may not describe are left out, as the coordinator would have for the caller (an
+  // answer from here left them out already).
+  if (forwarded && !fetched.topics.empty()) {
     protocol::MetadataRequest mreq;
     mreq.allow_auto_topic_creation = false;
     mreq.topics = std::vector<protocol::MetadataRequest::MetadataRequestTopic>();

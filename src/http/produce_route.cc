@@ -51,8 +51,6 @@ std::optional<std::string> bytes_of(const json::value& v, bool base64, std::stri
   return decoded;
 }
 
-std::span<const std::byte> span_of(const std::string& s) { return std::as_bytes(std::span<const char>(s.data(), s.size())); }
-
 }  // namespace
 
 asio::awaitable<Reply> produce_records(ApiContext& ctx, Call& call, const std::string& topic) {
@@ -119,8 +117,8 @@ asio::awaitable<Reply> produce_records(ApiContext& ctx, Call& call, const std::s
       rec.partition = static_cast<int32_t>(*partition);
     } else if (rec.key) {
       const auto* sent = base64 && ctx.hash_encoded_key ? item.as_object().if_contains("key") : nullptr;
-      const std::string hashed = sent && sent->is_string() ? std::string(sent->as_string()) : *rec.key;
-      rec.partition = default_partition(span_of(hashed), partition_count);
+      const std::string_view hashed = sent && sent->is_string() ? std::string_view(sent->as_string()) : *rec.key;
+      rec.partition = default_partition(storage::as_bytes(hashed), partition_count);
     } else {
       if (!keyless_partition)
         keyless_partition = static_cast<int32_t>(next_keyless_partition.fetch_add(1) % static_cast<uint32_t>(partition_count));
@@ -138,10 +136,13 @@ asio::awaitable<Reply> produce_records(ApiContext& ctx, Call& call, const std::s
     std::vector<storage::RecordHeader> headers;
     headers.reserve(rec.headers.size());
     for (const auto& [k, hv] : rec.headers)
-      headers.push_back({span_of(k), hv ? std::optional(span_of(*hv)) : std::nullopt});
-    b.add(now, rec.key ? std::optional(span_of(*rec.key)) : std::nullopt,
-          rec.value ? std::optional(span_of(*rec.value)) : std::nullopt, headers);
+      headers.push_back({storage::as_bytes(k), hv ? std::optional(storage::as_bytes(*hv)) : std::nullopt});
+    b.add(now, rec.key ? std::optional(storage::as_bytes(*rec.key)) : std::nullopt,
+          rec.value ? std::optional(storage::as_bytes(*rec.value)) : std::nullopt, headers);
   }
+  // Each batch is built once: the request here and one sent on to its leader carry the same.
+  std::map<int32_t, std::shared_ptr<const Bytes>> built;
+  for (const auto& [p, b] : batches) built[p] = std::make_shared<const Bytes>(b.build());
   auto request_for = [&](const std::vector<int32_t>& partitions) {
     protocol::ProduceRequest req;
     req.acks = acks;
@@ -151,7 +152,8 @@ asio::awaitable<Reply> produce_records(ApiContext& ctx, Call& call, const std::s
     for (int32_t p : partitions) {
       auto& pd = td.partition_data.emplace_back();
       pd.index = p;
-      pd.records = protocol::Records::of(SharedBytes::copy_of(batches.at(p).build()));
+      const auto& batch = built.at(p);
+      pd.records = protocol::Records::of(SharedBytes{batch, std::span<const std::byte>(*batch)});
     }
     return req;
   };

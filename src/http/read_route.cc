@@ -139,13 +139,16 @@ asio::awaitable<Reply> read_records(ApiContext& ctx, Call& call, const std::stri
 
   // The reply is written as it is read: a record becomes its JSON at once, without a
   // document in between (a 1 MiB read is about a thousand records).
+  // Decoded from one buffer, the records are one view of it; anything else is joined once.
   const auto& stored = data->records;
-  const Bytes joined = stored.parts.size() == 1 && std::holds_alternative<SharedBytes>(stored.parts[0])
-                           ? Bytes()
-                           : stored.to_bytes();
-  std::span<const std::byte> rest = joined.empty() && !stored.parts.empty()
-                                        ? std::get<SharedBytes>(stored.parts[0]).data
-                                        : std::span<const std::byte>(joined);
+  Bytes joined;
+  std::span<const std::byte> rest;
+  if (stored.parts.size() == 1 && std::holds_alternative<SharedBytes>(stored.parts[0])) {
+    rest = std::get<SharedBytes>(stored.parts[0]).data;
+  } else {
+    joined = stored.to_bytes();
+    rest = joined;
+  }
   std::string out;
   out.reserve(rest.size() * (base64 ? 4 : 1) / (base64 ? 3 : 1) + 256);
   out += "{\"records\":[";
